@@ -1,0 +1,140 @@
+import type { RawEnv } from './env.js';
+
+export type AuthzMode = 'open' | 'strict';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string } // ':memory:' for an in-memory database
+  | { kind: 'postgres'; url: string; poolMax: number };
+
+export interface Config {
+  port: number;
+  host: string;
+  database: DatabaseConfig;
+  redisUrl: string | null;
+  /** Null: generated once and kept in the SQLite database (not allowed with PostgreSQL). */
+  jwtSecret: string | null;
+  jwtTtlSeconds: number;
+  authzMode: AuthzMode;
+  rateLimit: { anonPerMinute: number; agentPerMinute: number };
+  ws: {
+    eventsPerSecond: number;
+    abuseEventsPerSecond: number;
+    abuseSeconds: number;
+    maxConnectionsPerAgent: number;
+    /** Null: any Origin is accepted. Otherwise a browser's Origin must be in the list. */
+    allowedOrigins: string[] | null;
+  };
+  sessionExchangeConcurrency: number;
+  companyId: string;
+  trustProxy: boolean | string | number;
+  logLevel: LogLevel;
+}
+
+/** A configuration mistake; main prints its message as one line and exits. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function parseDatabase(raw: string | undefined, poolMax: number): DatabaseConfig {
+  const url = raw ?? 'sqlite:./data/ams.sqlite';
+  if (url.startsWith('sqlite:')) {
+    const path = url.slice('sqlite:'.length);
+    if (path === '') throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/ams.sqlite or sqlite::memory:');
+    return { kind: 'sqlite', path };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL is not a valid postgres:// URL');
+    }
+    return { kind: 'postgres', url, poolMax };
+  }
+  throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function parseTrustProxy(raw: string | undefined): boolean | string | number {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw); // number of hops
+  return raw; // addresses / CIDRs, comma separated
+}
+
+export function buildConfig(env: RawEnv): Config {
+  const poolMax = integer('DB_POOL_MAX', env.DB_POOL_MAX, 10, 1, 1000);
+  const database = parseDatabase(env.DATABASE_URL, poolMax);
+
+  const jwtSecret = env.JWT_SECRET ?? null;
+  if (jwtSecret !== null && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
+    throw new ConfigError('JWT_SECRET must be at least 32 bytes');
+  }
+  if (jwtSecret === null && database.kind === 'postgres') {
+    throw new ConfigError('JWT_SECRET is required with PostgreSQL (every node must sign with the same secret)');
+  }
+
+  const authzMode = env.AUTHZ_MODE ?? 'open';
+  if (authzMode !== 'open' && authzMode !== 'strict') {
+    throw new ConfigError(`AUTHZ_MODE must be "open" or "strict", got "${authzMode}"`);
+  }
+
+  const logLevel = env.LOG_LEVEL ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+
+  const redisUrl = env.REDIS_URL ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
+  }
+
+  const companyId = env.COMPANY_ID ?? 'default';
+  if (!/^[A-Za-z0-9._-]{1,128}$/.test(companyId)) {
+    throw new ConfigError('COMPANY_ID must be 1 to 128 characters of letters, digits, ".", "_" or "-"');
+  }
+
+  const origins = env.WS_ALLOWED_ORIGINS;
+  const allowedOrigins = origins === undefined || origins.trim() === '*'
+    ? null
+    : origins.split(',').map((o) => o.trim()).filter((o) => o !== '');
+
+  return {
+    port: integer('PORT', env.PORT, 3000, 0, 65535),
+    host: env.HOST ?? '0.0.0.0',
+    database,
+    redisUrl,
+    jwtSecret,
+    jwtTtlSeconds: integer('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 900, 1, 31 * 24 * 3600),
+    authzMode,
+    rateLimit: {
+      anonPerMinute: integer('RATE_LIMIT_ANON_PER_MINUTE', env.RATE_LIMIT_ANON_PER_MINUTE, 100, 1, 10_000_000),
+      agentPerMinute: integer('RATE_LIMIT_AGENT_PER_MINUTE', env.RATE_LIMIT_AGENT_PER_MINUTE, 600, 1, 10_000_000),
+    },
+    ws: {
+      eventsPerSecond: integer('WS_EVENTS_PER_SECOND', env.WS_EVENTS_PER_SECOND, 30, 1, 1_000_000),
+      abuseEventsPerSecond: integer('WS_ABUSE_EVENTS_PER_SECOND', env.WS_ABUSE_EVENTS_PER_SECOND, 50, 1, 1_000_000),
+      abuseSeconds: integer('WS_ABUSE_SECONDS', env.WS_ABUSE_SECONDS, 10, 1, 3600),
+      maxConnectionsPerAgent: integer('WS_MAX_CONNECTIONS_PER_AGENT', env.WS_MAX_CONNECTIONS_PER_AGENT, 20, 1, 100_000),
+      allowedOrigins,
+    },
+    sessionExchangeConcurrency: integer('SESSION_EXCHANGE_CONCURRENCY', env.SESSION_EXCHANGE_CONCURRENCY, 64, 1, 10_000),
+    companyId,
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    logLevel: logLevel as LogLevel,
+  };
+}
+
+/** A configuration for tests: in-memory SQLite, quiet logs, overridable. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...buildConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1' }), ...overrides };
+}

@@ -1,0 +1,43 @@
+/**
+ * The only module that reads process.env. It returns raw strings; config.ts turns them into a
+ * typed, validated configuration.
+ */
+export interface RawEnv {
+  PORT?: string;
+  HOST?: string;
+  DATABASE_URL?: string;
+  REDIS_URL?: string;
+  JWT_SECRET?: string;
+  JWT_TTL_SECONDS?: string;
+  AUTHZ_MODE?: string;
+  RATE_LIMIT_ANON_PER_MINUTE?: string;
+  RATE_LIMIT_AGENT_PER_MINUTE?: string;
+  WS_EVENTS_PER_SECOND?: string;
+  WS_ABUSE_EVENTS_PER_SECOND?: string;
+  WS_ABUSE_SECONDS?: string;
+  WS_MAX_CONNECTIONS_PER_AGENT?: string;
+  WS_ALLOWED_ORIGINS?: string;
+  COMPANY_ID?: string;
+  TRUST_PROXY?: string;
+  LOG_LEVEL?: string;
+  DB_POOL_MAX?: string;
+  SESSION_EXCHANGE_CONCURRENCY?: string;
+}
+
+const KEYS: (keyof RawEnv)[] = [
+  'PORT', 'HOST', 'DATABASE_URL', 'REDIS_URL', 'JWT_SECRET', 'JWT_TTL_SECONDS', 'AUTHZ_MODE',
+  'RATE_LIMIT_ANON_PER_MINUTE', 'RATE_LIMIT_AGENT_PER_MINUTE', 'WS_EVENTS_PER_SECOND',
+  'WS_ABUSE_EVENTS_PER_SECOND', 'WS_ABUSE_SECONDS', 'WS_MAX_CONNECTIONS_PER_AGENT',
+  'WS_ALLOWED_ORIGINS', 'COMPANY_ID', 'TRUST_PROXY', 'LOG_LEVEL', 'DB_POOL_MAX',
+  'SESSION_EXCHANGE_CONCURRENCY',
+];
+
+export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {
+  const env: RawEnv = {};
+  for (const key of KEYS) {
+    const value = source[key];
+    // An empty variable means "not set", as in most twelve-factor tooling.
+    if (value !== undefined && value !== '') env[key] = value;
+  }
+  return env;
+}

@@ -1,0 +1,76 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from './config/config.js';
+import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
+import { createAuthz, type Authz } from './core/auth/authz.js';
+import { createJwtCodec } from './core/auth/jwt.js';
+import { resolveJwtSecret } from './core/auth/jwt-secret.js';
+import { createSessionsService, type SessionsService } from './core/auth/sessions.service.js';
+import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
+import { PublisherRelay } from './core/events.js';
+import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
+import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
+import { createRateLimits, type RateLimits } from './rate-limits.js';
+import { openDatabase, type Database } from './store/database.js';
+
+/**
+ * The composition root: everything is built here, once, from the configuration. Tests pass
+ * overrides. No module reaches for a global.
+ */
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  database: Database;
+  redis: Redis | null;
+  metrics: Metrics;
+  rateLimits: RateLimits;
+  authz: Authz;
+  /** Fan-out after commit: metrics now, the real-time layer once it is attached. */
+  events: PublisherRelay;
+  agents: AgentsService;
+  tokens: TokensService;
+  sessions: SessionsService;
+  rooms: RoomsService;
+  messages: MessagesService;
+  close(): Promise<void>;
+}
+
+export interface ContextOverrides {
+  database?: Database;
+  rateLimits?: RateLimits;
+}
+
+export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
+  const database = overrides.database ?? (await openDatabase(config.database, logger));
+  const { db } = database;
+  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false }) : null;
+  redis?.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+
+  const metrics = createMetrics();
+  const events = new PublisherRelay();
+  events.attach(metrics.publisher);
+  const authz = createAuthz(config.authzMode);
+  const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
+  const rooms = createRoomsService({ db, authz, events });
+
+  return {
+    config,
+    logger,
+    database,
+    redis,
+    metrics,
+    rateLimits: overrides.rateLimits ?? createRateLimits(config, redis),
+    authz,
+    events,
+    agents: createAgentsService({ db, authz }),
+    tokens: createTokensService({ db, authz, events }),
+    sessions: createSessionsService({ db, jwt }),
+    rooms,
+    messages: createMessagesService({ db, authz, rooms, events }),
+    async close() {
+      await database.close();
+      if (redis) redis.disconnect();
+    },
+  };
+}

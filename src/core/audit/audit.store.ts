@@ -1,0 +1,59 @@
+import type { Kysely, Transaction } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import type { DB } from '../../store/schema.js';
+import { fromJson, nowIso, toIso } from '../../store/values.js';
+
+export type AuditEvent =
+  | 'agent-created'
+  | 'token-issued'
+  | 'token-revoked'
+  | 'jwt-issued'
+  | 'room-created'
+  | 'message-sent'
+  | 'member-added'
+  | 'member-removed'
+  | 'channel-created'
+  | 'post-created'
+  | 'reply-created'
+  | 'reaction-toggled';
+
+export interface AuditEntry {
+  event: AuditEvent;
+  actorId: string | null;
+  subjectId: string | null;
+  /** Small, never secret. */
+  detail?: Record<string, unknown>;
+}
+
+export interface AuditRecord extends Required<AuditEntry> {
+  id: string;
+  createdAt: string;
+}
+
+/** Written inside the caller's transaction, so the record exists exactly when the change does. */
+export async function recordAudit(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_log')
+    .values({
+      id: uuidv7(),
+      event: entry.event,
+      actor_id: entry.actorId,
+      subject_id: entry.subjectId,
+      detail: JSON.stringify(entry.detail ?? {}),
+      created_at: nowIso(),
+    })
+    .execute();
+}
+
+/** For operators and tests: the most recent records of one event. */
+export async function listAudit(db: Kysely<DB>, event: AuditEvent, limit = 100): Promise<AuditRecord[]> {
+  const rows = await db.selectFrom('audit_log').selectAll().where('event', '=', event).orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((r) => ({
+    id: r.id,
+    event: r.event as AuditEvent,
+    actorId: r.actor_id,
+    subjectId: r.subject_id,
+    detail: fromJson(r.detail) as Record<string, unknown>,
+    createdAt: toIso(r.created_at),
+  }));
+}

@@ -1,0 +1,74 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { ApiTokensTable, DB } from '../../store/schema.js';
+import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
+import type { Role } from '../principal.js';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+export interface StoredToken {
+  id: string;
+  agentId: string;
+  prefix: string;
+  secretHash: string;
+  scopes: Record<string, unknown>;
+  expiresAt: string | null;
+  revokedAt: string | null;
+  createdAt: string;
+}
+
+const toToken = (row: Selectable<ApiTokensTable>): StoredToken => ({
+  id: row.id,
+  agentId: row.agent_id,
+  prefix: row.prefix,
+  secretHash: row.secret_hash,
+  scopes: fromJson(row.scopes) as Record<string, unknown>,
+  expiresAt: toIsoOrNull(row.expires_at),
+  revokedAt: toIsoOrNull(row.revoked_at),
+  createdAt: toIso(row.created_at),
+});
+
+export async function insertToken(db: Db, token: StoredToken): Promise<void> {
+  await db
+    .insertInto('api_tokens')
+    .values({
+      id: token.id,
+      agent_id: token.agentId,
+      prefix: token.prefix,
+      secret_hash: token.secretHash,
+      scopes: JSON.stringify(token.scopes),
+      expires_at: token.expiresAt,
+      revoked_at: null,
+      created_at: token.createdAt,
+    })
+    .execute();
+}
+
+/** The token with its agent's role, for a session exchange. */
+export async function findTokenByPrefix(db: Db, prefix: string): Promise<(StoredToken & { role: Role }) | null> {
+  const row = await db
+    .selectFrom('api_tokens')
+    .innerJoin('agents', 'agents.id', 'api_tokens.agent_id')
+    .selectAll('api_tokens')
+    .select('agents.role')
+    .where('api_tokens.prefix', '=', prefix)
+    .executeTakeFirst();
+  return row ? { ...toToken(row), role: row.role } : null;
+}
+
+/** Marks an active token revoked; returns it, or null when there is no active token with that prefix. */
+export async function revokeTokenByPrefix(db: Db, prefix: string, at: string): Promise<StoredToken | null> {
+  const row = await db
+    .updateTable('api_tokens')
+    .set({ revoked_at: at })
+    .where('prefix', '=', prefix)
+    .where('revoked_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toToken(row) : null;
+}
+
+export async function isTokenActive(db: Db, tokenId: string, now: Date): Promise<boolean> {
+  const row = await db.selectFrom('api_tokens').select(['revoked_at', 'expires_at']).where('id', '=', tokenId).executeTakeFirst();
+  if (!row || row.revoked_at !== null) return false;
+  return row.expires_at === null || new Date(toIso(row.expires_at)) > now;
+}

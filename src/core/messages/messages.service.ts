@@ -1,0 +1,132 @@
+import type { Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { conflict, validationError } from '../../errors.js';
+import { isUniqueViolation } from '../../store/errors.js';
+import type { DB } from '../../store/schema.js';
+import { nowIso } from '../../store/values.js';
+import { recordAudit } from '../audit/audit.store.js';
+import type { Authz } from '../auth/authz.js';
+import type { EventPublisher } from '../events.js';
+import type { Principal } from '../principal.js';
+import type { RoomsService } from '../rooms/rooms.service.js';
+import { compile, parseId, requireObject } from '../validation.js';
+import { HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX, SendMessageInput } from './messages.schema.js';
+import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
+
+export interface Message {
+  id: string;
+  roomId: string;
+  senderId: string;
+  body: string;
+  createdAt: string;
+  mentions?: string[];
+  replyTo?: string;
+  clientMsgId?: string;
+}
+
+export interface HistoryQuery {
+  /** Exclusive: messages older than this id. `cursor` is accepted as the same thing. */
+  before?: unknown;
+  cursor?: unknown;
+  limit?: unknown;
+}
+
+export interface HistoryPage {
+  messages: Message[];
+  /** Id of the oldest message on the page; null when the page is empty. */
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+export interface SendResult {
+  message: Message;
+  /** False when a clientMsgId repeat returned the original message. */
+  created: boolean;
+}
+
+export interface MessagesService {
+  send(principal: Principal | null, roomId: unknown, input: unknown): Promise<SendResult>;
+  history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
+}
+
+const sendInput = compile(SendMessageInput);
+
+function parseLimit(raw: unknown): number {
+  if (raw === undefined || raw === null || raw === '') return HISTORY_LIMIT_DEFAULT;
+  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > HISTORY_LIMIT_MAX) {
+    throw validationError({ limit: `must be a whole number from 1 to ${HISTORY_LIMIT_MAX}` });
+  }
+  return value;
+}
+
+function parseBefore(query: HistoryQuery): string | null {
+  const given = [query.before, query.cursor].filter((v) => v !== undefined && v !== null && v !== '');
+  if (given.length === 0) return null;
+  if (given.length === 2 && String(given[0]).toLowerCase() !== String(given[1]).toLowerCase()) {
+    throw validationError({ cursor: 'cursor and before must not differ' });
+  }
+  return parseId(given[0], query.before !== undefined && query.before !== '' ? 'before' : 'cursor');
+}
+
+export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
+  const { db, authz, rooms, events } = deps;
+
+  return {
+    async send(principal, rawRoomId, input) {
+      const sender = authz.requireAgent(principal);
+      const roomId = parseId(rawRoomId, 'roomId');
+      const fields = sendInput.parse(requireObject(input));
+      await rooms.assertMember(roomId, sender.agentId);
+
+      const replyTo = fields.replyTo?.toLowerCase();
+      if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
+        throw validationError({ replyTo: 'must be the id of a message in this room' });
+      }
+      const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso() };
+      if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
+      if (replyTo !== undefined) message.replyTo = replyTo;
+      if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
+
+      const repeat = async (): Promise<SendResult | null> => {
+        if (message.clientMsgId === undefined) return null;
+        const original = await findByClientMsgId(db, roomId, sender.agentId, message.clientMsgId);
+        if (!original) return null;
+        if (original.body !== message.body) throw conflict('clientMsgId was already used for a different message');
+        return { message: original, created: false };
+      };
+
+      const earlier = await repeat();
+      if (earlier) return earlier;
+      try {
+        await db.transaction().execute(async (trx) => {
+          await insertMessage(trx, message);
+          await recordAudit(trx, { event: 'message-sent', actorId: sender.agentId, subjectId: message.id, detail: { roomId } });
+        });
+      } catch (err) {
+        // Two concurrent sends with one clientMsgId: the loser returns the winner's message.
+        if (isUniqueViolation(err)) {
+          const original = await repeat();
+          if (original) return original;
+        }
+        throw err;
+      }
+      await events.publish({ type: 'message.created', message });
+      return { message, created: true };
+    },
+
+    async history(principal, rawRoomId, query) {
+      const reader = authz.requireAgent(principal);
+      const roomId = parseId(rawRoomId, 'roomId');
+      const limit = parseLimit(query.limit);
+      const before = parseBefore(query);
+      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
+      else await rooms.get(roomId);
+      if (before !== null && !(await findMessageInRoom(db, roomId, before))) {
+        throw validationError({ [query.before !== undefined ? 'before' : 'cursor']: 'is not the id of a message in this room' });
+      }
+      const { messages, hasMore } = await pageMessages(db, roomId, before, limit);
+      return { messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };
+    },
+  };
+}

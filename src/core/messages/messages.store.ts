@@ -1,0 +1,62 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { DB, MessagesTable } from '../../store/schema.js';
+import { fromJson, toIso } from '../../store/values.js';
+import type { Message } from './messages.service.js';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+export function toMessage(row: Selectable<MessagesTable>): Message {
+  const message: Message = {
+    id: row.id,
+    roomId: row.room_id,
+    senderId: row.sender_id,
+    body: row.body,
+    createdAt: toIso(row.created_at),
+  };
+  const mentions = row.mentions === null ? null : fromJson(row.mentions);
+  if (Array.isArray(mentions)) message.mentions = mentions as string[];
+  if (row.reply_to !== null) message.replyTo = row.reply_to;
+  if (row.client_msg_id !== null) message.clientMsgId = row.client_msg_id;
+  return message;
+}
+
+export async function insertMessage(db: Db, m: Message): Promise<void> {
+  await db
+    .insertInto('messages')
+    .values({
+      id: m.id,
+      room_id: m.roomId,
+      sender_id: m.senderId,
+      body: m.body,
+      mentions: m.mentions ? JSON.stringify(m.mentions) : null,
+      reply_to: m.replyTo ?? null,
+      client_msg_id: m.clientMsgId ?? null,
+      created_at: m.createdAt,
+    })
+    .execute();
+}
+
+export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {
+  const row = await db.selectFrom('messages').selectAll().where('room_id', '=', roomId).where('id', '=', id).executeTakeFirst();
+  return row ? toMessage(row) : null;
+}
+
+export async function findByClientMsgId(db: Db, roomId: string, senderId: string, clientMsgId: string): Promise<Message | null> {
+  const row = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('room_id', '=', roomId)
+    .where('sender_id', '=', senderId)
+    .where('client_msg_id', '=', clientMsgId)
+    .executeTakeFirst();
+  return row ? toMessage(row) : null;
+}
+
+/** Newest first; `before` exclusive. Fetches one extra row to tell whether older messages exist. */
+export async function pageMessages(db: Db, roomId: string, before: string | null, limit: number): Promise<{ messages: Message[]; hasMore: boolean }> {
+  let query = db.selectFrom('messages').selectAll().where('room_id', '=', roomId);
+  if (before !== null) query = query.where('id', '<', before);
+  const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+  const hasMore = rows.length > limit;
+  return { messages: rows.slice(0, limit).map(toMessage), hasMore };
+}

@@ -1,0 +1,122 @@
+import type { Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { conflict, forbidden, notFound, roomNotFound, validationError } from '../../errors.js';
+import { isUniqueViolation } from '../../store/errors.js';
+import type { DB } from '../../store/schema.js';
+import { nowIso } from '../../store/values.js';
+import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
+import { recordAudit } from '../audit/audit.store.js';
+import type { Authz } from '../auth/authz.js';
+import type { EventPublisher } from '../events.js';
+import type { Principal } from '../principal.js';
+import { compile, parseId, requireObject } from '../validation.js';
+import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
+import {
+  deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRooms, listRoomsOfAgent,
+  type Membership, type Room,
+} from './rooms.store.js';
+
+const createRoomInput = compile(CreateRoomInput);
+const addMemberInput = compile(AddMemberInput);
+
+export interface RoomsService {
+  create(principal: Principal | null, input: unknown): Promise<Room>;
+  /** Open mode: all rooms. Strict: an agent's own rooms, all for an admin. */
+  list(principal: Principal | null): Promise<Room[]>;
+  /** The rooms an agent is a member of (room:list, WebSocket auto-join). */
+  listForAgent(agentId: string): Promise<Room[]>;
+  addMember(principal: Principal | null, roomId: string, input: unknown): Promise<Membership>;
+  removeMember(principal: Principal | null, roomId: string, agentId: string): Promise<void>;
+  /** Throws ROOM_NOT_FOUND unless the room exists. */
+  get(roomId: string): Promise<Room>;
+  /** Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member. */
+  assertMember(roomId: string, agentId: string): Promise<void>;
+}
+
+export function createRoomsService(deps: { db: Kysely<DB>; authz: Authz; events: EventPublisher }): RoomsService {
+  const { db, authz, events } = deps;
+
+  const getRoomOr404 = async (roomId: string): Promise<Room> => {
+    const room = await findRoomById(db, roomId);
+    if (!room) throw roomNotFound();
+    return room;
+  };
+
+  return {
+    async create(principal, input) {
+      const creator = authz.requireAdmin(principal);
+      const { slug, name, members = [] } = createRoomInput.parse(requireObject(input));
+      const wanted = [...new Set([creator.agentId, ...members.map((m) => m.toLowerCase())])];
+      const existing = await findExistingAgentIds(db, wanted);
+      const unknown = wanted.filter((id) => !existing.has(id));
+      if (unknown.length > 0) throw validationError({ members: `unknown agent id(s): ${unknown.join(', ')}` });
+
+      const room: Room = { id: uuidv7(), slug, name, createdBy: creator.agentId, createdAt: nowIso() };
+      const memberships = wanted.map((agentId) => ({ roomId: room.id, agentId, joinedAt: room.createdAt }));
+      try {
+        await db.transaction().execute(async (trx) => {
+          await insertRoom(trx, room);
+          await insertMemberships(trx, memberships);
+          await recordAudit(trx, { event: 'room-created', actorId: creator.agentId, subjectId: room.id, detail: { slug, members: wanted.length } });
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`Room slug "${slug}" already exists`);
+        throw err;
+      }
+      for (const m of memberships) await events.publish({ type: 'membership.added', roomId: m.roomId, agentId: m.agentId });
+      return room;
+    },
+
+    async list(principal) {
+      const caller = authz.requireAgentWhenStrict(principal);
+      if (authz.mode === 'strict' && caller !== null && caller.role !== 'admin') return listRoomsOfAgent(db, caller.agentId);
+      return listRooms(db);
+    },
+
+    listForAgent: (agentId) => listRoomsOfAgent(db, agentId),
+
+    get: (roomId) => getRoomOr404(parseId(roomId, 'roomId')),
+
+    async addMember(principal, rawRoomId, input) {
+      authz.requireAdminWhenStrict(principal);
+      const roomId = parseId(rawRoomId, 'id');
+      const { agentId: rawAgentId } = addMemberInput.parse(requireObject(input));
+      const agentId = rawAgentId.toLowerCase();
+      await getRoomOr404(roomId);
+      if (!(await findAgentById(db, agentId))) throw notFound('Agent');
+      const membership: Membership = { roomId, agentId, joinedAt: nowIso() };
+      try {
+        await db.transaction().execute(async (trx) => {
+          await insertMemberships(trx, [membership]);
+          await recordAudit(trx, { event: 'member-added', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId } });
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict('Agent is already a member of this room');
+        throw err;
+      }
+      await events.publish({ type: 'membership.added', roomId, agentId });
+      return membership;
+    },
+
+    async removeMember(principal, rawRoomId, rawAgentId) {
+      authz.requireAdminWhenStrict(principal);
+      const roomId = parseId(rawRoomId, 'roomId');
+      const agent = parseId(rawAgentId, 'agentId');
+      await getRoomOr404(roomId);
+      if (!(await findAgentById(db, agent))) throw notFound('Agent');
+      const removed = await db.transaction().execute(async (trx) => {
+        const deleted = await deleteMembership(trx, roomId, agent);
+        if (deleted) await recordAudit(trx, { event: 'member-removed', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId: agent } });
+        return deleted;
+      });
+      if (!removed) throw notFound('Membership');
+      await events.publish({ type: 'membership.removed', roomId, agentId: agent });
+    },
+
+    async assertMember(rawRoomId, agentId) {
+      const roomId = parseId(rawRoomId, 'roomId');
+      await getRoomOr404(roomId);
+      if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { DB, RoomsTable } from '../../store/schema.js';
+import { toIso } from '../../store/values.js';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+export interface Room {
+  id: string;
+  slug: string;
+  name: string;
+  createdBy: string;
+  createdAt: string;
+}
+
+export interface Membership {
+  roomId: string;
+  agentId: string;
+  joinedAt: string;
+}
+
+const toRoom = (row: Selectable<RoomsTable>): Room => ({
+  id: row.id,
+  slug: row.slug,
+  name: row.name,
+  createdBy: row.created_by,
+  createdAt: toIso(row.created_at),
+});
+
+export async function insertRoom(db: Db, room: Room): Promise<void> {
+  await db
+    .insertInto('rooms')
+    .values({ id: room.id, slug: room.slug, name: room.name, created_by: room.createdBy, created_at: room.createdAt })
+    .execute();
+}
+
+export async function insertMemberships(db: Db, memberships: Membership[]): Promise<void> {
+  if (memberships.length === 0) return;
+  await db
+    .insertInto('room_members')
+    .values(memberships.map((m) => ({ room_id: m.roomId, agent_id: m.agentId, joined_at: m.joinedAt })))
+    .execute();
+}
+
+export async function deleteMembership(db: Db, roomId: string, agentId: string): Promise<boolean> {
+  const result = await db.deleteFrom('room_members').where('room_id', '=', roomId).where('agent_id', '=', agentId).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function findRoomById(db: Db, id: string): Promise<Room | null> {
+  const row = await db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toRoom(row) : null;
+}
+
+export async function listRooms(db: Db): Promise<Room[]> {
+  return (await db.selectFrom('rooms').selectAll().orderBy('id').execute()).map(toRoom);
+}
+
+export async function listRoomsOfAgent(db: Db, agentId: string): Promise<Room[]> {
+  const rows = await db
+    .selectFrom('rooms')
+    .innerJoin('room_members', 'room_members.room_id', 'rooms.id')
+    .selectAll('rooms')
+    .where('room_members.agent_id', '=', agentId)
+    .orderBy('rooms.id')
+    .execute();
+  return rows.map(toRoom);
+}
+
+export async function isMember(db: Db, roomId: string, agentId: string): Promise<boolean> {
+  const row = await db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).where('agent_id', '=', agentId).executeTakeFirst();
+  return row !== undefined;
+}

@@ -1,0 +1,165 @@
+import { Kind, Type, TypeRegistry, type Static, type TSchema, type SchemaOptions, type TUnsafe } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
+import { validationError, type ErrorDetails } from '../errors.js';
+
+/**
+ * Shared validation for REST and WebSocket: TypeBox schemas compiled once, with field-keyed,
+ * human-readable details. Strings are checked by a custom `Text` kind that counts Unicode code
+ * points and refuses NUL and unpaired surrogates (both storage engines then behave alike).
+ */
+
+export interface TextOptions extends SchemaOptions {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+}
+
+interface TTextSchema extends TUnsafe<string> {
+  minCodePoints: number;
+  maxCodePoints: number;
+  textPattern?: string;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const patternCache = new Map<string, RegExp>();
+
+/** Code points in a string (not UTF-16 units). */
+export function codePointLength(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+function textProblem(schema: TTextSchema, value: unknown): string | null {
+  if (typeof value !== 'string') return 'must be a string';
+  if (value.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(value)) return 'must be valid Unicode (no unpaired surrogates)';
+  const length = codePointLength(value);
+  if (length < schema.minCodePoints) {
+    return schema.minCodePoints === 1 ? 'must not be empty' : `must be at least ${schema.minCodePoints} characters`;
+  }
+  if (length > schema.maxCodePoints) return `must be at most ${schema.maxCodePoints} characters`;
+  if (schema.textPattern !== undefined) {
+    let re = patternCache.get(schema.textPattern);
+    if (!re) patternCache.set(schema.textPattern, (re = new RegExp(schema.textPattern, 'u')));
+    if (!re.test(value)) return `must match pattern ${schema.textPattern}`;
+  }
+  return null;
+}
+
+TypeRegistry.Set<TTextSchema>('Text', (schema, value) => textProblem(schema, value) === null);
+
+/** A well-formed Unicode string, length counted in code points. */
+export function Text(options: TextOptions = {}): TTextSchema {
+  const { minLength = 0, maxLength = Number.MAX_SAFE_INTEGER, pattern, ...rest } = options;
+  const schema = { ...rest, [Kind]: 'Text', type: 'string', minCodePoints: minLength, maxCodePoints: maxLength } as unknown as TTextSchema;
+  if (pattern !== undefined) schema.textPattern = pattern;
+  return schema;
+}
+
+const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+const UUID_RE = new RegExp(UUID_PATTERN);
+export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);
+export const Uuid = (options: SchemaOptions = {}) => Text({ ...options, pattern: UUID_PATTERN, maxLength: 36 });
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+/** An ISO 8601 date-time with a zone; returns null when it is not one. */
+export function parseTimestamp(value: string): Date | null {
+  if (!ISO_TIMESTAMP.test(value)) return null;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
+function messageFor(error: ValueError): string {
+  const schema = error.schema as Partial<TTextSchema> & TSchema;
+  if (schema[Kind] === 'Text') return textProblem(schema as TTextSchema, error.value) ?? 'is invalid';
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required';
+    case ValueErrorType.ObjectAdditionalProperties:
+      return 'is not an allowed field';
+    case ValueErrorType.Union:
+    case ValueErrorType.Literal:
+      if (Array.isArray(schema.anyOf)) {
+        const allowed = (schema.anyOf as TSchema[]).map((s) => JSON.stringify(s.const)).join(', ');
+        return `must be one of ${allowed}`;
+      }
+      return `must be ${JSON.stringify(schema.const)}`;
+    case ValueErrorType.Integer:
+      return 'must be a whole number';
+    case ValueErrorType.Number:
+      return 'must be a number';
+    case ValueErrorType.NumberMinimum:
+      return `must be at least ${String(schema.minimum)}`;
+    case ValueErrorType.NumberMaximum:
+      return `must be at most ${String(schema.maximum)}`;
+    case ValueErrorType.Array:
+      return 'must be an array';
+    case ValueErrorType.ArrayMaxItems:
+      return `must have at most ${String(schema.maxItems)} items`;
+    case ValueErrorType.ArrayMinItems:
+      return `must have at least ${String(schema.minItems)} items`;
+    case ValueErrorType.Object:
+      return 'must be an object';
+    case ValueErrorType.Boolean:
+      return 'must be a boolean';
+    case ValueErrorType.String:
+      return 'must be a string';
+    default:
+      return error.message;
+  }
+}
+
+function fieldOf(path: string): string {
+  // "/members/2" -> "members[2]"; the root is "body".
+  const parts = path.split('/').filter((p) => p !== '');
+  if (parts.length === 0) return 'body';
+  return parts.map((p, i) => (/^\d+$/.test(p) && i > 0 ? `[${p}]` : (i > 0 ? '.' : '') + p)).join('');
+}
+
+export interface Validator<T extends TSchema> {
+  check: TypeCheck<T>;
+  /** Returns the value typed, or throws a VALIDATION_ERROR with details keyed by field. */
+  parse(value: unknown): Static<T>;
+}
+
+export function compile<T extends TSchema>(schema: T): Validator<T> {
+  const check = TypeCompiler.Compile(schema);
+  return {
+    check,
+    parse(value: unknown): Static<T> {
+      if (check.Check(value)) return value;
+      const details: ErrorDetails = {};
+      for (const error of check.Errors(value)) {
+        // The unknown field itself is the one to name, not its parent object.
+        const path = error.type === ValueErrorType.ObjectAdditionalProperties
+          ? error.path
+          : error.path;
+        const field = fieldOf(path);
+        if (details[field] === undefined) details[field] = messageFor(error);
+      }
+      if (Object.keys(details).length === 0) details.body = 'is invalid';
+      throw validationError(details);
+    },
+  };
+}
+
+/** A JSON object body; anything else (array, null, string) is a validation error for "body". */
+export function requireObject(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw validationError({ body: 'must be a JSON object' });
+  }
+  return value as Record<string, unknown>;
+}
+
+export { Type };
+
+/**
+ * A UUID from a path, query or payload, lowercased so SQLite (text) compares like PostgreSQL (uuid).
+ * Throws a VALIDATION_ERROR naming the field otherwise.
+ */
+export function parseId(value: unknown, field: string): string {
+  if (!isUuid(value)) throw validationError({ [field]: 'must be a UUID' });
+  return value.toLowerCase();
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AppContext } from '../../context.js';
+import { AppError } from '../../errors.js';
+import { isOverLimit } from '../../rate-limits.js';
+
+/** The bearer value of the Authorization header, if any. */
+export function bearerOf(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (typeof header !== 'string') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : undefined;
+}
+
+/**
+ * Per request, once: the principal from a session JWT (an invalid or absent one leaves it null and
+ * the route decides whether that is a 401), then the rate limit: per agent with a valid JWT,
+ * per IP otherwise (API-token exchanges included).
+ */
+export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext): void {
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request) => {
+    const bearer = bearerOf(request);
+    if (bearer !== undefined && !bearer.startsWith('agt_')) {
+      try {
+        request.principal = ctx.sessions.authenticate(bearer);
+      } catch {
+        request.principal = null;
+      }
+    }
+    const limiter = request.principal ? ctx.rateLimits.restAgent : ctx.rateLimits.restAnon;
+    const key = request.principal ? request.principal.agentId : request.ip;
+    try {
+      await limiter.consume(key);
+    } catch (err) {
+      if (isOverLimit(err)) {
+        ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
+        throw new AppError('RATE_LIMITED', 'Too Many Requests');
+      }
+      // The limiter's store (Redis) failed: refuse rather than run unlimited.
+      request.log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'rate limiter unavailable');
+      throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
+    }
+  });
+}

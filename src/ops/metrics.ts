@@ -1,0 +1,50 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DomainEvent, EventPublisher } from '../core/events.js';
+
+/** The five metrics of SPEC.md plus Node's default process metrics, on a registry of our own. */
+export interface Metrics {
+  registry: Registry;
+  httpRequests: Counter<'method' | 'route' | 'status'>;
+  wsLatency: Histogram<'event'>;
+  messages: Counter<'room'>;
+  agentsConnected: Gauge;
+  rateLimitExceeded: Counter<'transport'>;
+  /** Counts messages as they are published after commit, whichever transport sent them. */
+  publisher: EventPublisher;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const messages = new Counter({ name: 'service_messages_total', help: 'Messages sent, by room', labelNames: ['room'], registers: [registry] });
+  return {
+    registry,
+    httpRequests: new Counter({
+      name: 'service_http_requests_total',
+      help: 'HTTP requests by method, route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    wsLatency: new Histogram({
+      name: 'service_websocket_latency_seconds',
+      help: 'WebSocket event processing time',
+      labelNames: ['event'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    }),
+    messages,
+    agentsConnected: new Gauge({ name: 'service_agents_connected', help: 'Active WebSocket connections', registers: [registry] }),
+    rateLimitExceeded: new Counter({
+      name: 'rate_limit_exceeded_total',
+      help: 'Rate-limit rejections',
+      labelNames: ['transport'],
+      registers: [registry],
+    }),
+    publisher: {
+      publish(event: DomainEvent) {
+        if (event.type === 'message.created') messages.inc({ room: event.message.roomId });
+        return Promise.resolve();
+      },
+    },
+  };
+}

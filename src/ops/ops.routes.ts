@@ -1,0 +1,38 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from '../context.js';
+
+const CHECK_TIMEOUT_MS = 2000;
+
+async function check(probe: () => Promise<unknown>): Promise<'ok' | 'fail'> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), CHECK_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([probe(), timeout]);
+    return 'ok';
+  } catch {
+    return 'fail';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function opsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/healthz', () => ({ status: 'ok' }));
+
+  app.get('/readyz', async (_request, reply) => {
+    const checks: Record<string, 'ok' | 'fail'> = { database: await check(() => ctx.database.ping()) };
+    if (ctx.redis) {
+      const redis = ctx.redis;
+      checks.redis = await check(() => redis.ping());
+    }
+    const ready = Object.values(checks).every((c) => c === 'ok');
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const body = await ctx.metrics.registry.metrics();
+    return reply.type(ctx.metrics.registry.contentType).send(body);
+  });
+}

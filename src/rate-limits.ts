@@ -1,0 +1,28 @@
+import type { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Config } from './config/config.js';
+
+/**
+ * Rate limiters, in memory by default and in Redis when configured (then counters are shared by
+ * every node). One interface, chosen at wiring time.
+ */
+export interface RateLimits {
+  restAnon: RateLimiterAbstract;
+  restAgent: RateLimiterAbstract;
+  wsEvents: RateLimiterAbstract;
+}
+
+export function createRateLimits(config: Config, redis: Redis | null): RateLimits {
+  const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract =>
+    redis
+      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `ams:rl:${keyPrefix}`, points, duration, useRedisPackage: false })
+      : new RateLimiterMemory({ keyPrefix, points, duration });
+  return {
+    restAnon: make('rest-anon', config.rateLimit.anonPerMinute, 60),
+    restAgent: make('rest-agent', config.rateLimit.agentPerMinute, 60),
+    wsEvents: make('ws-events', config.ws.eventsPerSecond, 1),
+  };
+}
+
+/** rate-limiter-flexible rejects with a RateLimiterRes when over the limit, and with an Error when its store fails. */
+export const isOverLimit = (err: unknown): err is RateLimiterRes => err instanceof RateLimiterRes;

@@ -1,0 +1,24 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Dialect } from '../database.js';
+import { initialSchema } from './001-initial-schema.js';
+
+/**
+ * Migrations are frozen history: numbered, registered here in order, written against
+ * Kysely<unknown>. The few dialect differences live in column-types.ts.
+ */
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '001-initial-schema': initialSchema(dialect),
+  };
+}
+
+export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations(dialect)) };
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error !== undefined || failed !== undefined) {
+    const cause = error instanceof Error ? error.message : String(error ?? 'unknown error');
+    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+  }
+}

@@ -1,0 +1,104 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * Table types, composed into one DB interface. Timestamps are ISO strings on the way in; PostgreSQL
+ * returns Date objects and SQLite strings, so reads go through toIso (see values.ts). JSON columns
+ * are written as JSON text and read through fromJson for the same reason.
+ */
+type Timestamp = ColumnType<string | Date, string, string>;
+type Json = ColumnType<unknown, string, string>;
+
+export interface ServiceSettingsTable {
+  key: string;
+  value: string;
+}
+
+export interface AgentsTable {
+  id: string;
+  name: string;
+  display_name: string;
+  role: 'admin' | 'agent';
+  created_at: Timestamp;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  agent_id: string;
+  prefix: string;
+  secret_hash: string;
+  scopes: Json;
+  expires_at: ColumnType<string | Date | null, string | null, string | null>;
+  revoked_at: ColumnType<string | Date | null, string | null, string | null>;
+  created_at: Timestamp;
+}
+
+export interface RoomsTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_by: string;
+  created_at: Timestamp;
+}
+
+export interface RoomMembersTable {
+  room_id: string;
+  agent_id: string;
+  joined_at: Timestamp;
+}
+
+export interface MessagesTable {
+  id: string;
+  room_id: string;
+  sender_id: string;
+  body: string;
+  mentions: ColumnType<unknown, string | null, string | null>;
+  reply_to: string | null;
+  client_msg_id: string | null;
+  created_at: Timestamp;
+}
+
+export interface AuditLogTable {
+  id: string;
+  event: string;
+  actor_id: string | null;
+  subject_id: string | null;
+  detail: Json;
+  created_at: Timestamp;
+}
+
+export interface SocialChannelsTable {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: Timestamp;
+}
+
+export interface SocialPostsTable {
+  id: string;
+  channel_id: string;
+  author_agent_id: string;
+  body: string;
+  parent_post_id: string | null;
+  reply_count: Generated<number>;
+  created_at: Timestamp;
+}
+
+export interface SocialReactionsTable {
+  post_id: string;
+  agent_id: string;
+  emoji: string;
+  created_at: Timestamp;
+}
+
+export interface DB {
+  service_settings: ServiceSettingsTable;
+  agents: AgentsTable;
+  api_tokens: ApiTokensTable;
+  rooms: RoomsTable;
+  room_members: RoomMembersTable;
+  messages: MessagesTable;
+  audit_log: AuditLogTable;
+  social_channels: SocialChannelsTable;
+  social_posts: SocialPostsTable;
+  social_reactions: SocialReactionsTable;
+}
