@@ -10,6 +10,7 @@ import { createTokensService, type TokensService } from './core/auth/tokens.serv
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
+import { noPresence, type PresenceReader } from './core/presence.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { openDatabase, type Database } from './store/database.js';
@@ -33,6 +34,8 @@ export interface AppContext {
   sessions: SessionsService;
   rooms: RoomsService;
   messages: MessagesService;
+  /** Who is online; the real-time layer provides the live implementation. */
+  presence: PresenceReader;
   close(): Promise<void>;
 }
 
@@ -68,6 +71,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessions: createSessionsService({ db, jwt }),
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
+    presence: noPresence,
     async close() {
       await database.close();
       if (redis) redis.disconnect();

@@ -1,0 +1,89 @@
+/** A small HTTP client and factories that keep integration tests readable. */
+
+export interface ApiResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is, without JSON encoding. */
+  rawBody?: string;
+  jwt?: string;
+  headers?: Record<string, string>;
+}
+
+export class Api {
+  constructor(readonly baseUrl: string) {}
+
+  async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.jwt !== undefined) headers.authorization = `Bearer ${options.jwt}`;
+    let body: string | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    if (text !== '' && (response.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+
+  get = (path: string, options?: RequestOptions) => this.request('GET', path, options);
+  post = (path: string, body?: unknown, options: RequestOptions = {}) => this.request('POST', path, { ...options, body });
+  delete = (path: string, options?: RequestOptions) => this.request('DELETE', path, options);
+}
+
+export interface TestAgent {
+  id: string;
+  name: string;
+  role: 'admin' | 'agent';
+  apiToken: string;
+  prefix: string;
+  jwt: string;
+}
+
+let counter = 0;
+export const uniqueName = (base = 'agent'): string => `${base}-${process.pid}-${Date.now().toString(36)}-${(counter++).toString(36)}`;
+
+function expectStatus(res: ApiResponse, status: number, what: string): void {
+  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
+}
+
+/** Creates an agent, issues it an API token and exchanges that for a JWT. */
+export async function newAgent(api: Api, options: { role?: 'admin' | 'agent'; name?: string; asJwt?: string } = {}): Promise<TestAgent> {
+  const role = options.role ?? 'agent';
+  const name = options.name ?? uniqueName(role);
+  const auth = options.asJwt !== undefined ? { jwt: options.asJwt } : {};
+  const created = await api.post('/api/v1/agents', { name, displayName: `Test ${name}`, role }, auth);
+  expectStatus(created, 201, 'create agent');
+  const token = await api.post(`/api/v1/agents/${created.body.id}/tokens`, { scopes: {} }, auth);
+  expectStatus(token, 201, 'issue token');
+  const session = await api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token.body.token}` } });
+  expectStatus(session, 201, 'exchange token');
+  return { id: created.body.id, name, role, apiToken: token.body.token, prefix: token.body.prefix, jwt: session.body.token };
+}
+
+export const newAdmin = (api: Api, options: { asJwt?: string } = {}) => newAgent(api, { ...options, role: 'admin' });
+
+export interface TestRoom {
+  id: string;
+  slug: string;
+  name: string;
+}
+
+/** Creates a room as `admin` (X-Agent-Id) with the given members. */
+export async function newRoom(api: Api, admin: TestAgent, members: TestAgent[] = []): Promise<TestRoom> {
+  const slug = uniqueName('room');
+  const res = await api.post('/rooms', { slug, name: `Room ${slug}`, members: members.map((m) => m.id) }, { headers: { 'x-agent-id': admin.id } });
+  expectStatus(res, 201, 'create room');
+  return res.body;
+}
+
+export async function sendMessage(api: Api, agent: TestAgent, roomId: string, body: string): Promise<{ id: string; createdAt: string }> {
+  const res = await api.post(`/api/v1/rooms/${roomId}/messages`, { body }, { jwt: agent.jwt });
+  expectStatus(res, 201, 'send message');
+  return res.body;
+}
