@@ -1,7 +1,11 @@
 /** Conversions at the store boundary, where the two engines return different JS types. */
 
+// What the service writes (Date#toISOString): returned as is, without a parse and a format per row.
+const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 export function toIso(value: string | Date): string {
-  return value instanceof Date ? value.toISOString() : new Date(value).toISOString();
+  if (typeof value === 'string') return value.length === 24 && CANONICAL_ISO.test(value) ? value : new Date(value).toISOString();
+  return value.toISOString();
 }
 
 export function toIsoOrNull(value: string | Date | null): string | null {
