@@ -19,4 +19,9 @@ export default tseslint.config(
     files: ['src/cli/**', 'bench/**'],
     rules: { 'no-console': 'off' },
   },
+  {
+    // The bench is plain ESM JavaScript run by Node 20 directly.
+    files: ['bench/**'],
+    languageOptions: { globals: { fetch: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly' } },
+  },
 );

@@ -1,0 +1,144 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/**
+ * Child processes of the bench: the service, the baselines and the raw Argon2 probe. Servers run
+ * pinned to one core and the load generator (this process) to another, when `taskset` exists and
+ * the machine has two cores or more, so that neither steals the other's CPU.
+ */
+function detectPinning() {
+  const cpus = os.availableParallelism();
+  const probe = spawnSync('taskset', ['-V'], { stdio: 'ignore' });
+  if (probe.error || probe.status !== 0) return { enabled: false, reason: 'taskset not found', cpus };
+  if (cpus < 2) return { enabled: false, reason: 'fewer than 2 CPUs', cpus };
+  return { enabled: true, generatorCpu: '0', serverCpu: String(cpus - 1), cpus };
+}
+
+export const pinning = detectPinning();
+
+/** Pins every thread of this process (the load generator) to its core. */
+export function pinSelf() {
+  if (!pinning.enabled) return;
+  spawnSync('taskset', ['-a', '-p', '-c', pinning.generatorCpu, String(process.pid)], { stdio: 'ignore' });
+}
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const CLOCK_TICKS = 100; // USER_HZ; Linux exposes 100 everywhere that matters
+
+/** Resident set size of a process in bytes, from /proc (null where /proc is absent). */
+export function rssBytes(pid) {
+  try {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** User + system CPU seconds of a process, all threads included (null where /proc is absent). */
+export function cpuSeconds(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts `node <script>` pinned to the server core. Output is kept (last lines only) to explain a
+ * crash; it is not printed otherwise.
+ * @param {{name: string, script: string, env?: Record<string,string>, nodeArgs?: string[], cwd?: string}} options
+ */
+export function startNode({ name, script, env = {}, nodeArgs = [], cwd = process.cwd() }) {
+  const command = pinning.enabled ? 'taskset' : process.execPath;
+  const args = pinning.enabled ? ['-c', pinning.serverCpu, process.execPath, ...nodeArgs, script] : [...nodeArgs, script];
+  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tail = [];
+  const keep = (chunk) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (line.trim() === '') continue;
+      tail.push(line.length > 500 ? `${line.slice(0, 500)}...` : line);
+      if (tail.length > 30) tail.shift();
+    }
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let exitCode;
+  const exited = new Promise((resolve) => {
+    child.on('exit', (code, signal) => {
+      exitCode = code ?? signal;
+      resolve(exitCode);
+    });
+  });
+  return {
+    name,
+    child,
+    get pid() {
+      return child.pid;
+    },
+    get exited() {
+      return exitCode !== undefined;
+    },
+    tail: () => tail.join('\n'),
+    rss: () => rssBytes(child.pid),
+    cpu: () => cpuSeconds(child.pid),
+    /** SIGTERM, then SIGKILL after a grace period. */
+    async stop(graceMs = 10_000) {
+      if (exitCode !== undefined) return exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+    /** Resolves with the exit code; used for one-shot probes. */
+    wait: () => exited,
+  };
+}
+
+/** Polls `url` until it answers 200, or throws with the child's last output. */
+export async function waitForHttp(proc, url, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exited) throw new Error(`${proc.name} exited during startup:\n${proc.tail()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${proc.name} did not answer ${url} within ${timeoutMs} ms:\n${proc.tail()}`);
+    await sleep(100);
+  }
+}
+
+/** One-minute load average and a short machine description for the results. */
+export function machineInfo() {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model ?? 'unknown',
+    cpus: os.availableParallelism(),
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    node: process.version,
+    loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
+    pinning,
+  };
+}

@@ -1,0 +1,106 @@
+/** The headline table: one row per target of issue 6, with the ratio measured in this run. */
+
+const fmt = (v, digits = 0) => (v === null || v === undefined ? '-' : Number(v).toFixed(digits));
+const r2 = (v) => (v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v * 100) / 100);
+
+function row(n, scenario, metric, { service, baseline, ratio = null, target, met = null, note = null }) {
+  return { n, scenario, metric, service, baseline, ratio: r2(ratio), target, met, note };
+}
+
+const unavailable = (n, scenario, result, target) =>
+  row(n, scenario, '-', { service: '-', baseline: '-', target, met: null, note: result?.error ?? 'not run' });
+
+function roomsRows(n, label, res, min) {
+  if (!res || res.maxRate?.service === null || res.maxRate?.service === undefined) return [unavailable(n, label, res, `>= ${min} x R1`)];
+  const svcMax = res.atMax.service;
+  const r1Max = res.atMax.R1;
+  const ms = (step) => (step ? `${fmt(step.delivery.p50, 1)}/${fmt(step.delivery.p99, 1)} ms` : '-');
+  return [
+    row(n, label, 'max msg/s, p99 ack < 50 ms, no loss', {
+      service: fmt(res.maxRate.service),
+      baseline: `R1 ${fmt(res.maxRate.R1)}, R2 ${fmt(res.maxRate.R2)}`,
+      ratio: res.ratio.vsR1,
+      target: `>= ${min} x R1`,
+      met: res.ratio.vsR1 !== null && res.ratio.vsR1 >= min,
+      note: res.ratio.vsR2 !== null ? `${r2(res.ratio.vsR2)} x R2` : null,
+    }),
+    row(n, label, 'delivery p50/p99 at max rate', { service: ms(svcMax), baseline: `R1 ${ms(r1Max)}`, target: '-' }),
+    row(n, label, `delivery p50/p99 at ${res.commonRate} msg/s`, {
+      service: ms(res.atCommonRate.service),
+      baseline: `R1 ${ms(res.atCommonRate.R1)}`,
+      ratio: res.atCommonRate.service && res.atCommonRate.R1?.delivery.p50 ? res.atCommonRate.service.delivery.p50 / res.atCommonRate.R1.delivery.p50 : null,
+      target: '-',
+    }),
+  ];
+}
+
+export function summaryRows(results) {
+  const rows = [];
+  if ('rooms10' in results) rows.push(...roomsRows(1, 'rooms of 10', results.rooms10, 0.8));
+  if ('rooms100' in results) rows.push(...roomsRows(2, 'rooms of 100', results.rooms100, 0.9));
+
+  if ('history' in results) {
+    const h = results.history;
+    if (h.service) {
+      rows.push(row(3, 'history pages of 50', 'req/s', { service: fmt(h.service.rps), baseline: `bare ${fmt(h.bare.rps)}`, ratio: h.ratio, target: '>= 0.7 x bare', met: h.ratio >= 0.7 }));
+      rows.push(row(3, 'history pages of 50', 'p99 latency (ms)', { service: fmt(h.service.p99, 1), baseline: `bare ${fmt(h.bare.p99, 1)}`, target: '-' }));
+    } else rows.push(unavailable(3, 'history pages of 50', h, '>= 0.7 x bare'));
+  }
+
+  if ('sessions' in results) {
+    const s = results.sessions;
+    if (s.service) {
+      rows.push(row(4, 'sessions storm', 'exchanges/s', { service: fmt(s.service.perSecond, 1), baseline: `argon2 ${fmt(s.argon2.perSecond, 1)}/s`, ratio: s.ratio, target: '>= 0.9 x argon2', met: s.ratio >= 0.9 }));
+      rows.push(row(4, 'sessions storm', '/healthz p99 during storm (ms)', { service: fmt(s.healthz.p99, 1), baseline: '-', target: '< 20 ms', met: s.healthz.p99 !== null && s.healthz.p99 < 20 }));
+    } else rows.push(unavailable(4, 'sessions storm', s, '>= 0.9 x argon2'));
+  }
+
+  if ('memory' in results) {
+    const m = results.memory;
+    if (m.service) {
+      rows.push(row(5, 'idle WS connections', `KB per connection at ${m.connections}`, {
+        service: fmt(m.service.kbPerConnection, 1),
+        baseline: m.R1 ? `R1 ${fmt(m.R1.kbPerConnection, 1)}` : '-',
+        ratio: m.R1 ? m.service.kbPerConnection / m.R1.kbPerConnection : null,
+        target: '<= 30 KB',
+        met: m.service.kbPerConnection <= 30,
+      }));
+    } else rows.push(unavailable(5, 'idle WS connections', m, '<= 30 KB'));
+  }
+
+  if ('cluster' in results) {
+    const c = results.cluster;
+    if (c.crossNode) {
+      rows.push(row(6, 'two nodes + Redis', 'delivery p50 cross-node vs single (ms)', {
+        service: `${fmt(c.crossNode.p50, 2)} (p99 ${fmt(c.crossNode.p99, 1)})`,
+        baseline: `single ${fmt(c.singleNode.p50, 2)} (p99 ${fmt(c.singleNode.p99, 1)})`,
+        ratio: c.ratio,
+        target: '<= 1.5 x single',
+        met: c.ratio <= 1.5,
+      }));
+    } else rows.push(unavailable(6, 'two nodes + Redis', c, '<= 1.5 x single'));
+  }
+  return rows;
+}
+
+export function printTable(rows) {
+  const header = ['#', 'scenario', 'metric', 'service', 'baseline', 'ratio', 'target', 'met'];
+  const cells = rows.map((r) => [
+    String(r.n),
+    r.scenario,
+    r.metric,
+    String(r.service),
+    String(r.baseline),
+    r.ratio === null ? '-' : r.ratio.toFixed(2),
+    r.target,
+    r.met === null ? (r.note && r.metric === '-' ? 'n/a' : '') : r.met ? 'yes' : 'NO',
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
+  const line = (c) => `| ${c.map((v, i) => v.padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const c of cells) console.log(line(c));
+  for (const r of rows) if (r.note && r.metric === '-') console.log(`  [${r.n}] ${r.note}`);
+  const notes = rows.filter((r) => r.note && r.metric !== '-');
+  for (const r of notes) console.log(`  [${r.n}] ${r.metric}: ${r.note}`);
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench [-- --quick] [-- --only=1,3] [-- --profile]`
+ *
+ * Runs the benchmark scenarios of issue 6 against the built service (`dist/main.js`) and the
+ * baselines started here, in the same run, prints the table of ratios and writes the results as
+ * JSON to bench/results/. `--quick` runs every scenario briefly (the CI smoke test: it completes
+ * and prints the table; targets are reported, not enforced). `--profile` starts the service with
+ * `--cpu-prof` and keeps the profiles in bench/results/profiles/.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { machineInfo, pinSelf, pinning } from './lib/processes.js';
+import { printTable, summaryRows } from './lib/report.js';
+import { newJwtSecret } from './lib/service.js';
+import { clusterScenario } from './scenarios/cluster.js';
+import { historyScenario } from './scenarios/history.js';
+import { memoryScenario } from './scenarios/memory.js';
+import { roomsScenario } from './scenarios/rooms.js';
+import { sessionsScenario } from './scenarios/sessions.js';
+
+const SCENARIOS = [
+  { id: 'rooms10', n: 1, title: 'message:send in rooms of 10', run: (b) => roomsScenario(b, { id: 'rooms10', roomSize: 10, rooms: 10, startRate: 400 }) },
+  { id: 'rooms100', n: 2, title: 'message:send in rooms of 100', run: (b) => roomsScenario(b, { id: 'rooms100', roomSize: 100, rooms: 2, startRate: 60 }) },
+  { id: 'history', n: 3, title: 'REST history pages of 50', run: historyScenario },
+  { id: 'sessions', n: 4, title: 'POST /api/v1/sessions storm', run: sessionsScenario },
+  { id: 'memory', n: 5, title: 'memory per idle WebSocket connection', run: memoryScenario },
+  { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
+];
+
+function parseArgs(argv) {
+  const args = { quick: false, only: null, profile: false, out: null };
+  for (const arg of argv) {
+    if (arg === '--quick') args.quick = true;
+    else if (arg === '--profile') args.profile = true;
+    else if (arg.startsWith('--only=')) args.only = arg.slice('--only='.length).split(',').map((s) => s.trim());
+    else if (arg.startsWith('--out=')) args.out = arg.slice('--out='.length);
+    else if (arg === '--help' || arg === '-h') {
+      console.log('usage: npm run bench -- [--quick] [--only=1,2,rooms10,...] [--profile] [--out=file.json]');
+      process.exit(0);
+    } else {
+      console.error(`unknown argument ${arg} (try --help)`);
+      process.exit(2);
+    }
+  }
+  return args;
+}
+
+function gitInfo() {
+  const git = (...a) => {
+    try {
+      return execFileSync('git', a, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return null;
+    }
+  };
+  return { commit: git('rev-parse', 'HEAD'), branch: git('rev-parse', '--abbrev-ref', 'HEAD'), dirty: (git('status', '--porcelain', '--untracked-files=no') ?? '') !== '' };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  if (!existsSync(join('dist', 'main.js'))) {
+    console.error('dist/main.js is missing: run `npm run build` first (npm run bench does)');
+    process.exit(2);
+  }
+  const machine = machineInfo(); // before pinning: availableParallelism() follows the affinity
+  pinSelf();
+  const started = new Date();
+  const resultsDir = join('bench', 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const profileDir = args.profile ? join(resultsDir, 'profiles') : undefined;
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const tmp = mkdtempSync(join(tmpdir(), 'ams-bench-'));
+
+  console.log(`ams bench (${args.quick ? 'quick' : 'full'}): ${machine.cpus} CPU ${machine.cpuModel}, node ${machine.node}, load ${machine.loadAverage.join(' ')}`);
+  console.log(pinning.enabled ? `pinning: servers on CPU ${pinning.serverCpu}, load generator on CPU ${pinning.generatorCpu}` : `pinning: off (${pinning.reason})`);
+
+  const bench = { quick: args.quick, tmp, profileDir, jwtSecret: newJwtSecret(), log: (line) => console.log(`  ${line}`) };
+  const results = {};
+  let crashed = false;
+  const selected = SCENARIOS.filter((s) => args.only === null || args.only.includes(String(s.n)) || args.only.includes(s.id));
+  for (const scenario of selected) {
+    console.log(`\n[${scenario.n}] ${scenario.title}`);
+    const t0 = Date.now();
+    try {
+      results[scenario.id] = await scenario.run(bench);
+    } catch (err) {
+      crashed = true;
+      console.error(`  scenario ${scenario.id} failed: ${err.stack ?? err}`);
+      results[scenario.id] = { error: `scenario failed: ${err.message}` };
+    }
+    results[scenario.id].elapsedSeconds = Math.round((Date.now() - t0) / 100) / 10;
+    console.log(`  (${results[scenario.id].elapsedSeconds} s)`);
+  }
+
+  const finished = new Date();
+  const summary = summaryRows(results);
+  const report = {
+    kind: args.quick ? 'quick' : 'full',
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    elapsedSeconds: Math.round((finished - started) / 1000),
+    machine: { ...machine, loadAverageAfter: machineInfo().loadAverage },
+    git: gitInfo(),
+    summary,
+    scenarios: results,
+  };
+  console.log('');
+  printTable(summary);
+  const out = args.out ?? join(resultsDir, `${started.toISOString().replace(/[:.]/g, '-')}${args.quick ? '-quick' : ''}.json`);
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nresults: ${out} (${report.elapsedSeconds} s)`);
+  rmSync(tmp, { recursive: true, force: true });
+  // Exit code: the harness worked (0) or a scenario crashed (1). Targets are reported, not enforced.
+  process.exit(crashed ? 1 : 0);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

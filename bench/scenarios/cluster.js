@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { spawn, spawnSync } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { freePort } from '../lib/processes.js';
+import { RoomLoad } from '../lib/room-load.js';
+import { describe } from '../lib/search.js';
+import { jwtMinter, startService } from '../lib/service.js';
+import { SioClient, connectAll } from '../lib/sio-client.js';
+
+const NSP = '/agents';
+const PG_ADMIN_URL = process.env.AMS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const RECEIVERS = 3;
+
+/** A fresh PostgreSQL database for the run, or null with the reason. */
+async function createDatabase() {
+  const name = `ams_bench_${randomBytes(5).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+  } catch (err) {
+    return { error: `PostgreSQL not reachable at ${PG_ADMIN_URL}: ${err.message}` };
+  } finally {
+    await admin.end().catch(() => {});
+  }
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** A private Redis on a free port (the shared one carries other workers' adapters), or null. */
+async function startRedis() {
+  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
+    return process.env.AMS_BENCH_REDIS_URL ? { url: process.env.AMS_BENCH_REDIS_URL, stop: async () => {} } : { error: 'redis-server not found and AMS_BENCH_REDIS_URL unset' };
+  }
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const url = `redis://127.0.0.1:${port}`;
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  for (let i = 0; i < 50; i++) {
+    try {
+      await client.connect();
+      await client.ping();
+      break;
+    } catch {
+      await sleep(100);
+    }
+  }
+  client.disconnect();
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
+}
+
+/** `members` connected clients of one room: the first on `senderNode`, the others on `receiverNode`. */
+async function roomOn(admin, senderNode, receiverNode, mint) {
+  const agents = await admin.api.createAgents(RECEIVERS + 1);
+  const room = await admin.api.createRoom(admin.adminId, agents.map((a) => a.id));
+  // The admin (room creator) is a member too but not connected: it is not counted.
+  const clients = agents.map((a, i) => new SioClient((i === 0 ? senderNode : receiverNode).url, NSP, { token: mint(a.id) }));
+  await connectAll(clients);
+  return { clients, roomOf: clients.map(() => room.id), roomSize: new Map([[room.id, RECEIVERS + 1]]), senders: [0] };
+}
+
+/**
+ * Scenario 6: delivery latency from a sender on node A to members on node B (PostgreSQL +
+ * Redis adapter), against a single node on the same PostgreSQL, at low load, interleaved.
+ */
+export async function clusterScenario(bench) {
+  const { quick, log } = bench;
+  const database = await createDatabase();
+  if (database.error) return { error: `not available: ${database.error}` };
+  const redis = await startRedis();
+  if (redis.error) {
+    await database.drop();
+    return { error: `not available: ${redis.error}` };
+  }
+  const mint = jwtMinter(bench.jwtSecret);
+  const nodes = [];
+  const clients = [];
+  try {
+    const common = { databaseUrl: database.url, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir };
+    const a = await startService({ name: 'node-a', ...common, redisUrl: redis.url }); // migrates first
+    nodes.push(a);
+    const b = await startService({ name: 'node-b', ...common, redisUrl: redis.url });
+    nodes.push(b);
+    const single = await startService({ name: 'single', ...common });
+    nodes.push(single);
+    const admin = await a.api.createAgent('admin');
+    const setup = { api: a.api, adminId: admin.id };
+
+    let sets;
+    try {
+      sets = {
+        single: await roomOn(setup, single, single, mint),
+        crossNode: await roomOn(setup, a, b, mint),
+        sameNode: await roomOn(setup, a, a, mint),
+      };
+    } catch (err) {
+      return { error: `not available: service WebSocket unavailable: ${err.message}` };
+    }
+    const loads = {};
+    for (const [name, set] of Object.entries(sets)) {
+      clients.push(...set.clients);
+      loads[name] = new RoomLoad(set);
+    }
+
+    // Cross-node delivery is a feature of the build: check it before measuring it.
+    const check = await loads.crossNode.step({ rate: 10, durationMs: 300, drainMs: 3000 });
+    if (check.lost > 0 || check.ackErrors > 0) {
+      return { error: `not available: a message sent on node A did not reach members on node B through Redis (lost ${check.lost}, ack errors ${check.ackErrors}${check.firstError ? `: ${check.firstError}` : ''})` };
+    }
+
+    const rate = 50;
+    const durationMs = quick ? 1000 : 4000;
+    const rounds = quick ? 1 : 3;
+    for (const load of Object.values(loads)) await load.step({ rate, durationMs: 500 }); // warm-up
+    const runs = { single: [], crossNode: [], sameNode: [] };
+    for (let r = 0; r < rounds; r++) {
+      for (const name of ['single', 'crossNode', 'sameNode']) {
+        const result = await loads[name].step({ rate, durationMs });
+        runs[name].push(result);
+        log(`${name.padEnd(9)} ${rate} msg/s  ${describe(result)}`);
+      }
+    }
+    // Rounds are pooled by their medians of p50 and the worst p99.
+    const pool = (list) => {
+      const p50s = list.map((x) => x.delivery.p50).sort((x, y) => x - y);
+      return { p50: p50s[Math.floor(p50s.length / 2)], p99: Math.max(...list.map((x) => x.delivery.p99)), lost: list.reduce((s, x) => s + x.lost, 0) };
+    };
+    const singleNode = pool(runs.single);
+    const crossNode = pool(runs.crossNode);
+    return {
+      rate,
+      roomMembers: RECEIVERS + 1,
+      secondsPerRound: durationMs / 1000,
+      singleNode,
+      crossNode,
+      sameNodeOfTwo: pool(runs.sameNode),
+      ratio: crossNode.p50 / singleNode.p50,
+      runs,
+    };
+  } finally {
+    for (const c of clients) c.close();
+    for (const n of nodes) await n.proc.stop();
+    await redis.stop();
+    await database.drop().catch((err) => log(`could not drop the bench database: ${err.message}`));
+  }
+}

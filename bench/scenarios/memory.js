@@ -1,0 +1,82 @@
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jwtMinter, startBaseline, startService } from '../lib/service.js';
+import { SioClient, connectAll } from '../lib/sio-client.js';
+
+const NSP = '/agents';
+const ROOM_SIZE = 50;
+
+/** The median of a few RSS samples, taken once the process has settled. */
+async function settledRss(proc, samples = 5) {
+  await sleep(1500);
+  const values = [];
+  for (let i = 0; i < samples; i++) {
+    values.push(proc.rss());
+    await sleep(200);
+  }
+  return values.sort((a, b) => a - b)[Math.floor(samples / 2)];
+}
+
+async function measure(proc, clients) {
+  const before = await settledRss(proc);
+  const t0 = performance.now();
+  await connectAll(clients, 64);
+  const connectSeconds = (performance.now() - t0) / 1000;
+  const after = await settledRss(proc);
+  const open = clients.filter((c) => c.isOpen()).length;
+  if (open !== clients.length) throw new Error(`${clients.length - open} of ${clients.length} connections were dropped while idle`);
+  return {
+    rssBeforeMiB: Math.round((before / 2 ** 20) * 10) / 10,
+    rssAfterMiB: Math.round((after / 2 ** 20) * 10) / 10,
+    kbPerConnection: Math.round(((after - before) / clients.length / 1024) * 10) / 10,
+    connectsPerSecond: Math.round(clients.length / connectSeconds),
+  };
+}
+
+/**
+ * Scenario 5: resident memory per idle authenticated WebSocket connection: RSS after N
+ * connections minus RSS before, over N. Every connection is a distinct agent, member of one room
+ * of 50 (auto-joined on connect). R1 holding the same connections is shown for comparison.
+ */
+export async function memoryScenario(bench) {
+  const { quick, tmp, log } = bench;
+  const connections = quick ? 500 : 5000;
+  const mint = jwtMinter(bench.jwtSecret);
+  const clients = [];
+  const procs = [];
+  try {
+    const service = await startService({ name: 'service-memory', databaseUrl: `sqlite:${join(tmp, 'memory.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+    procs.push(service.proc);
+    const admin = await service.api.createAgent('admin');
+    const agents = await service.api.createAgents(connections);
+    for (let i = 0; i < connections; i += ROOM_SIZE) {
+      await service.api.createRoom(admin.id, agents.slice(i, i + ROOM_SIZE).map((a) => a.id));
+    }
+    log(`${connections} agents in rooms of ${ROOM_SIZE} created`);
+    const serviceClients = agents.map((a) => new SioClient(service.url, NSP, { token: mint(a.id) }));
+    clients.push(...serviceClients);
+    const probe = new SioClient(service.url, NSP, { token: mint(admin.id, 'admin') });
+    try {
+      await probe.connect(5000);
+    } catch (err) {
+      return { connections, error: `service WebSocket unavailable: ${err.message}` };
+    } finally {
+      probe.close();
+    }
+    const svc = await measure(service.proc, serviceClients);
+    log(`service  ${svc.kbPerConnection} KB/connection (RSS ${svc.rssBeforeMiB} -> ${svc.rssAfterMiB} MiB, ${svc.connectsPerSecond} connects/s)`);
+    for (const c of serviceClients) c.close();
+    await service.proc.stop();
+
+    const r1 = await startBaseline({ name: 'r1-memory', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
+    procs.push(r1.proc);
+    const r1Clients = agents.map((a, i) => new SioClient(r1.url, NSP, { token: mint(a.id), agentId: a.id, rooms: `room-${Math.floor(i / ROOM_SIZE)}` }));
+    clients.push(...r1Clients);
+    const base = await measure(r1.proc, r1Clients);
+    log(`R1       ${base.kbPerConnection} KB/connection (RSS ${base.rssBeforeMiB} -> ${base.rssAfterMiB} MiB)`);
+    return { connections, roomSize: ROOM_SIZE, service: svc, R1: base };
+  } finally {
+    for (const c of clients) c.close();
+    for (const p of procs) await p.stop();
+  }
+}

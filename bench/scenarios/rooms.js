@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { RoomLoad } from '../lib/room-load.js';
+import { describe, searchMaxRates } from '../lib/search.js';
+import { jwtMinter, startBaseline, startService } from '../lib/service.js';
+import { SioClient, connectAll } from '../lib/sio-client.js';
+
+const NSP = '/agents';
+
+/** Service fixtures over REST: per room one admin (its creator) and roomSize - 1 agents, all connected. */
+async function serviceClients(service, { rooms, roomSize, mint }) {
+  const clients = [];
+  const roomOf = [];
+  const roomSize_ = new Map();
+  for (let r = 0; r < rooms; r++) {
+    const admin = await service.api.createAgent('admin');
+    const members = await service.api.createAgents(roomSize - 1);
+    const room = await service.api.createRoom(admin.id, members.map((m) => m.id));
+    roomSize_.set(room.id, roomSize);
+    for (const agent of [admin, ...members]) {
+      // One client authenticates the documented way (API token, session exchange); the others
+      // use JWTs minted with the service's secret, which are indistinguishable to the service.
+      let token;
+      if (clients.length === 0) {
+        const issued = await service.api.issueToken(agent.id);
+        token = (await service.api.exchange(issued.token)).token;
+      } else {
+        token = mint(agent.id, agent.role);
+      }
+      clients.push(new SioClient(service.url, NSP, { token }));
+      roomOf.push(room.id);
+    }
+  }
+  await connectAll(clients);
+  const missing = clients.filter((c, i) => !Array.isArray(c.hello?.rooms) || !c.hello.rooms.includes(roomOf[i]));
+  if (missing.length > 0) throw new Error(`agent:hello-ack did not list the agent's room for ${missing.length} client(s): ${JSON.stringify(missing[0].hello)}`);
+  return { clients, roomOf, roomSize: roomSize_ };
+}
+
+/** Baseline fixtures: room ids are made up, each client names its agent and room in the handshake query. */
+async function baselineClients(url, { rooms, roomSize, mint }) {
+  const clients = [];
+  const roomOf = [];
+  const sizes = new Map();
+  for (let r = 0; r < rooms; r++) {
+    const roomId = randomUUID();
+    sizes.set(roomId, roomSize);
+    for (let m = 0; m < roomSize; m++) {
+      const agentId = randomUUID();
+      clients.push(new SioClient(url, NSP, { token: mint(agentId), agentId, rooms: roomId }));
+      roomOf.push(roomId);
+    }
+  }
+  await connectAll(clients);
+  return { clients, roomOf, roomSize: sizes };
+}
+
+/**
+ * Scenarios 1 and 2: `message:send` in rooms of `roomSize`; the highest rate at which p99 ack
+ * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved.
+ */
+export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
+  const { quick, tmp, log } = bench;
+  const mint = jwtMinter(bench.jwtSecret);
+  const procs = [];
+  const allClients = [];
+  try {
+    const service = await startService({ name: `service-${id}`, databaseUrl: `sqlite:${join(tmp, `${id}.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+    procs.push(service.proc);
+    const r1 = await startBaseline({ name: 'r1', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
+    procs.push(r1.proc);
+    const r2 = await startBaseline({ name: 'r2', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r2', BASELINE_DB: join(tmp, `${id}-r2.sqlite`) } });
+    procs.push(r2.proc);
+
+    const fixtures = [];
+    let serviceError = null;
+    try {
+      fixtures.push({ name: 'service', proc: service.proc, set: await serviceClients(service, { rooms, roomSize, mint }) });
+    } catch (err) {
+      // Reported, not hidden: the baselines still run so the harness itself is exercised.
+      serviceError = `service WebSocket unavailable: ${err.message}`;
+      log(serviceError);
+    }
+    fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
+    fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
+    const targets = fixtures.map(({ name, proc, set }) => {
+      allClients.push(...set.clients);
+      const load = new RoomLoad({ ...set, serverCpu: () => proc.cpu() });
+      return { name, load };
+    });
+
+    const durationMs = quick ? 600 : 3000;
+    const drainMs = quick ? 1000 : 2000;
+    // Warm-up: JIT, statement caches, socket buffers.
+    for (const t of targets) await t.load.step({ rate: startRate / 2, durationMs: quick ? 300 : 1500, drainMs });
+
+    const found = await searchMaxRates(
+      targets.map((t) => ({ name: t.name, run: (rate) => t.load.step({ rate, durationMs, drainMs }) })),
+      quick
+        ? { start: startRate, growth: 2, precision: 1.5, confirmFail: false, maxSteps: 6, log }
+        : { start: startRate, growth: 1.5, precision: 1.1, confirmFail: true, maxSteps: 14, log },
+    );
+
+    // Delivery latency at one common rate (half the lowest maximum): comparable across targets.
+    const common = Math.max(1, Math.round(Math.min(...found.map((f) => f.maxRate || startRate)) / 2));
+    const atCommon = {};
+    for (const t of targets) {
+      atCommon[t.name] = await t.load.step({ rate: common, durationMs, drainMs });
+      log(`${t.name.padEnd(8)} ${String(common).padStart(6)} msg/s  (common rate) ${describe(atCommon[t.name])}`);
+    }
+
+    const byName = Object.fromEntries(found.map((f) => [f.name, f]));
+    const svc = byName.service?.maxRate ?? null;
+    return {
+      error: serviceError,
+      roomSize,
+      rooms,
+      connections: rooms * roomSize,
+      stepDurationMs: durationMs,
+      maxRate: { service: svc, R1: byName.R1.maxRate, R2: byName.R2.maxRate },
+      ratio: {
+        vsR1: svc !== null && byName.R1.maxRate > 0 ? svc / byName.R1.maxRate : null,
+        vsR2: svc !== null && byName.R2.maxRate > 0 ? svc / byName.R2.maxRate : null,
+      },
+      atMax: Object.fromEntries(found.map((f) => [f.name, f.atMax])),
+      commonRate: common,
+      atCommonRate: atCommon,
+      steps: Object.fromEntries(found.map((f) => [f.name, f.steps])),
+    };
+  } finally {
+    for (const c of allClients) c.close();
+    for (const p of procs) await p.stop();
+  }
+}
