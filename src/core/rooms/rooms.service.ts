@@ -36,9 +36,17 @@ export interface RoomsService {
 export function createRoomsService(deps: { db: Kysely<DB>; authz: Authz; events: EventPublisher }): RoomsService {
   const { db, authz, events } = deps;
 
+  // A room, once created, is never changed or deleted: one seen in the database exists for good,
+  // on every node. A bounded cache spares the lookup every message and history page starts with.
+  const knownRooms = new Map<string, Room>();
+  const KNOWN_ROOMS_MAX = 10_000;
   const getRoomOr404 = async (roomId: string): Promise<Room> => {
+    const known = knownRooms.get(roomId);
+    if (known) return { ...known };
     const room = await findRoomById(db, roomId);
     if (!room) throw roomNotFound();
+    if (knownRooms.size >= KNOWN_ROOMS_MAX) knownRooms.delete(knownRooms.keys().next().value as string);
+    knownRooms.set(roomId, { ...room });
     return room;
   };
 
