@@ -119,7 +119,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
       throw validationError({ [before.field]: channelId === null ? 'is not the id of a post in the feed' : 'is not the id of a post in this channel' });
     }
     const { posts, hasMore } = await pageTopLevelPosts(db, { channelId, before: before?.id ?? null, limit });
-    return { posts, hasMore, nextCursor: posts.length > 0 ? posts[posts.length - 1]!.id : null };
+    return { posts, nextCursor: posts.length > 0 ? posts[posts.length - 1]!.id : null, hasMore };
   };
 
   return {
