@@ -7,10 +7,12 @@ import { createJwtCodec } from './core/auth/jwt.js';
 import { resolveJwtSecret } from './core/auth/jwt-secret.js';
 import { createSessionsService, type SessionsService } from './core/auth/sessions.service.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
+import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
 import { noPresence, type PresenceReader } from './core/presence.js';
+import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { openDatabase, type Database } from './store/database.js';
@@ -34,6 +36,8 @@ export interface AppContext {
   sessions: SessionsService;
   rooms: RoomsService;
   messages: MessagesService;
+  social: SocialService;
+  directory: DirectoryService;
   /** Who is online; the real-time layer provides the live implementation. */
   presence: PresenceReader;
   close(): Promise<void>;
@@ -42,6 +46,7 @@ export interface AppContext {
 export interface ContextOverrides {
   database?: Database;
   rateLimits?: RateLimits;
+  presence?: PresenceReader;
 }
 
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -57,7 +62,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
   const rooms = createRoomsService({ db, authz, events });
 
-  return {
+  const ctx: AppContext = {
     config,
     logger,
     database,
@@ -71,10 +76,14 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessions: createSessionsService({ db, jwt }),
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
-    presence: noPresence,
+    social: createSocialService({ db, dialect: database.dialect, authz }),
+    // Reads ctx.presence on every call, so a live reader installed after this point is the one used.
+    directory: createDirectoryService({ db, authz, companyId: config.companyId, presence: { onlineAgents: (ids) => ctx.presence.onlineAgents(ids) } }),
+    presence: overrides.presence ?? noPresence,
     async close() {
       await database.close();
       if (redis) redis.disconnect();
     },
   };
+  return ctx;
 }

@@ -72,11 +72,11 @@ export function parseTimestamp(value: string): Date | null {
 }
 
 function messageFor(error: ValueError): string {
+  // A missing field is reported as such, whatever kind its schema is.
+  if (error.type === ValueErrorType.ObjectRequiredProperty || (error.value === undefined && error.path !== '')) return 'is required';
   const schema = error.schema as Partial<TTextSchema> & TSchema;
   if (schema[Kind] === 'Text') return textProblem(schema as TTextSchema, error.value) ?? 'is invalid';
   switch (error.type) {
-    case ValueErrorType.ObjectRequiredProperty:
-      return 'is required';
     case ValueErrorType.ObjectAdditionalProperties:
       return 'is not an allowed field';
     case ValueErrorType.Union:
@@ -132,11 +132,7 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
       if (check.Check(value)) return value;
       const details: ErrorDetails = {};
       for (const error of check.Errors(value)) {
-        // The unknown field itself is the one to name, not its parent object.
-        const path = error.type === ValueErrorType.ObjectAdditionalProperties
-          ? error.path
-          : error.path;
-        const field = fieldOf(path);
+        const field = fieldOf(error.path);
         if (details[field] === undefined) details[field] = messageFor(error);
       }
       if (Object.keys(details).length === 0) details.body = 'is invalid';

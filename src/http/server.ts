@@ -5,8 +5,10 @@ import { registerAuthAndRateLimit } from './plugins/auth.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
+import { directoryRoutes } from './routes/directory.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { socialRoutes } from './routes/social.routes.js';
 import './types.js';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -60,5 +62,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   authRoutes(app, ctx);
   roomsRoutes(app, ctx);
   messagesRoutes(app, ctx);
+  socialRoutes(app, ctx);
+  directoryRoutes(app, ctx);
   return app;
 }

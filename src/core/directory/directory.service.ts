@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import { notFound } from '../../errors.js';
+import type { DB } from '../../store/schema.js';
+import { listAgents } from '../agents/agents.store.js';
+import type { Authz } from '../auth/authz.js';
+import type { PresenceReader } from '../presence.js';
+import type { Principal, Role } from '../principal.js';
+import { parseRoleFilter } from './directory.schema.js';
+
+export interface DirectoryEntry {
+  id: string;
+  name: string;
+  displayName: string;
+  role: Role;
+  online: boolean;
+}
+
+export interface Directory {
+  companyId: string;
+  agents: DirectoryEntry[];
+  /** Number of agents returned, after the role filter. */
+  total: number;
+}
+
+export interface DirectoryQuery {
+  role?: unknown;
+}
+
+export interface DirectoryService {
+  list(principal: Principal | null, companyId: string, query: DirectoryQuery): Promise<Directory>;
+}
+
+export function createDirectoryService(deps: { db: Kysely<DB>; authz: Authz; companyId: string; presence: PresenceReader }): DirectoryService {
+  const { db, authz, companyId, presence } = deps;
+  return {
+    async list(principal, requestedCompanyId, query) {
+      authz.requireAgent(principal);
+      // One deployment serves one company (COMPANY_ID); any other is unknown here.
+      if (requestedCompanyId !== companyId) throw notFound('Company');
+      const role = parseRoleFilter(query.role);
+      const agents = await listAgents(db, role);
+      const online = await presence.onlineAgents(agents.map((a) => a.id));
+      return {
+        companyId,
+        agents: agents.map((a) => ({ id: a.id, name: a.name, displayName: a.displayName, role: a.role, online: online.has(a.id) })),
+        total: agents.length,
+      };
+    },
+  };
+}

@@ -1,0 +1,234 @@
+import type { Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { AppError, conflict, notFound, validationError } from '../../errors.js';
+import { isUniqueViolation } from '../../store/errors.js';
+import type { Dialect } from '../../store/database.js';
+import type { DB } from '../../store/schema.js';
+import { nowIso } from '../../store/values.js';
+import { recordAudit } from '../audit/audit.store.js';
+import type { Authz } from '../auth/authz.js';
+import type { Principal } from '../principal.js';
+import { compile, parseId, requireObject } from '../validation.js';
+import {
+  CreateChannelInput, CreatePostInput, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REACTION_EMOJI, ToggleReactionInput,
+  normaliseEmoji, type ReactionEmoji,
+} from './social.schema.js';
+import {
+  countReactions, deleteReaction, findChannelById, findPostById, incrementReplyCount, insertChannel, insertPost,
+  insertReactionIfAbsent, isTopLevelPost, listChannels, lockReactionKey, listReplies, pageTopLevelPosts,
+  type Channel, type Post,
+} from './social.store.js';
+
+export type { Channel, Post } from './social.store.js';
+
+export interface PageQuery {
+  /** Exclusive: posts older than this id. `cursor` is accepted as the same thing, as in history. */
+  before?: unknown;
+  cursor?: unknown;
+  limit?: unknown;
+}
+
+export interface PostPage {
+  posts: Post[];
+  /** Id of the oldest post on the page; null when the page is empty. */
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+export interface Thread {
+  parent: Post;
+  replies: Post[];
+}
+
+export interface ToggleResult {
+  action: 'added' | 'removed';
+  emoji: ReactionEmoji;
+}
+
+export interface ReactionSummary {
+  emoji: string;
+  count: number;
+  reactedByMe: boolean;
+}
+
+export interface SocialService {
+  listChannels(principal: Principal | null): Promise<Channel[]>;
+  /** Admin only. */
+  createChannel(principal: Principal | null, input: unknown): Promise<Channel>;
+  createPost(principal: Principal | null, channelId: unknown, input: unknown): Promise<Post>;
+  /** A reply to a reply joins the thread of the top-level post. */
+  reply(principal: Principal | null, postId: unknown, input: unknown): Promise<Post>;
+  /** The thread a post belongs to: its top-level post and all replies, oldest first. */
+  thread(principal: Principal | null, postId: unknown): Promise<Thread>;
+  /** Top-level posts of all channels, newest first. */
+  feed(principal: Principal | null, query: PageQuery): Promise<PostPage>;
+  /** Top-level posts of one channel, newest first. */
+  channelPosts(principal: Principal | null, channelId: unknown, query: PageQuery): Promise<PostPage>;
+  toggleReaction(principal: Principal | null, postId: unknown, input: unknown): Promise<ToggleResult>;
+  listReactions(principal: Principal | null, postId: unknown): Promise<ReactionSummary[]>;
+}
+
+const createChannelInput = compile(CreateChannelInput);
+const createPostInput = compile(CreatePostInput);
+const toggleReactionInput = compile(ToggleReactionInput);
+
+// Under the key lock a toggle decides in one attempt. Without it (a writer that does not take the
+// lock) an attempt fails only when another transaction committed an insert of the same row between
+// its delete and its insert; it then tries again against the committed state.
+const TOGGLE_ATTEMPTS = 5;
+
+function parseLimit(raw: unknown): number {
+  if (raw === undefined || raw === null || raw === '') return PAGE_LIMIT_DEFAULT;
+  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PAGE_LIMIT_MAX) {
+    throw validationError({ limit: `must be a whole number from 1 to ${PAGE_LIMIT_MAX}` });
+  }
+  return value;
+}
+
+/** The `before` id and the field it came from, or null for the first page. */
+function parseBefore(query: PageQuery): { id: string; field: 'before' | 'cursor' } | null {
+  const present = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
+  const field = present(query.before) ? 'before' : present(query.cursor) ? 'cursor' : null;
+  if (field === null) return null;
+  if (present(query.before) && present(query.cursor) && String(query.before).toLowerCase() !== String(query.cursor).toLowerCase()) {
+    throw validationError({ cursor: 'cursor and before must not differ' });
+  }
+  return { id: parseId(query[field], field), field };
+}
+
+export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz }): SocialService {
+  const { db, dialect, authz } = deps;
+
+  const channelOr404 = async (channelId: string): Promise<Channel> => {
+    const channel = await findChannelById(db, channelId);
+    if (!channel) throw notFound('Channel');
+    return channel;
+  };
+
+  const postOr404 = async (postId: string): Promise<Post> => {
+    const post = await findPostById(db, postId);
+    if (!post) throw notFound('Post');
+    return post;
+  };
+
+  const page = async (channelId: string | null, query: PageQuery): Promise<PostPage> => {
+    const limit = parseLimit(query.limit);
+    const before = parseBefore(query);
+    if (before !== null && !(await isTopLevelPost(db, before.id, channelId))) {
+      throw validationError({ [before.field]: channelId === null ? 'is not the id of a post in the feed' : 'is not the id of a post in this channel' });
+    }
+    const { posts, hasMore } = await pageTopLevelPosts(db, { channelId, before: before?.id ?? null, limit });
+    return { posts, nextCursor: posts.length > 0 ? posts[posts.length - 1]!.id : null, hasMore };
+  };
+
+  return {
+    async listChannels(principal) {
+      authz.requireAgent(principal);
+      return listChannels(db);
+    },
+
+    async createChannel(principal, input) {
+      const admin = authz.requireAdmin(principal);
+      const { slug, name } = createChannelInput.parse(requireObject(input));
+      const channel: Channel = { id: uuidv7(), slug, name, createdAt: nowIso() };
+      try {
+        await db.transaction().execute(async (trx) => {
+          await insertChannel(trx, channel);
+          await recordAudit(trx, { event: 'channel-created', actorId: admin.agentId, subjectId: channel.id, detail: { slug } });
+        });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict(`Channel slug "${slug}" already exists`);
+        throw err;
+      }
+      return channel;
+    },
+
+    async createPost(principal, rawChannelId, input) {
+      const author = authz.requireAgent(principal);
+      const channelId = parseId(rawChannelId, 'channelId');
+      const { body } = createPostInput.parse(requireObject(input));
+      await channelOr404(channelId);
+      const post: Post = { id: uuidv7(), channelId, authorAgentId: author.agentId, body, parentPostId: null, replyCount: 0, createdAt: nowIso() };
+      await db.transaction().execute(async (trx) => {
+        await insertPost(trx, post);
+        await recordAudit(trx, { event: 'post-created', actorId: author.agentId, subjectId: post.id, detail: { channelId } });
+      });
+      return post;
+    },
+
+    async reply(principal, rawPostId, input) {
+      const author = authz.requireAgent(principal);
+      const postId = parseId(rawPostId, 'id');
+      const { body } = createPostInput.parse(requireObject(input));
+      const target = await postOr404(postId);
+      const threadId = target.parentPostId ?? target.id;
+      const reply: Post = {
+        id: uuidv7(), channelId: target.channelId, authorAgentId: author.agentId, body, parentPostId: threadId, replyCount: 0, createdAt: nowIso(),
+      };
+      // The counter moves with the row it counts, so a listing never has to count.
+      await db.transaction().execute(async (trx) => {
+        await insertPost(trx, reply);
+        await incrementReplyCount(trx, threadId);
+        await recordAudit(trx, { event: 'reply-created', actorId: author.agentId, subjectId: reply.id, detail: { parentPostId: threadId, repliedTo: postId } });
+      });
+      return reply;
+    },
+
+    async thread(principal, rawPostId) {
+      authz.requireAgent(principal);
+      const post = await postOr404(parseId(rawPostId, 'id'));
+      const parent = post.parentPostId === null ? post : await postOr404(post.parentPostId);
+      return { parent, replies: await listReplies(db, parent.id) };
+    },
+
+    async feed(principal, query) {
+      authz.requireAgent(principal);
+      return page(null, query);
+    },
+
+    async channelPosts(principal, rawChannelId, query) {
+      authz.requireAgent(principal);
+      const channelId = parseId(rawChannelId, 'channelId');
+      await channelOr404(channelId);
+      return page(channelId, query);
+    },
+
+    async toggleReaction(principal, rawPostId, input) {
+      const agent = authz.requireAgent(principal);
+      const postId = parseId(rawPostId, 'id');
+      const { emoji: raw } = toggleReactionInput.parse(requireObject(input));
+      const emoji = normaliseEmoji(raw);
+      if (emoji === null) throw validationError({ emoji: `must be one of ${REACTION_EMOJI.join(', ')}` });
+      await postOr404(postId);
+      // One transaction: concurrent toggles of one key queue on its lock, and the primary key
+      // (post, agent, emoji) guarantees a single row whatever happens.
+      const action = await db.transaction().execute(async (trx) => {
+        await lockReactionKey(trx, dialect, postId, agent.agentId, emoji);
+        for (let attempt = 0; attempt < TOGGLE_ATTEMPTS; attempt++) {
+          let done: ToggleResult['action'] | null = null;
+          if (await deleteReaction(trx, postId, agent.agentId, emoji)) done = 'removed';
+          else if (await insertReactionIfAbsent(trx, postId, agent.agentId, emoji, nowIso())) done = 'added';
+          if (done !== null) {
+            await recordAudit(trx, { event: 'reaction-toggled', actorId: agent.agentId, subjectId: postId, detail: { emoji, action: done } });
+            return done;
+          }
+        }
+        throw new AppError('CONFLICT', 'The reaction is being changed concurrently; try again');
+      });
+      return { action, emoji };
+    },
+
+    async listReactions(principal, rawPostId) {
+      const agent = authz.requireAgent(principal);
+      const postId = parseId(rawPostId, 'id');
+      await postOr404(postId);
+      const counts = await countReactions(db, postId, agent.agentId);
+      const order = (emoji: string): number => (REACTION_EMOJI as readonly string[]).indexOf(emoji);
+      return counts
+        .filter((c) => c.count > 0)
+        .sort((a, b) => order(a.emoji) - order(b.emoji))
+        .map((c) => ({ emoji: c.emoji, count: c.count, reactedByMe: c.mine }));
+    },
+  };
+}
