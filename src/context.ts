@@ -10,9 +10,9 @@ import { createTokensService, type TokensService } from './core/auth/tokens.serv
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
-import { noPresence, type PresenceReader } from './core/presence.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
+import { createMemoryPresence, type PresenceTracker } from './realtime/presence.js';
 import { openDatabase, type Database } from './store/database.js';
 
 /**
@@ -34,14 +34,18 @@ export interface AppContext {
   sessions: SessionsService;
   rooms: RoomsService;
   messages: MessagesService;
-  /** Who is online; the real-time layer provides the live implementation. */
-  presence: PresenceReader;
+  /** Who is online: kept by the real-time layer from live sockets, read by the directory. */
+  presence: PresenceTracker;
   close(): Promise<void>;
 }
 
 export interface ContextOverrides {
   database?: Database;
   rateLimits?: RateLimits;
+  /** E.g. a shared (Redis) tracker; in memory otherwise. */
+  presence?: PresenceTracker;
+  /** Channel prefix of the Socket.IO Redis adapter (tests isolate themselves with a unique one). */
+  realtimeAdapterKey?: string;
 }
 
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -71,7 +75,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessions: createSessionsService({ db, jwt }),
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
-    presence: noPresence,
+    presence: overrides.presence ?? createMemoryPresence(),
     async close() {
       await database.close();
       if (redis) redis.disconnect();
