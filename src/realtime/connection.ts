@@ -74,6 +74,7 @@ export function createConnectionHandler(deps: ConnectionDeps): (socket: AgentSoc
         const roomIds = (await deps.rooms.listForAgent(agentId)).map((room) => room.id);
         const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent);
         if (!subscribed && socket.connected) {
+          metrics.rateLimitExceeded.inc({ transport: 'ws' });
           socket.emit('error', { code: 'RATE_LIMIT_EXCEEDED', message: `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})` });
           socket.disconnect(true);
         }

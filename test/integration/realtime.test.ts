@@ -153,6 +153,8 @@ describe('WebSocket namespace /agents', () => {
       const reply = await emitWithAck(a, 'message:send', { roomId: room.id, body: 'reply', mentions: [bob.id], replyTo: first.messageId, clientMsgId: 'c-1' });
       expect(await received).toMatchObject({ id: reply.messageId, mentions: [bob.id], replyTo: first.messageId });
       expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'reply', clientMsgId: 'c-1' })).toEqual({ messageId: reply.messageId });
+      expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'another body', clientMsgId: 'c-1' }))
+        .toEqual({ error: { code: 'CONFLICT', message: expect.any(String) } });
     });
   });
 
