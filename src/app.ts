@@ -3,10 +3,13 @@ import type { Logger } from 'pino';
 import type { Config } from './config/config.js';
 import { createContext, type AppContext, type ContextOverrides } from './context.js';
 import { buildHttpServer } from './http/server.js';
+import { attachRealtime, type Realtime } from './realtime/realtime.js';
 
 export interface RunningApp {
   ctx: AppContext;
   http: FastifyInstance;
+  /** The Socket.IO server on the same HTTP server (namespace /agents). */
+  realtime: Realtime;
   /** http://host:port the server listens on. */
   url: string;
   /** Stops accepting, lets in-flight work finish, then closes sockets, storage and Redis. */
@@ -16,9 +19,11 @@ export interface RunningApp {
 export async function startApp(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<RunningApp> {
   const ctx = await createContext(config, logger, overrides);
   const http = buildHttpServer(ctx);
+  const realtime = await attachRealtime(ctx, http.server, { adapterKey: overrides.realtimeAdapterKey });
   try {
     await http.listen({ port: config.port, host: config.host });
   } catch (err) {
+    await realtime.close();
     await ctx.close();
     throw err;
   }
@@ -30,10 +35,14 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
   return {
     ctx,
     http,
+    realtime,
     url: `http://${host}:${port}`,
     close() {
       closing ??= (async () => {
-        await http.close();
+        // Both stop accepting at once; the HTTP server finishes closing only once the sockets are gone.
+        const httpClosed = http.close();
+        await realtime.close();
+        await httpClosed;
         await ctx.close();
       })();
       return closing;

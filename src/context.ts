@@ -11,10 +11,10 @@ import { createDirectoryService, type DirectoryService } from './core/directory/
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
-import { noPresence, type PresenceReader } from './core/presence.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
+import { createMemoryPresence, type PresenceTracker } from './realtime/presence.js';
 import { openDatabase, type Database } from './store/database.js';
 
 /**
@@ -38,15 +38,18 @@ export interface AppContext {
   messages: MessagesService;
   social: SocialService;
   directory: DirectoryService;
-  /** Who is online; the real-time layer provides the live implementation. */
-  presence: PresenceReader;
+  /** Who is online: kept by the real-time layer from live sockets, read by the directory. */
+  presence: PresenceTracker;
   close(): Promise<void>;
 }
 
 export interface ContextOverrides {
   database?: Database;
   rateLimits?: RateLimits;
-  presence?: PresenceReader;
+  /** E.g. a shared (Redis) tracker; in memory otherwise. */
+  presence?: PresenceTracker;
+  /** Channel prefix of the Socket.IO Redis adapter (tests isolate themselves with a unique one). */
+  realtimeAdapterKey?: string;
 }
 
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
@@ -61,6 +64,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const authz = createAuthz(config.authzMode);
   const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
   const rooms = createRoomsService({ db, authz, events });
+  const presence = overrides.presence ?? createMemoryPresence();
 
   const ctx: AppContext = {
     config,
@@ -77,9 +81,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
     social: createSocialService({ db, dialect: database.dialect, authz }),
-    // Reads ctx.presence on every call, so a live reader installed after this point is the one used.
-    directory: createDirectoryService({ db, authz, companyId: config.companyId, presence: { onlineAgents: (ids) => ctx.presence.onlineAgents(ids) } }),
-    presence: overrides.presence ?? noPresence,
+    directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
+    presence,
     async close() {
       await database.close();
       if (redis) redis.disconnect();

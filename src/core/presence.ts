@@ -6,6 +6,3 @@ export interface PresenceReader {
   /** The subset of `agentIds` with at least one live WebSocket connection anywhere. */
   onlineAgents(agentIds: string[]): Promise<Set<string>>;
 }
-
-/** Nobody is online: for the CLI and for contexts without a real-time layer. */
-export const noPresence: PresenceReader = { onlineAgents: () => Promise.resolve(new Set()) };

@@ -1,24 +1,24 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
-import type { PresenceReader } from '../../src/core/presence.js';
+import { createMemoryPresence, type PresenceTracker } from '../../src/realtime/presence.js';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
 
 /** Presence the test controls; asserts the directory asks about exactly the agents it lists. */
-class FakePresence implements PresenceReader {
-  online = new Set<string>();
-  asked: string[][] = [];
-  onlineAgents(agentIds: string[]): Promise<Set<string>> {
-    this.asked.push(agentIds);
-    return Promise.resolve(new Set(agentIds.filter((id) => this.online.has(id))));
-  }
+function fakePresence(): PresenceTracker & { online: Set<string>; asked: string[][] } {
+  const fake = Object.assign(createMemoryPresence(), { online: new Set<string>(), asked: [] as string[][] });
+  fake.onlineAgents = (agentIds: string[]) => {
+    fake.asked.push(agentIds);
+    return Promise.resolve(new Set(agentIds.filter((id) => fake.online.has(id))));
+  };
+  return fake;
 }
 
 type Entry = { id: string; name: string; displayName: string; role: string; online: boolean };
 
 describe('agent directory', () => {
-  const presence = new FakePresence();
+  const presence = fakePresence();
   let db: TestDatabase;
   let app: RunningApp;
   let api: Api;

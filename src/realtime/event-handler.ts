@@ -1,0 +1,115 @@
+import type { Logger } from 'pino';
+import type { Principal } from '../core/principal.js';
+import { codePointLength } from '../core/validation.js';
+import { toPublicError, validationError, type AppError } from '../errors.js';
+import type { Metrics } from '../ops/metrics.js';
+import { classifyStorageError } from '../store/errors.js';
+import type { SerialQueue } from './in-flight.js';
+import type { ClientEventName, WsError } from './protocol.js';
+import type { AgentSocket } from './subscriptions.js';
+
+/**
+ * The one wrapper every client event goes through: payload envelope, queueing, the service call,
+ * the acknowledgement or `error` event, and the latency metric. Handlers are then a few lines.
+ */
+
+export type Ack = (response: unknown) => void;
+
+export interface EventContext {
+  socket: AgentSocket;
+  principal: Principal;
+  /** The client's payload, known to be a plain object. */
+  payload: Record<string, unknown>;
+}
+
+export interface EventSpec {
+  /** The payload may be omitted (`room:list`). */
+  payloadOptional?: boolean;
+  /** The reply only exists as an acknowledgement (`room:list`, `message:history`). */
+  requiresAck?: boolean;
+  /** Returns the acknowledgement value; nothing means `{ok: true}` (when the client asked for one). */
+  handle(event: EventContext): Promise<object | void>;
+}
+
+export const REQUEST_ID_MAX = 128;
+
+/** Socket.IO passes the acknowledgement callback, when the client asked for one, as the last argument. */
+export function splitArgs(args: readonly unknown[]): { payload: unknown; ack: Ack | undefined } {
+  const last = args[args.length - 1];
+  const ack = typeof last === 'function' ? (last as Ack) : undefined;
+  return { payload: args[0] === last && ack ? undefined : args[0], ack };
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !Buffer.isBuffer(value);
+
+const validRequestId = (value: unknown): value is string => typeof value === 'string' && codePointLength(value) <= REQUEST_ID_MAX;
+
+/** The request's `requestId` when it is one we can echo. */
+export function requestIdOf(payload: unknown): string | undefined {
+  return isPlainObject(payload) && validRequestId(payload.requestId) ? payload.requestId : undefined;
+}
+
+function checkEnvelope(payload: unknown, spec: EventSpec): Record<string, unknown> {
+  if (payload === undefined && spec.payloadOptional) return {};
+  if (!isPlainObject(payload)) throw validationError({ payload: 'must be an object' });
+  if (payload.requestId !== undefined && !validRequestId(payload.requestId)) {
+    throw validationError({ requestId: `must be a string of at most ${REQUEST_ID_MAX} characters` });
+  }
+  return payload;
+}
+
+/** What a client may see of any thrown value; internal failures are logged, never described. */
+export function toWsError(err: unknown, logger: Logger, event: string): WsError {
+  const appError = toPublicError(classifyStorageError(err));
+  if (appError.code === 'INTERNAL') {
+    const e = err instanceof Error ? { name: err.name, message: err.message } : { message: String(err) };
+    logger.error({ err: e, event }, 'websocket event failed');
+  } else if (appError.code === 'UNAVAILABLE') {
+    logger.warn({ event }, 'websocket event refused: dependency unavailable');
+  }
+  return { code: appError.wsCode, message: describe(appError) };
+}
+
+/** The ack error has no `details` key (DESIGN.md shape), so a validation message names the fields. */
+function describe(err: AppError): string {
+  if (err.details === undefined) return err.message;
+  const fields = Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`);
+  return `${err.message}: ${fields.join('; ')}`;
+}
+
+/** Into the acknowledgement when there is one, as an `error` event (with `requestId`) otherwise. */
+export function reply(socket: AgentSocket, error: WsError, ack: Ack | undefined, requestId: string | undefined): void {
+  if (ack) ack({ error: { code: error.code, message: error.message } });
+  else socket.emit('error', requestId === undefined ? error : { ...error, requestId });
+}
+
+export interface EventDeps {
+  metrics: Metrics;
+  logger: Logger;
+}
+
+/** Registers `spec` for `name` on the socket; its work runs in the socket's serial queue. */
+export function registerEvent(socket: AgentSocket, queue: SerialQueue, deps: EventDeps, name: ClientEventName, spec: EventSpec): void {
+  socket.on(name, (...args: unknown[]) => {
+    const received = performance.now();
+    const { payload, ack } = splitArgs(args);
+    queue.push(async () => {
+      // Socket.IO drops packets after a disconnect; do the same for ones still waiting here.
+      if (!socket.connected) return;
+      const requestId = requestIdOf(payload);
+      try {
+        const input = checkEnvelope(payload, spec);
+        if (spec.requiresAck && !ack) {
+          throw validationError({ ack: 'is required' }, `${name} replies only through an acknowledgement callback`);
+        }
+        const result = await spec.handle({ socket, principal: socket.data.principal, payload: input });
+        ack?.(result ?? { ok: true });
+      } catch (err) {
+        reply(socket, toWsError(err, deps.logger, name), ack, requestId);
+      } finally {
+        deps.metrics.wsLatency.observe({ event: name }, (performance.now() - received) / 1000);
+      }
+    });
+  });
+}

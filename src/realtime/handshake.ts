@@ -1,0 +1,36 @@
+import type { Socket } from 'socket.io';
+import type { SessionsService } from '../core/auth/sessions.service.js';
+import type { Principal } from '../core/principal.js';
+import { unauthenticated } from '../errors.js';
+
+type Handshake = Socket['handshake'];
+
+/**
+ * The session JWT of a handshake: `auth.token` (the Socket.IO idiom, which a client can refresh on
+ * every reconnect) and the query `token` of SPEC.md. When both are sent, the first that verifies wins,
+ * so a client that refreshes `auth` while its URL still carries an old token keeps working.
+ */
+export function handshakeTokens(handshake: Pick<Handshake, 'auth' | 'query'>): string[] {
+  const candidates: unknown[] = [];
+  const auth: unknown = handshake.auth;
+  if (typeof auth === 'object' && auth !== null && 'token' in auth) candidates.push(auth.token);
+  const query = handshake.query.token;
+  candidates.push(...(Array.isArray(query) ? query : [query]));
+  return candidates.filter((t): t is string => typeof t === 'string' && t !== '');
+}
+
+/** Verifies the handshake's JWT (HS256 pinned, `exp` required); throws UNAUTHENTICATED otherwise. */
+export function authenticateHandshake(sessions: SessionsService, handshake: Pick<Handshake, 'auth' | 'query'>): Principal {
+  const tokens = handshakeTokens(handshake);
+  if (tokens.length === 0) throw unauthenticated('A session JWT is required: connect with ?token=<JWT> or auth: {token}');
+  let failure: unknown;
+  for (const token of tokens) {
+    try {
+      const { exp: _exp, ...principal } = sessions.authenticate(token);
+      return principal;
+    } catch (err) {
+      failure = err;
+    }
+  }
+  throw failure;
+}

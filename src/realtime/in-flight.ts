@@ -1,0 +1,62 @@
+/**
+ * Work the realtime layer has started and not finished (event handlers, connection setup and
+ * teardown), so that a graceful shutdown can wait for it before closing sockets and storage.
+ */
+export class InFlight {
+  private count = 0;
+  private waiters: (() => void)[] = [];
+
+  get size(): number {
+    return this.count;
+  }
+
+  track<T>(work: Promise<T>): Promise<T> {
+    this.count++;
+    const done = (): void => {
+      if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
+    };
+    work.then(done, done);
+    return work;
+  }
+
+  /** Resolves when nothing is in flight, or after `timeoutMs` (true when it drained in time). */
+  idle(timeoutMs: number): Promise<boolean> {
+    if (this.count === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}
+
+/**
+ * Runs one socket's work one task at a time, in arrival order: two `message:send` events from one
+ * connection are stored, acknowledged and broadcast in the order they were sent.
+ */
+export class SerialQueue {
+  private tail: Promise<void> = Promise.resolve();
+  private waiting = 0;
+
+  constructor(private readonly inFlight: InFlight) {}
+
+  /** Tasks queued or running. */
+  get pending(): number {
+    return this.waiting;
+  }
+
+  push(task: () => Promise<void>): void {
+    this.waiting++;
+    const run = this.tail
+      .then(task)
+      // Tasks handle their own errors; this only keeps one failure from stopping the queue.
+      .catch(() => undefined)
+      .finally(() => {
+        this.waiting--;
+      });
+    this.tail = run;
+    this.inFlight.track(run);
+  }
+}

@@ -1,0 +1,121 @@
+import type { Server as HttpServer } from 'node:http';
+import { Server } from 'socket.io';
+import type { AppContext } from '../context.js';
+import { createConnectionHandler } from './connection.js';
+import { createRealtimePublisher } from './fan-out.js';
+import { InFlight } from './in-flight.js';
+import type { PresenceTracker } from './presence.js';
+import { NAMESPACE, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData } from './protocol.js';
+import { createRedisAdapter } from './redis-adapter.js';
+import { createSubscriptions, type AgentsNamespace } from './subscriptions.js';
+
+/**
+ * Socket.IO limits, set deliberately:
+ * - one frame at most 256 KiB: the largest valid `message:send` (16384 code points of 4-byte UTF-8,
+ *   or of characters JSON escapes as 6 bytes, plus 100 mentions) fits with room to spare; a
+ *   multi-MiB frame is refused by the WebSocket layer (close 1009) before it is buffered or parsed.
+ * - a ping every 25 s, 20 s to answer: a dead peer is noticed within 45 s, and the traffic keeps
+ *   idle connections alive through proxies that cut them after 60 s.
+ * - 10 s to join a namespace after the transport connected, instead of 45 s.
+ * - no per-message compression: it costs CPU and memory per connection for small JSON frames.
+ */
+export const WS_MAX_FRAME_BYTES = 256 * 1024;
+export const WS_PING_INTERVAL_MS = 25_000;
+export const WS_PING_TIMEOUT_MS = 20_000;
+export const WS_CONNECT_TIMEOUT_MS = 10_000;
+
+/** Shutdown budget (main.ts gives the whole close 15 s). */
+const DRAIN_TIMEOUT_MS = 5_000;
+const DISCONNECT_TIMEOUT_MS = 3_000;
+
+export interface RealtimeOptions {
+  /** Prefix of the Redis adapter's channels (tests use a unique one per run). */
+  adapterKey?: string;
+}
+
+export interface Realtime {
+  io: Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+  namespace: AgentsNamespace;
+  /** Stops accepting sockets and events, lets in-flight events finish, then closes the sockets. */
+  close(): Promise<void>;
+}
+
+/**
+ * The WebSocket interface of SPEC.md on the HTTP server of the REST API: namespace `/agents`,
+ * in-memory adapter on one node, the Redis adapter when REDIS_URL is set.
+ */
+export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, options: RealtimeOptions = {}): Promise<Realtime> {
+  const { config, logger } = ctx;
+  const log = logger.child({ component: 'realtime' });
+  const presence: PresenceTracker = ctx.presence;
+  const allowedOrigins = config.ws.allowedOrigins;
+  let closing = false;
+
+  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? 'ams:socket.io', log) : null;
+
+  const io = new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>(httpServer, {
+    serveClient: false,
+    transports: ['polling', 'websocket'],
+    maxHttpBufferSize: WS_MAX_FRAME_BYTES,
+    pingInterval: WS_PING_INTERVAL_MS,
+    pingTimeout: WS_PING_TIMEOUT_MS,
+    connectTimeout: WS_CONNECT_TIMEOUT_MS,
+    perMessageDeflate: false,
+    ...(redisAdapter ? { adapter: redisAdapter.adapter } : {}),
+    allowRequest(req, callback) {
+      if (closing) return callback('Server is shutting down', false);
+      // Browsers send Origin; other clients do not and are not affected (WS_ALLOWED_ORIGINS).
+      const origin = req.headers.origin;
+      if (allowedOrigins !== null && origin !== undefined && !allowedOrigins.includes(origin)) {
+        return callback('Origin not allowed', false);
+      }
+      callback(null, true);
+    },
+  });
+
+  // The service lives on /agents only; say so to a client that connected to the main namespace.
+  io.of('/').on('connection', (socket) => {
+    socket.emit('error', { code: 'VALIDATION_ERROR', message: `Unknown namespace "/"; connect to ${NAMESPACE}` });
+    socket.disconnect(true);
+  });
+
+  const nsp: AgentsNamespace = io.of(NAMESPACE);
+  const inFlight = new InFlight();
+  const subscriptions = createSubscriptions(nsp, presence);
+  nsp.on('connection', createConnectionHandler({
+    config: config.ws,
+    logger: log,
+    metrics: ctx.metrics,
+    rateLimits: ctx.rateLimits,
+    sessions: ctx.sessions,
+    rooms: ctx.rooms,
+    messages: ctx.messages,
+    subscriptions,
+    inFlight,
+    isClosing: () => closing,
+  }));
+  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
+
+  let closed: Promise<void> | undefined;
+  return {
+    io,
+    namespace: nsp,
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        if (!(await inFlight.idle(DRAIN_TIMEOUT_MS))) log.warn('websocket events still running after the drain timeout');
+        // Closing the transport (not a Socket.IO disconnect) lets clients reconnect on their own, to
+        // another node or to this one once it is back. Queued packets (acks) are flushed first.
+        const sockets = [...nsp.sockets.values()];
+        const gone = Promise.all(sockets.map((s) => (s.connected ? new Promise<void>((resolve) => s.once('disconnect', () => resolve())) : Promise.resolve())));
+        for (const socket of sockets) socket.conn.close();
+        await Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, DISCONNECT_TIMEOUT_MS).unref())]);
+        io.engine.close(); // whatever is left: dead peers, transports that never joined a namespace
+        await inFlight.idle(DISCONNECT_TIMEOUT_MS); // presence updates of the disconnects
+        await Promise.allSettled([io.of('/'), nsp].map((n) => n.adapter.close()));
+        await redisAdapter?.close();
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { createAdapter } from '@socket.io/redis-adapter';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface RedisAdapterHandle {
+  adapter: ReturnType<typeof createAdapter>;
+  /** Quits the pub/sub connections (after the namespaces' adapters were closed). */
+  close(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 5000;
+const QUIT_TIMEOUT_MS = 1000;
+
+/**
+ * `@socket.io/redis-adapter` on two connections duplicated from the context's Redis client (one is
+ * put in subscriber mode). Broadcasts and room operations (socketsJoin/socketsLeave/
+ * disconnectSockets) then reach the sockets of every node.
+ */
+export async function createRedisAdapter(redis: Redis, key: string, logger: Logger): Promise<RedisAdapterHandle> {
+  // The publisher fails fast while Redis is away (a stale broadcast is worth nothing later); the
+  // subscriber queues its (re)subscriptions until it is connected.
+  const pub = redis.duplicate({ enableOfflineQueue: false });
+  const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+
+  let failing = false;
+  const onCommandError = (err: unknown): void => {
+    if (failing) return; // one warning per outage, not one per broadcast
+    failing = true;
+    logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'socket.io redis adapter: command failed; cross-node fan-out degraded');
+  };
+  for (const client of [pub, sub]) {
+    client.on('error', onCommandError);
+    client.on('ready', () => {
+      failing = false;
+    });
+  }
+  // The adapter fires these commands without handling their rejections; during a Redis outage that
+  // would be an unhandled rejection (a crash), so each result gets a handler here.
+  guardCommands(pub, ['publish'], onCommandError);
+  guardCommands(sub, ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'], onCommandError);
+
+  const ready = await Promise.all([whenReady(pub), whenReady(sub)]);
+  if (ready.includes(false)) logger.warn('socket.io redis adapter: Redis not ready yet; continuing, it will connect when Redis does');
+
+  return {
+    adapter: createAdapter(pub, sub, { key }),
+    async close() {
+      await Promise.all([quit(pub), quit(sub)]);
+    },
+  };
+}
+
+function guardCommands(client: Redis, names: readonly string[], onError: (err: unknown) => void): void {
+  const target = client as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of names) {
+    const original = target[name]!.bind(client);
+    target[name] = (...args: unknown[]) => {
+      const result = original(...args);
+      if (result instanceof Promise) result.catch(onError);
+      return result;
+    };
+  }
+}
+
+function whenReady(client: Redis): Promise<boolean> {
+  if (client.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      client.off('ready', onReady);
+      resolve(false);
+    }, READY_TIMEOUT_MS);
+    const onReady = (): void => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    client.once('ready', onReady);
+  });
+}
+
+async function quit(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), QUIT_TIMEOUT_MS);
+  });
+  const outcome = await Promise.race([client.quit().then(() => 'quit' as const, () => 'failed' as const), timeout]);
+  clearTimeout(timer);
+  if (outcome !== 'quit') client.disconnect();
+}

@@ -1,0 +1,86 @@
+import type { Namespace, Socket } from 'socket.io';
+import type { PresenceTracker } from './presence.js';
+import {
+  roomChannel, agentChannel,
+  type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
+} from './protocol.js';
+
+export type AgentsNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+export type AgentSocket = Socket<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+
+/**
+ * Room subscriptions and the presence they imply, in one place. Socket.IO rooms carry the
+ * broadcasts (`room:<id>`, and `agent:<id>` to reach all sockets of an agent); the PresenceTracker
+ * decides when `presence:update` goes out. Only Socket.IO's own room operations are used, so with
+ * the Redis adapter they reach sockets on every node unchanged.
+ */
+export interface Subscriptions {
+  /**
+   * Subscribes a newly authenticated socket to the agent's rooms, sends it `agent:hello-ack`, and
+   * announces the agent online where this is its first socket. Refuses (false: nothing joined, sent
+   * or announced) beyond `maxConnections` live sockets of the agent.
+   */
+  connect(socket: AgentSocket, roomIds: readonly string[], maxConnections: number): Promise<boolean>;
+  /** After a socket disconnected: offline where it was the agent's last socket. */
+  disconnect(socket: AgentSocket): Promise<void>;
+  /** `room:join`: subscribes the socket and always announces online (DESIGN.md: presence is a state). */
+  join(socket: AgentSocket, roomId: string): Promise<void>;
+  /** `room:leave`: unsubscribes the socket; offline when it was the agent's last socket there. */
+  leave(socket: AgentSocket, roomId: string): Promise<void>;
+  /** A membership was added: the agent's live sockets (on every node) are subscribed. */
+  membershipAdded(agentId: string, roomId: string): Promise<void>;
+  /** A membership was removed: the agent's sockets are unsubscribed at once, then offline is announced. */
+  membershipRemoved(agentId: string, roomId: string): Promise<void>;
+}
+
+export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker): Subscriptions {
+  const announce = (roomId: string, agentId: string, status: 'online' | 'offline'): void => {
+    nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
+  };
+
+  return {
+    async connect(socket, roomIds, maxConnections) {
+      const { agentId } = socket.data.principal;
+      const { connections, firstInRooms } = await presence.connect(agentId, socket.id, roomIds);
+      if (connections > maxConnections || !socket.connected) {
+        await presence.disconnect(agentId, socket.id);
+        return false;
+      }
+      socket.join(roomIds.map(roomChannel));
+      socket.emit('agent:hello-ack', { agentId, rooms: [...roomIds] });
+      for (const roomId of firstInRooms) announce(roomId, agentId, 'online');
+      return true;
+    },
+
+    async disconnect(socket) {
+      const { agentId } = socket.data.principal;
+      for (const roomId of await presence.disconnect(agentId, socket.id)) announce(roomId, agentId, 'offline');
+    },
+
+    async join(socket, roomId) {
+      const { agentId } = socket.data.principal;
+      // The socket may have gone while membership was checked; joining now would leak it into the room.
+      if (!socket.connected) return;
+      socket.join(roomChannel(roomId));
+      await presence.join(agentId, socket.id, roomId);
+      announce(roomId, agentId, 'online');
+    },
+
+    async leave(socket, roomId) {
+      const { agentId } = socket.data.principal;
+      socket.leave(roomChannel(roomId));
+      if (await presence.leave(agentId, socket.id, roomId)) announce(roomId, agentId, 'offline');
+    },
+
+    async membershipAdded(agentId, roomId) {
+      nsp.in(agentChannel(agentId)).socketsJoin(roomChannel(roomId));
+      if (await presence.joinAllSockets(agentId, roomId)) announce(roomId, agentId, 'online');
+    },
+
+    async membershipRemoved(agentId, roomId) {
+      // First, and synchronously: no message:new of this room may reach the agent after this line.
+      nsp.in(agentChannel(agentId)).socketsLeave(roomChannel(roomId));
+      if (await presence.leaveAllSockets(agentId, roomId)) announce(roomId, agentId, 'offline');
+    },
+  };
+}

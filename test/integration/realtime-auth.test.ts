@@ -1,0 +1,130 @@
+import { createHmac } from 'node:crypto';
+import { io } from 'socket.io-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { connect, connectReady, disconnected, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+
+const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
+const claimsOf = (jwt: string): { agentId: string; role: string; iat: number; exp: number } =>
+  JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
+
+/** Expects the DESIGN.md auth failure: `error` AUTH_FAILED, then a server disconnect, and nothing else. */
+async function expectAuthFailure(socket: ClientSocket): Promise<string> {
+  const hellos = record(socket, 'agent:hello-ack');
+  const order: string[] = [];
+  socket.on('error', () => order.push('error'));
+  socket.on('disconnect', () => order.push('disconnect'));
+  const error = waitFor(socket, 'error');
+  const reason = await disconnected(socket);
+  expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.any(String) });
+  expect(reason).toBe('io server disconnect');
+  expect(order).toEqual(['error', 'disconnect']);
+  expect(hellos).toEqual([]);
+  return (await error).message as string;
+}
+
+describe('WebSocket handshake authentication', () => {
+  let server: TestServer;
+  let api: Api;
+  let admin: TestAgent;
+  let agent: TestAgent;
+  let roomId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    api = new Api(server.url);
+    admin = await newAdmin(api);
+    agent = await newAgent(api);
+    roomId = (await newRoom(api, admin, [agent])).id;
+  });
+  afterAll(() => server.close());
+
+  it('refuses a connection without a token', async () => {
+    expect(await expectAuthFailure(connect(server.url, undefined))).toMatch(/token/i);
+  });
+
+  it('refuses a tampered JWT (payload changed, signature kept)', async () => {
+    const [header, , signature] = agent.jwt.split('.');
+    const forged = b64url(JSON.stringify({ ...claimsOf(agent.jwt), role: 'admin' }));
+    await expectAuthFailure(connect(server.url, `${header}.${forged}.${signature}`));
+  });
+
+  it('refuses a JWT signed with another secret, with alg none, or without exp', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (header: object, claims: object, secret: string): string => {
+      const unsigned = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
+      return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
+    };
+    const claims = { agentId: agent.id, role: 'agent', iat: now, exp: now + 600 };
+    await expectAuthFailure(connect(server.url, sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret-another-secret-0123456789')));
+    await expectAuthFailure(connect(server.url, `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`));
+    await expectAuthFailure(connect(server.url, 'not-a-jwt'));
+  });
+
+  it('refuses an API token in place of a JWT', async () => {
+    expect(await expectAuthFailure(connect(server.url, agent.apiToken))).toMatch(/API token/);
+  });
+
+  it('runs no handler of any other event for a refused socket', async () => {
+    const socket = connect(server.url, 'not-a-jwt');
+    // Emitted as soon as the client may: before the server's error arrives. Only the one
+    // AUTH_FAILED error may come back (expectAuthFailure), and nothing is stored.
+    socket.on('connect', () => socket.emit('message:send', { roomId, body: 'sneaky' }));
+    await expectAuthFailure(socket);
+    const audit = await server.app.ctx.database.db.selectFrom('messages').select('id').where('body', '=', 'sneaky').execute();
+    expect(audit).toEqual([]);
+  });
+
+  it('accepts a valid token in auth.token even when the query carries a stale one', async () => {
+    const { hello } = await connectReady(server.url, agent.jwt, { tokenIn: 'auth', query: { token: 'stale' } });
+    expect(hello.agentId).toBe(agent.id);
+  });
+
+  it('tells a client of the main namespace to use /agents', async () => {
+    const socket = io(server.url, { transports: ['websocket'], reconnection: false, forceNew: true, query: { token: agent.jwt } });
+    const error = waitFor(socket, 'error');
+    const gone = disconnected(socket);
+    expect(await error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringContaining('/agents') });
+    expect(await gone).toBe('io server disconnect');
+  });
+
+  it('disconnects the live sockets of a session whose API token is revoked', async () => {
+    const victim = await newAgent(api);
+    const { socket } = await connectReady(server.url, victim.jwt);
+    const other = await connectReady(server.url, agent.jwt);
+    const error = waitFor(socket, 'error');
+    const gone = disconnected(socket);
+    expect((await api.delete(`/api/v1/tokens/${victim.prefix}`)).status).toBe(204);
+    expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.stringContaining('revoked') });
+    expect(await gone).toBe('io server disconnect');
+    expect(other.socket.connected).toBe(true);
+    other.socket.disconnect();
+  });
+});
+
+describe('WebSocket handshake with an expired JWT', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ config: { jwtTtlSeconds: 1 } });
+  });
+  afterAll(() => server.close());
+
+  it('refuses it with AUTH_FAILED; a fresh JWT for the same agent connects and re-joins its rooms', async () => {
+    const api = new Api(server.url);
+    const admin = await newAdmin(api);
+    const agent = await newAgent(api);
+    const room = await newRoom(api, admin, [agent]);
+    const { exp } = claimsOf(agent.jwt);
+    // Wait (no assertion on timing) until the token is past its exp.
+    while (Date.now() < exp * 1000 + 50) await new Promise((resolve) => setTimeout(resolve, exp * 1000 + 50 - Date.now()));
+
+    expect(await expectAuthFailure(connect(server.url, agent.jwt))).toMatch(/expired|invalid/i);
+
+    const session = await api.post('/api/v1/sessions', { apiToken: agent.apiToken });
+    expect(session.status).toBe(201);
+    const { socket, hello } = await connectReady(server.url, session.body.token);
+    expect(hello).toEqual({ agentId: agent.id, rooms: [room.id] });
+    socket.disconnect();
+  });
+});
