@@ -47,6 +47,7 @@ async function startRedis() {
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   const url = `redis://127.0.0.1:${port}`;
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {}); // refused until redis-server listens: retried below
   for (let i = 0; i < 50; i++) {
     try {
       await client.connect();

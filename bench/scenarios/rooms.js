@@ -8,7 +8,7 @@ import { SioClient, connectAll } from '../lib/sio-client.js';
 const NSP = '/agents';
 
 /** Service fixtures over REST: per room one admin (its creator) and roomSize - 1 agents, all connected. */
-async function serviceClients(service, { rooms, roomSize, mint }) {
+export async function serviceClients(service, { rooms, roomSize, mint }) {
   const clients = [];
   const roomOf = [];
   const roomSize_ = new Map();
