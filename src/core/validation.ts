@@ -73,10 +73,10 @@ export function parseTimestamp(value: string): Date | null {
 
 function messageFor(error: ValueError): string {
   const schema = error.schema as Partial<TTextSchema> & TSchema;
+  // A missing property is reported with the property's own schema: say "required", not "must be a string".
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required';
   if (schema[Kind] === 'Text') return textProblem(schema as TTextSchema, error.value) ?? 'is invalid';
   switch (error.type) {
-    case ValueErrorType.ObjectRequiredProperty:
-      return 'is required';
     case ValueErrorType.ObjectAdditionalProperties:
       return 'is not an allowed field';
     case ValueErrorType.Union:
@@ -91,8 +91,10 @@ function messageFor(error: ValueError): string {
     case ValueErrorType.Number:
       return 'must be a number';
     case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
       return `must be at least ${String(schema.minimum)}`;
     case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
       return `must be at most ${String(schema.maximum)}`;
     case ValueErrorType.Array:
       return 'must be an array';
