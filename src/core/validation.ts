@@ -72,8 +72,6 @@ export function parseTimestamp(value: string): Date | null {
 }
 
 function messageFor(error: ValueError): string {
-  // A missing field is reported as such, whatever kind its schema is.
-  if (error.type === ValueErrorType.ObjectRequiredProperty || (error.value === undefined && error.path !== '')) return 'is required';
   const schema = error.schema as Partial<TTextSchema> & TSchema;
   // A missing property is reported with the property's own schema: say "required", not "must be a string".
   if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required';
