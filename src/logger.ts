@@ -1,9 +1,12 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import type { LogLevel } from './config/config.js';
 
-/** The one logger setup. Credentials never reach the logs, whatever a caller puts in an object. */
-export function createLogger(level: LogLevel): Logger {
-  return pino({
+/**
+ * The one logger setup. Credentials never reach the logs, whatever a caller puts in an object.
+ * `destination` defaults to stdout; tests pass a stream to read what would be logged.
+ */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level,
     redact: {
       paths: [
@@ -22,5 +25,6 @@ export function createLogger(level: LogLevel): Logger {
       // Fastify logs req.url; strip any query string so a `?token=` never lands in a log line.
       req: (req: { method?: string; url?: string; ip?: string }) => ({ method: req.method, url: req.url?.split('?')[0], ip: req.ip }),
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -1,4 +1,3 @@
-import { startApp } from './app.js';
 import { buildConfig, ConfigError } from './config/config.js';
 import { readEnv } from './config/env.js';
 import { createLogger } from './logger.js';
@@ -15,6 +14,8 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  // Loaded only once the configuration is valid, so a configuration error is reported at once.
+  const { startApp } = await import('./app.js');
   const app = await startApp(config, logger);
   logger.info({ url: app.url, database: config.database.kind, redis: config.redisUrl !== null, authz: config.authzMode }, 'agent messaging service listening');
 

@@ -22,8 +22,8 @@ Commands:
 
 The database is the one configured by DATABASE_URL (default sqlite:./data/ams.sqlite).`;
 
-async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+function parseCommandLine(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -34,6 +34,18 @@ async function run(argv: string[]): Promise<number> {
       help: { type: 'boolean', short: 'h' },
     },
   });
+}
+
+async function run(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv);
+  } catch (err) {
+    // An unknown option or a missing option value is a usage mistake, like an unknown command.
+    console.error(`ams: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
   const command = positionals.join(' ');
   if (values.help || command === '' || command === 'help') {
     console.log(USAGE);
@@ -44,7 +56,8 @@ async function run(argv: string[]): Promise<number> {
     return 2;
   }
 
-  const config = buildConfig(readEnv());
+  // The command line signs no JWT, so it needs no JWT_SECRET, even with PostgreSQL.
+  const config = buildConfig(readEnv(), { requireJwtSecret: false });
   const logger = createLogger('warn');
   const database = await openDatabase(config.database, logger);
   try {

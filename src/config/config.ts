@@ -71,7 +71,15 @@ function parseTrustProxy(raw: string | undefined): boolean | string | number {
   return raw; // addresses / CIDRs, comma separated
 }
 
-export function buildConfig(env: RawEnv): Config {
+export interface BuildOptions {
+  /**
+   * False for tools that never sign or verify a JWT (the `ams` command line): they may run against
+   * PostgreSQL without JWT_SECRET. The server always requires it there.
+   */
+  requireJwtSecret?: boolean;
+}
+
+export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
   const poolMax = integer('DB_POOL_MAX', env.DB_POOL_MAX, 10, 1, 1000);
   const database = parseDatabase(env.DATABASE_URL, poolMax);
 
@@ -79,7 +87,7 @@ export function buildConfig(env: RawEnv): Config {
   if (jwtSecret !== null && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
     throw new ConfigError('JWT_SECRET must be at least 32 bytes');
   }
-  if (jwtSecret === null && database.kind === 'postgres') {
+  if (jwtSecret === null && database.kind === 'postgres' && options.requireJwtSecret !== false) {
     throw new ConfigError('JWT_SECRET is required with PostgreSQL (every node must sign with the same secret)');
   }
 

@@ -72,9 +72,9 @@ export function parseTimestamp(value: string): Date | null {
 }
 
 function messageFor(error: ValueError): string {
-  // A missing field is reported as such, whatever kind its schema is.
-  if (error.type === ValueErrorType.ObjectRequiredProperty || (error.value === undefined && error.path !== '')) return 'is required';
   const schema = error.schema as Partial<TTextSchema> & TSchema;
+  // A missing property is reported with the property's own schema: say "required", not "must be a string".
+  if (error.type === ValueErrorType.ObjectRequiredProperty) return 'is required';
   if (schema[Kind] === 'Text') return textProblem(schema as TTextSchema, error.value) ?? 'is invalid';
   switch (error.type) {
     case ValueErrorType.ObjectAdditionalProperties:
@@ -91,8 +91,10 @@ function messageFor(error: ValueError): string {
     case ValueErrorType.Number:
       return 'must be a number';
     case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
       return `must be at least ${String(schema.minimum)}`;
     case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
       return `must be at most ${String(schema.maximum)}`;
     case ValueErrorType.Array:
       return 'must be an array';

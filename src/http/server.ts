@@ -2,7 +2,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { opsRoutes } from '../ops/ops.routes.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { AppError } from '../errors.js';
+import { registerErrorHandling, sendError } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
@@ -30,7 +31,12 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    // Path ids longer than a UUID reach the route and get its 400 with details, not a router 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
+    // Errors the router raises before any route runs (malformed percent-encoding, over-long
+    // segment) get the one error shape too, instead of Fastify's own body.
+    frameworkErrors: (err, _request, reply) =>
+      sendError(reply, new AppError('BAD_REQUEST', err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long' : 'Malformed URL')),
   });
 
   // JSON bodies through Fastify's own safe parser (it strips __proto__ / constructor.prototype);
@@ -43,6 +49,18 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
       return;
     }
     defaultJsonParser(request, text, done);
+  });
+
+  // Graceful shutdown: once closing, every response tells its client to close the connection, so
+  // an idle keep-alive socket cannot hold the process open until the client's own idle timeout.
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
   });
 
   registerErrorHandling(app);

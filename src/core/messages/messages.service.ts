@@ -10,7 +10,8 @@ import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { compile, parseId, requireObject } from '../validation.js';
-import { HISTORY_LIMIT_DEFAULT, HISTORY_LIMIT_MAX, SendMessageInput } from './messages.schema.js';
+import { parseHistoryCursor, parseHistoryLimit } from './history-query.js';
+import { SendMessageInput } from './messages.schema.js';
 import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
 
 export interface Message {
@@ -50,24 +51,6 @@ export interface MessagesService {
 }
 
 const sendInput = compile(SendMessageInput);
-
-function parseLimit(raw: unknown): number {
-  if (raw === undefined || raw === null || raw === '') return HISTORY_LIMIT_DEFAULT;
-  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > HISTORY_LIMIT_MAX) {
-    throw validationError({ limit: `must be a whole number from 1 to ${HISTORY_LIMIT_MAX}` });
-  }
-  return value;
-}
-
-function parseBefore(query: HistoryQuery): string | null {
-  const given = [query.before, query.cursor].filter((v) => v !== undefined && v !== null && v !== '');
-  if (given.length === 0) return null;
-  if (given.length === 2 && String(given[0]).toLowerCase() !== String(given[1]).toLowerCase()) {
-    throw validationError({ cursor: 'cursor and before must not differ' });
-  }
-  return parseId(given[0], query.before !== undefined && query.before !== '' ? 'before' : 'cursor');
-}
 
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
   const { db, authz, rooms, events } = deps;
@@ -118,12 +101,12 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     async history(principal, rawRoomId, query) {
       const reader = authz.requireAgent(principal);
       const roomId = parseId(rawRoomId, 'roomId');
-      const limit = parseLimit(query.limit);
-      const before = parseBefore(query);
+      const limit = parseHistoryLimit(query.limit);
+      const { before, field } = parseHistoryCursor(query);
       if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
       else await rooms.get(roomId);
       if (before !== null && !(await findMessageInRoom(db, roomId, before))) {
-        throw validationError({ [query.before !== undefined ? 'before' : 'cursor']: 'is not the id of a message in this room' });
+        throw validationError({ [field]: 'is not the id of a message in this room' });
       }
       const { messages, hasMore } = await pageMessages(db, roomId, before, limit);
       return { messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };

@@ -23,7 +23,8 @@ function toAppError(err: FastifyError): AppError {
   if (classified instanceof AppError) return classified;
   const known = err.code ? FASTIFY_CODES[err.code] : undefined;
   if (known) return new AppError(known[0], known[1]);
-  if (err instanceof SyntaxError || err.code === 'FST_ERR_CTP_INVALID_JSON_BODY') return new AppError('BAD_REQUEST', 'Malformed JSON body');
+  // A SyntaxError is the client's only when the body parser flagged it (a bug of ours is a 500).
+  if (err instanceof SyntaxError && err.statusCode === 400) return new AppError('BAD_REQUEST', 'Malformed JSON body');
   // Any other 4xx Fastify raises is the client's doing; keep its status class with a plain message.
   if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
     return new AppError('BAD_REQUEST', 'Bad Request');
@@ -35,7 +36,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err);
     if (appError.status >= 500) {
-      request.log.error({ err }, 'request failed');
+      // What failed and where, without the stack or driver internals (house rule: no stack traces
+      // in logs); the route pattern locates the failing code path.
+      const cause = { type: err.name, code: typeof err.code === 'string' ? err.code : undefined, message: err.message };
+      request.log.error({ error: cause, route: request.routeOptions.url }, 'request failed');
     }
     return sendError(reply, appError);
   });

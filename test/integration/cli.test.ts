@@ -1,0 +1,163 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Api, uniqueName } from '../helpers/api.js';
+import { createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `npm run build`, one at a time: vitest may run another file that builds in parallel. */
+async function buildOnce(): Promise<void> {
+  const lock = join(ROOT, 'dist', '.build-lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // A lock left by a killed run is stale after two minutes.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // released meanwhile
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `ams <args>` (dist/cli/main.js) against `databaseUrl`, with no other configuration. */
+function ams(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['dist/cli/main.js', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl } }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface AdminCreated {
+  agent: { id: string; name: string; displayName: string; role: string; createdAt: string };
+  token: { id: string; token: string; prefix: string; scopes: object; expiresAt: string | null; createdAt: string };
+}
+
+describe('the ams command line', () => {
+  let db: TestDatabase;
+  let server: TestServer | undefined;
+  beforeAll(buildOnce, 120_000);
+  afterEach(async () => {
+    await server?.close({ keepDatabase: true });
+    server = undefined;
+    await db?.drop();
+  });
+
+  it('admin create --name: prints the admin and a token that a server on the same database exchanges', async () => {
+    db = await createTestDatabase();
+    const name = uniqueName('root');
+    const res = await ams(db.url, 'admin', 'create', '--name', name);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const printed = JSON.parse(res.stdout) as AdminCreated;
+    expect(printed.agent).toEqual({ id: expect.any(String), name, displayName: name, role: 'admin', createdAt: expect.any(String) });
+    expect(printed.token.token).toMatch(/^agt_[0-9a-f]{12}_[0-9a-f]{64}$/);
+    expect(printed.token.token.startsWith(`${printed.token.prefix}_`)).toBe(true);
+
+    server = await startTestServer({ db, config: { authzMode: 'strict' } });
+    const api = new Api(server.url);
+    const session = await api.post('/api/v1/sessions', { apiToken: printed.token.token });
+    expect(session.status).toBe(201);
+    const claims = JSON.parse(Buffer.from(session.body.token.split('.')[1], 'base64url').toString('utf8')) as { agentId: string; role: string };
+    expect(claims).toMatchObject({ agentId: printed.agent.id, role: 'admin' });
+    // In strict mode this admin is the way in: it may create agents and rooms.
+    const agent = await api.post('/api/v1/agents', { name: uniqueName('a'), displayName: 'A', role: 'agent' }, { jwt: session.body.token });
+    expect(agent.status).toBe(201);
+    const room = await api.post('/rooms', { slug: uniqueName('r'), name: 'R' }, { jwt: session.body.token });
+    expect(room.status).toBe(201);
+  });
+
+  it('works while a server runs on the same database, and honours --display-name', async () => {
+    db = await createTestDatabase();
+    server = await startTestServer({ db });
+    const name = uniqueName('live');
+    const res = await ams(db.url, 'admin', 'create', '--name', name, '--display-name', 'Live Admin');
+    expect(res.code).toBe(0);
+    const printed = JSON.parse(res.stdout) as AdminCreated;
+    expect(printed.agent.displayName).toBe('Live Admin');
+    const api = new Api(server.url);
+    expect((await api.post('/api/v1/sessions', { apiToken: printed.token.token })).status).toBe(201);
+    expect((await api.get('/api/v1/agents')).body).toContainEqual(printed.agent);
+  });
+
+  it('token issue --agent: a fresh token for an existing agent; refuses an unknown one', async () => {
+    db = await createTestDatabase();
+    const created = JSON.parse((await ams(db.url, 'admin', 'create', '--name', uniqueName('root'))).stdout) as AdminCreated;
+    const issued = await ams(db.url, 'token', 'issue', '--agent', created.agent.id, '--expires-at', '2099-01-01T00:00:00Z');
+    expect(issued.code).toBe(0);
+    const token = JSON.parse(issued.stdout) as AdminCreated['token'];
+    expect(token.expiresAt).toBe('2099-01-01T00:00:00.000Z');
+    expect(token.prefix).not.toBe(created.token.prefix);
+    server = await startTestServer({ db });
+    expect((await new Api(server.url).post('/api/v1/sessions', { apiToken: token.token })).status).toBe(201);
+
+    const unknown = await ams(db.url, 'token', 'issue', '--agent', '01900000-0000-7000-8000-000000000000');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe('ams: Agent not found');
+  });
+
+  it('reports mistakes on one line with a non-zero exit code, and creates nothing', async () => {
+    db = await createTestDatabase();
+    const name = uniqueName('dup');
+    expect((await ams(db.url, 'admin', 'create', '--name', name)).code).toBe(0);
+    const duplicate = await ams(db.url, 'admin', 'create', '--name', name);
+    expect(duplicate.code).toBe(1);
+    expect(duplicate.stdout).toBe('');
+    expect(duplicate.stderr.trim()).toBe(`ams: Agent name "${name}" already exists`);
+
+    const invalid = await ams(db.url, 'admin', 'create', '--name', 'Not Valid');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr.trim().split('\n')).toHaveLength(1);
+    expect(invalid.stderr).toContain('must match pattern ^[a-z0-9][a-z0-9-]{0,63}$');
+
+    const missing = await ams(db.url, 'admin', 'create');
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('--name');
+
+    server = await startTestServer({ db });
+    const agents = (await new Api(server.url).get('/api/v1/agents')).body as { name: string }[];
+    expect(agents.map((a) => a.name)).toEqual([name]);
+  });
+
+  it('usage: --help prints it (exit 0); an unknown command or option prints it on stderr (exit 2)', async () => {
+    db = await createTestDatabase();
+    const help = await ams(db.url, '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('admin create --name <name>');
+    for (const args of [['frobnicate'], ['admin', 'create', '--nmae', 'x']]) {
+      const res = await ams(db.url, ...args);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toContain('Usage: ams <command>');
+    }
+  });
+
+  it('a configuration error is one line naming the variable', async () => {
+    db = await createTestDatabase();
+    const res = await ams('mysql://nowhere', 'admin', 'create', '--name', 'x');
+    expect(res.code).toBe(1);
+    expect(res.stderr.trim()).toBe('ams: configuration error: DATABASE_URL must start with sqlite: or postgres://');
+  });
+});

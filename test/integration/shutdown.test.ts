@@ -1,0 +1,190 @@
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Api } from '../helpers/api.js';
+import { createTestDatabase, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `npm run build`, one at a time: vitest may run another file that builds in parallel. */
+async function buildOnce(): Promise<void> {
+  const lock = join(ROOT, 'dist', '.build-lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // A lock left by a killed run is stale after two minutes.
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+      } catch {
+        // released meanwhile
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+interface Spawned {
+  child: ChildProcessWithoutNullStreams;
+  /** Resolves with the first JSON log line that satisfies `predicate`. */
+  waitForLog(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }>;
+}
+
+function spawnServer(env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
+  let stdout = '';
+  let stderr = '';
+  const waiters: { predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }[] = [];
+  const seen: Record<string, unknown>[] = [];
+  let pending = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const raw of lines) {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      seen.push(line);
+      for (const w of [...waiters]) {
+        if (w.predicate(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }>((resolve) =>
+    // 'close', not 'exit': only then has all of the child's output been read.
+    child.on('close', (code, signal) => resolve({ code, signal, stderr, stdout })),
+  );
+  return {
+    child,
+    exit,
+    waitForLog(predicate) {
+      const found = seen.find(predicate);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        waiters.push({ predicate, resolve });
+        void exit.then((e) => reject(new Error(`server exited (${e.code}) before the expected log line; stderr: ${e.stderr}`)));
+      });
+    },
+  };
+}
+
+describe('process lifecycle: node dist/main.js', () => {
+  let db: TestDatabase | undefined;
+  let running: Spawned | undefined;
+  beforeAll(buildOnce, 120_000);
+  afterEach(async () => {
+    if (running && running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exit;
+    }
+    running = undefined;
+    await db?.drop();
+    db = undefined;
+  });
+
+  async function startServer(): Promise<{ url: string }> {
+    db = await createTestDatabase();
+    running = spawnServer({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET });
+    const listening = await running.waitForLog((l) => l.msg === 'agent messaging service listening');
+    return { url: listening.url as string };
+  }
+
+  it('SIGTERM: stops accepting, lets the in-flight request finish, closes the database and exits 0', async () => {
+    const { url } = await startServer();
+    const { port } = new URL(url);
+    const body = JSON.stringify({ name: `inflight-${Date.now()}`, displayName: 'In flight', role: 'agent' });
+    const half = Math.floor(body.length / 2);
+
+    // A client that keeps idle connections open for ever, as a load balancer might: the server must
+    // not wait for it to hang up (the 15 s deadline would then exit 1).
+    const keepAlive = new Agent({ keepAlive: true });
+    // A request whose body arrives in two parts: it is in flight while the signal arrives.
+    const response = new Promise<{ status: number; body: string; connection: string | undefined }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/api/v1/agents', agent: keepAlive, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, connection: res.headers.connection }));
+      });
+      req.on('error', reject);
+      req.write(body.slice(0, half));
+      void running!.waitForLog((l) => l.msg === 'shutting down').then(() => {
+        // The listener is closed: a new connection is refused while this request is still open.
+        void fetch(`${url}/healthz`).then(
+          () => reject(new Error('a new connection was accepted during shutdown')),
+          () => req.end(body.slice(half)),
+        );
+      });
+    });
+    await running!.waitForLog((l) => l.msg === 'incoming request' && (l.req as { url?: string } | undefined)?.url === '/api/v1/agents');
+    running!.child.kill('SIGTERM');
+
+    const res = await response;
+    expect(res.status).toBe(201);
+    expect(res.connection).toBe('close');
+    const created = JSON.parse(res.body) as { id: string; name: string };
+    const exit = await running!.exit;
+    keepAlive.destroy();
+    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(exit.stderr).toBe('');
+    expect(exit.stdout).not.toContain('shutdown took longer');
+
+    // The agent was committed before the process exited.
+    const server = await startTestServer({ db: db! });
+    try {
+      const agents = await new Api(server.url).get('/api/v1/agents');
+      expect(agents.body).toContainEqual(expect.objectContaining({ id: created.id, name: created.name }));
+    } finally {
+      await server.close({ keepDatabase: true });
+    }
+  });
+
+  it('SIGINT on an idle server exits 0 promptly', async () => {
+    const { url } = await startServer();
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    running!.child.kill('SIGINT');
+    expect((await running!.exit).code).toBe(0);
+  });
+
+  it.concurrent.each([
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['JWT_SECRET', { JWT_SECRET: 'too-short' }],
+    ['AUTHZ_MODE', { AUTHZ_MODE: 'x' }],
+    ['JWT_SECRET', { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/none' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://localhost/db' }],
+    ['RATE_LIMIT_ANON_PER_MINUTE', { RATE_LIMIT_ANON_PER_MINUTE: '0' }],
+    ['JWT_TTL_SECONDS', { JWT_TTL_SECONDS: '15m' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+  ])('invalid configuration (%s): one clear line naming the variable, exit code 1', async (variable, env) => {
+    const child = spawnServer({ DATABASE_URL: 'sqlite::memory:', ...env });
+    const exit = await child.exit;
+    expect(exit.code).toBe(1);
+    expect(exit.stdout).toBe('');
+    const lines = exit.stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(variable);
+    expect(lines[0]).toMatch(/^configuration error: /);
+  });
+});

@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { buildConfig, ConfigError, testConfig } from '../../src/config/config.js';
+import { readEnv } from '../../src/config/env.js';
+
+const SECRET = 'x'.repeat(32);
+
+describe('readEnv', () => {
+  it('keeps only the known variables, and treats empty ones as unset', () => {
+    const env = readEnv({ PORT: '8080', JWT_SECRET: '', HOME: '/root', AUTHZ_MODE: 'strict', UNRELATED: 'x' });
+    expect(env).toEqual({ PORT: '8080', AUTHZ_MODE: 'strict' });
+  });
+});
+
+describe('buildConfig', () => {
+  it('has the defaults of DESIGN.md section 2', () => {
+    const config = buildConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '0.0.0.0',
+      database: { kind: 'sqlite', path: './data/ams.sqlite' },
+      redisUrl: null,
+      jwtSecret: null,
+      jwtTtlSeconds: 900,
+      authzMode: 'open',
+      rateLimit: { anonPerMinute: 100, agentPerMinute: 600 },
+      ws: { eventsPerSecond: 30, abuseEventsPerSecond: 50, abuseSeconds: 10 },
+      companyId: 'default',
+      trustProxy: false,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every documented variable', () => {
+    const config = buildConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u:p@db:5432/ams',
+      REDIS_URL: 'redis://cache:6379',
+      JWT_SECRET: SECRET,
+      JWT_TTL_SECONDS: '60',
+      AUTHZ_MODE: 'strict',
+      RATE_LIMIT_ANON_PER_MINUTE: '10',
+      RATE_LIMIT_AGENT_PER_MINUTE: '20',
+      WS_EVENTS_PER_SECOND: '5',
+      WS_ABUSE_EVENTS_PER_SECOND: '7',
+      WS_ABUSE_SECONDS: '3',
+      COMPANY_ID: 'acme',
+      TRUST_PROXY: 'true',
+      LOG_LEVEL: 'debug',
+    });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      database: { kind: 'postgres', url: 'postgres://u:p@db:5432/ams' },
+      redisUrl: 'redis://cache:6379',
+      jwtSecret: SECRET,
+      jwtTtlSeconds: 60,
+      authzMode: 'strict',
+      rateLimit: { anonPerMinute: 10, agentPerMinute: 20 },
+      ws: { eventsPerSecond: 5, abuseEventsPerSecond: 7, abuseSeconds: 3 },
+      companyId: 'acme',
+      trustProxy: true,
+      logLevel: 'debug',
+    });
+  });
+
+  it('parses the DATABASE_URL forms', () => {
+    expect(buildConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ kind: 'sqlite', path: ':memory:' });
+    expect(buildConfig({ DATABASE_URL: 'sqlite:/var/lib/ams/db.sqlite' }).database).toEqual({ kind: 'sqlite', path: '/var/lib/ams/db.sqlite' });
+    expect(buildConfig({ DATABASE_URL: 'postgresql://h/db', JWT_SECRET: SECRET }).database).toMatchObject({ kind: 'postgres', url: 'postgresql://h/db' });
+  });
+
+  it('parses TRUST_PROXY as a boolean, a hop count, or addresses', () => {
+    expect(buildConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(buildConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    expect(buildConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy).toBe('10.0.0.0/8,127.0.0.1');
+  });
+
+  it('accepts a JWT_SECRET of exactly 32 bytes, counted in UTF-8', () => {
+    expect(buildConfig({ JWT_SECRET: SECRET }).jwtSecret).toBe(SECRET);
+    expect(buildConfig({ JWT_SECRET: 'é'.repeat(16) }).jwtSecret).toBe('é'.repeat(16));
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '-1' }, 'PORT'],
+    [{ PORT: '65536' }, 'PORT'],
+    [{ PORT: '80.5' }, 'PORT'],
+    [{ JWT_SECRET: 'x'.repeat(31) }, 'JWT_SECRET'],
+    [{ JWT_SECRET: 'é'.repeat(15) }, 'JWT_SECRET'],
+    [{ DATABASE_URL: 'postgres://h/db' }, 'JWT_SECRET'],
+    [{ DATABASE_URL: 'mysql://h/db' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres://a b/db', JWT_SECRET: SECRET }, 'DATABASE_URL'],
+    [{ AUTHZ_MODE: 'x' }, 'AUTHZ_MODE'],
+    [{ AUTHZ_MODE: 'STRICT' }, 'AUTHZ_MODE'],
+    [{ JWT_TTL_SECONDS: '0' }, 'JWT_TTL_SECONDS'],
+    [{ JWT_TTL_SECONDS: '15m' }, 'JWT_TTL_SECONDS'],
+    [{ RATE_LIMIT_ANON_PER_MINUTE: '0' }, 'RATE_LIMIT_ANON_PER_MINUTE'],
+    [{ RATE_LIMIT_AGENT_PER_MINUTE: 'lots' }, 'RATE_LIMIT_AGENT_PER_MINUTE'],
+    [{ WS_EVENTS_PER_SECOND: '0' }, 'WS_EVENTS_PER_SECOND'],
+    [{ WS_ABUSE_SECONDS: '1e3' }, 'WS_ABUSE_SECONDS'],
+    [{ REDIS_URL: 'cache:6379' }, 'REDIS_URL'],
+    [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
+    [{ COMPANY_ID: 'has space' }, 'COMPANY_ID'],
+  ])('refuses %j with a ConfigError naming %s', (env, variable) => {
+    let error: unknown;
+    try {
+      buildConfig(env);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as Error).message;
+    expect(message).toContain(variable);
+    expect(message).not.toContain('\n');
+  });
+
+  it('lets tools that sign no JWT run against PostgreSQL without JWT_SECRET', () => {
+    expect(buildConfig({ DATABASE_URL: 'postgres://h/db' }, { requireJwtSecret: false }).jwtSecret).toBeNull();
+    expect(() => buildConfig({ DATABASE_URL: 'postgres://h/db', JWT_SECRET: 'short' }, { requireJwtSecret: false })).toThrow(ConfigError);
+  });
+
+  it('testConfig: in-memory SQLite, silent, random port, overridable', () => {
+    expect(testConfig()).toMatchObject({ database: { kind: 'sqlite', path: ':memory:' }, logLevel: 'silent', port: 0 });
+    expect(testConfig({ authzMode: 'strict' }).authzMode).toBe('strict');
+  });
+});
