@@ -4,6 +4,7 @@ import { conflict, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
+import { createWriteBatcher } from '../../store/write-batcher.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
@@ -54,6 +55,14 @@ const sendInput = compile(SendMessageInput);
 
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
   const { db, authz, rooms, events } = deps;
+  // Messages and their audit records are written in group commits: one short transaction for the
+  // sends that arrive together, each acknowledged after its commit.
+  const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
+    for (const message of messages) {
+      await insertMessage(trx, message);
+      await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
+    }
+  });
 
   return {
     async send(principal, rawRoomId, input) {
@@ -82,10 +91,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const earlier = await repeat();
       if (earlier) return earlier;
       try {
-        await db.transaction().execute(async (trx) => {
-          await insertMessage(trx, message);
-          await recordAudit(trx, { event: 'message-sent', actorId: sender.agentId, subjectId: message.id, detail: { roomId } });
-        });
+        await writes.write(message);
       } catch (err) {
         // Two concurrent sends with one clientMsgId: the loser returns the winner's message.
         if (isUniqueViolation(err)) {
