@@ -10,6 +10,10 @@ import type { DB } from './schema.js';
  * PostgreSQL), so under load it is paid once per batch instead of once per write; alone, a write
  * waits for nothing but the next turn of the loop.
  *
+ * `minIntervalMs` spaces commits under load: a batch starts at least that long after the previous
+ * one started, so sustained writes share commits instead of committing one by one as they trickle
+ * in; a write that comes after a quiet period still goes at once.
+ *
  * A batch that fails for a reason of its own data (a unique violation, say) is retried one write
  * per transaction, so each caller gets exactly the outcome it would have had alone. A storage
  * outage fails the whole batch at once.
@@ -25,14 +29,20 @@ interface Pending<T> {
   reject(err: unknown): void;
 }
 
+export interface WriteBatcherOptions {
+  maxBatch?: number;
+  minIntervalMs?: number;
+}
+
 export function createWriteBatcher<T>(
   db: Kysely<DB>,
   apply: (trx: Transaction<DB>, items: readonly T[]) => Promise<void>,
-  maxBatch = 256,
+  { maxBatch = 256, minIntervalMs = 0 }: WriteBatcherOptions = {},
 ): WriteBatcher<T> {
   let queue: Pending<T>[] = [];
   let scheduled = false;
   let running = false;
+  let lastStart = -Infinity;
 
   const commit = (items: readonly T[]): Promise<void> => db.transaction().execute((trx) => apply(trx, items));
 
@@ -40,6 +50,7 @@ export function createWriteBatcher<T>(
     scheduled = false;
     if (running || queue.length === 0) return;
     running = true;
+    lastStart = performance.now();
     const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
     queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
     try {
@@ -60,8 +71,11 @@ export function createWriteBatcher<T>(
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
-    // After the I/O callbacks of this turn: every write they started joins the batch.
-    setImmediate(() => void flush());
+    const wait = lastStart + minIntervalMs - performance.now();
+    // After the I/O callbacks of this turn (every write they started joins the batch), or once the
+    // interval since the previous batch has passed.
+    if (wait <= 0) setImmediate(() => void flush());
+    else setTimeout(() => void flush(), wait);
   };
 
   return {

@@ -54,12 +54,28 @@ describe('createWriteBatcher (group commit)', () => {
     expect(await keys()).toEqual([]);
   });
 
+  it('spaces commits by minIntervalMs under load, and commits a lone write at once', async () => {
+    const starts: number[] = [];
+    const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
+      starts.push(performance.now());
+      for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
+    }, { minIntervalMs: 30 });
+    const t0 = performance.now();
+    await writer.write('k1');
+    expect(starts[0]! - t0).toBeLessThan(25);
+    // Writes trickling in just after a commit wait for the interval, and then share one commit.
+    await Promise.all([writer.write('k2'), new Promise((r) => setTimeout(r, 5)).then(() => writer.write('k3'))]);
+    expect(starts).toHaveLength(2);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(29);
+    expect(await keys()).toEqual(['k1', 'k2', 'k3']);
+  });
+
   it('keeps writes that arrive while a batch commits for the next one, in order', async () => {
     const batches: string[][] = [];
     const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
       batches.push([...items]);
       for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-    }, 2);
+    }, { maxBatch: 2 });
     await Promise.all(['k1', 'k2', 'k3', 'k4', 'k5'].map((k) => writer.write(k)));
     expect(batches).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
     expect(await keys()).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);

@@ -56,13 +56,15 @@ const sendInput = compile(SendMessageInput);
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
   const { db, authz, rooms, events } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
-  // sends that arrive together, each acknowledged after its commit.
+  // sends that arrive together, each acknowledged after its commit. Under sustained load commits
+  // are at least 4 ms apart (at most 4 ms more latency, far fewer commits); a lone send waits for
+  // nothing.
   const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
     for (const message of messages) {
       await insertMessage(trx, message);
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
     }
-  });
+  }, { minIntervalMs: 4 });
 
   return {
     async send(principal, rawRoomId, input) {
