@@ -10,6 +10,7 @@ import { createTokensService, type TokensService } from './core/auth/tokens.serv
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
+import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
@@ -63,7 +64,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   events.attach(metrics.publisher);
   const authz = createAuthz(config.authzMode);
   const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
-  const rooms = createRoomsService({ db, authz, events });
+  // Membership checks from memory on a single node; several nodes (Redis) ask the database.
+  const rooms = createRoomsService({ db, authz, events, membershipCache: config.redisUrl ? null : new MembershipCache() });
   const presence = overrides.presence ?? createMemoryPresence();
 
   const ctx: AppContext = {

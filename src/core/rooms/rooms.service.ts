@@ -10,6 +10,7 @@ import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
+import type { MembershipCache } from './membership-cache.js';
 import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
 import {
   deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRooms, listRoomsOfAgent,
@@ -33,8 +34,17 @@ export interface RoomsService {
   assertMember(roomId: string, agentId: string): Promise<void>;
 }
 
-export function createRoomsService(deps: { db: Kysely<DB>; authz: Authz; events: EventPublisher }): RoomsService {
+export interface RoomsServiceDeps {
+  db: Kysely<DB>;
+  authz: Authz;
+  events: EventPublisher;
+  /** Answers membership checks from memory; only where this process sees every change (one node). */
+  membershipCache?: MembershipCache | null;
+}
+
+export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
   const { db, authz, events } = deps;
+  const memberships = deps.membershipCache ?? null;
 
   // A room, once created, is never changed or deleted: one seen in the database exists for good,
   // on every node. A bounded cache spares the lookup every message and history page starts with.
@@ -118,13 +128,17 @@ export function createRoomsService(deps: { db: Kysely<DB>; authz: Authz; events:
         return deleted;
       });
       if (!removed) throw notFound('Membership');
+      memberships?.forget(roomId, agent);
       await events.publish({ type: 'membership.removed', roomId, agentId: agent });
     },
 
     async assertMember(rawRoomId, agentId) {
       const roomId = parseId(rawRoomId, 'roomId');
       await getRoomOr404(roomId);
+      if (memberships?.has(roomId, agentId)) return;
+      const since = memberships?.begin() ?? 0;
       if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
+      memberships?.remember(since, roomId, agentId);
     },
   };
 }
