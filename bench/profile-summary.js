@@ -6,7 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 
-const [file, topArg] = process.argv.slice(2);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const perArg = process.argv.find((a) => a.startsWith('--per='));
+// --per=<n>: also show microseconds per unit of work (e.g. per message sent during the profile).
+const per = perArg ? Number(perArg.slice('--per='.length)) : null;
+const [file, topArg] = positional;
 if (!file) {
   console.error('usage: node bench/profile-summary.js <file.cpuprofile> [top]');
   process.exit(2);
@@ -55,7 +59,8 @@ for (const [id, count] of counts) {
   }
 }
 
-const pct = (n) => `${((n / total) * 100).toFixed(1).padStart(5)}%`;
+const usPerSample = (profile.endTime - profile.startTime) / total;
+const pct = (n) => `${((n / total) * 100).toFixed(1).padStart(5)}%${per ? ` ${((n * usPerSample) / per).toFixed(1).padStart(7)} us` : ''}`;
 const print = (title, map, n) => {
   console.log(`\n${title}`);
   for (const [k, v] of [...map].sort((a, b) => b[1] - a[1]).slice(0, n)) console.log(`${pct(v)}  ${k}`);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10]`
+ * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2]`
  *
  * Where the service's time goes under `message:send` load: starts the built service with
  * `--cpu-prof`, runs one open-loop step at a fixed rate, stops the service (which writes the
@@ -8,14 +8,14 @@
  * Chrome DevTools or speedscope as a flame graph.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pinSelf } from './lib/processes.js';
 import { RoomLoad } from './lib/room-load.js';
 import { describe } from './lib/search.js';
-import { jwtMinter, newJwtSecret, startService } from './lib/service.js';
-import { serviceClients } from './scenarios/rooms.js';
+import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
+import { baselineClients, serviceClients } from './scenarios/rooms.js';
 
 const arg = (name, fallback) => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -32,18 +32,46 @@ const profileDir = join('bench', 'results', 'profiles');
 mkdirSync(profileDir, { recursive: true });
 const before = new Set(readdirSync(profileDir));
 const jwtSecret = newJwtSecret();
-const service = await startService({ name: `profile-rooms${roomSize}`, databaseUrl: `sqlite:${join(tmp, 'p.sqlite')}`, jwtSecret, profileDir });
-const set = await serviceClients(service, { rooms, roomSize, mint: jwtMinter(jwtSecret) });
+// --baseline=r1|r2: the same step against a baseline instead, for comparison.
+const baseline = process.argv.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
+const service = baseline
+  ? await startBaseline({ name: baseline, script: 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, 'r2.sqlite') }, profileDir })
+  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl: `sqlite:${join(tmp, 'p.sqlite')}`, jwtSecret, profileDir });
+const set = baseline
+  ? await baselineClients(service.url, { rooms, roomSize, mint: jwtMinter(jwtSecret) })
+  : await serviceClients(service, { rooms, roomSize, mint: jwtMinter(jwtSecret) });
 const load = new RoomLoad({ ...set, serverCpu: () => service.proc.cpu() });
 await load.step({ rate: rate / 2, durationMs: 2000 }); // warm-up
+const threads = () => {
+  const out = {};
+  for (const tid of readdirSync(`/proc/${service.proc.pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${service.proc.pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out[`${name}#${tid}`] = Number(f[11]) + Number(f[12]);
+    } catch {
+      // thread gone
+    }
+  }
+  return out;
+};
+const th0 = threads();
+const t0 = service.proc.cpuTimes();
 const result = await load.step({ rate, durationMs: seconds * 1000 });
+const t1 = service.proc.cpuTimes();
+const th1 = threads();
+console.log('CPU ticks by thread:', Object.entries(th1).map(([k, v]) => [k, v - (th0[k] ?? 0)]).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', '));
 console.log(`${rate} msg/s in rooms of ${roomSize}: ${describe(result)}`);
-console.log(`server CPU per message: ${((result.serverCpu * 1000) / rate).toFixed(3)} ms`);
+const perMessage = (t) => (((t1[t] - t0[t]) * 1e6) / result.sent).toFixed(0);
+console.log(`server CPU per message: ${perMessage('user')} us user + ${perMessage('system')} us system`);
 for (const c of set.clients) c.close();
 await service.proc.stop();
 rmSync(tmp, { recursive: true, force: true });
 const file = readdirSync(profileDir).find((f) => !before.has(f));
 if (file) {
-  console.log(execFileSync(process.execPath, ['bench/profile-summary.js', join(profileDir, file), '40'], { encoding: 'utf8' }));
+  // Per message: the warm-up's and the step's.
+  const messages = Math.round(rate / 2) * 2 + rate * seconds;
+  console.log(execFileSync(process.execPath, ['bench/profile-summary.js', join(profileDir, file), '60', `--per=${messages}`], { encoding: 'utf8' }));
 }
 process.exit(0);

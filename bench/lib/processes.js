@@ -49,15 +49,21 @@ export function rssBytes(pid) {
   }
 }
 
-/** User + system CPU seconds of a process, all threads included (null where /proc is absent). */
-export function cpuSeconds(pid) {
+/** User and system CPU seconds of a process, all threads included (null where /proc is absent). */
+export function cpuTimes(pid) {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
   } catch {
     return null;
   }
+}
+
+/** User + system CPU seconds of a process, all threads included (null where /proc is absent). */
+export function cpuSeconds(pid) {
+  const times = cpuTimes(pid);
+  return times === null ? null : times.user + times.system;
 }
 
 /**
@@ -98,6 +104,7 @@ export function startNode({ name, script, env = {}, nodeArgs = [], cwd = process
     tail: () => tail.join('\n'),
     rss: () => rssBytes(child.pid),
     cpu: () => cpuSeconds(child.pid),
+    cpuTimes: () => cpuTimes(child.pid),
     /** SIGTERM, then SIGKILL after a grace period. */
     async stop(graceMs = 10_000) {
       if (exitCode !== undefined) return exitCode;

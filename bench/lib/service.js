@@ -50,9 +50,10 @@ export async function startService({ name = 'service', databaseUrl, jwtSecret, r
 }
 
 /** Starts a bench baseline script (R1/R2 relay, bare history route) on a free port. */
-export async function startBaseline({ name, script, env = {}, healthPath = '/healthz' }) {
+export async function startBaseline({ name, script, env = {}, healthPath = '/healthz', profileDir }) {
   const port = await freePort();
-  const proc = startNode({ name, script, env: { ...env, PORT: String(port), NODE_ENV: 'production' } });
+  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+  const proc = startNode({ name, script, nodeArgs, env: { ...env, PORT: String(port), NODE_ENV: 'production' } });
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(proc, `${url}${healthPath}`);

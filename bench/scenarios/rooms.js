@@ -38,7 +38,7 @@ export async function serviceClients(service, { rooms, roomSize, mint }) {
 }
 
 /** Baseline fixtures: room ids are made up, each client names its agent and room in the handshake query. */
-async function baselineClients(url, { rooms, roomSize, mint }) {
+export async function baselineClients(url, { rooms, roomSize, mint }) {
   const clients = [];
   const roomOf = [];
   const sizes = new Map();
