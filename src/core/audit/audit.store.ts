@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
+import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
 import { fromJson, nowIso, toIso } from '../../store/values.js';
 
@@ -30,19 +31,14 @@ export interface AuditRecord extends Required<AuditEntry> {
   createdAt: string;
 }
 
+// Compiled once: one of these goes with every message sent.
+const insertAuditQuery = prepared(6, (db, id: string, event: string, actorId: string | null, subjectId: string | null, detail: string, createdAt: string) =>
+  db.insertInto('audit_log').values({ id, event, actor_id: actorId, subject_id: subjectId, detail, created_at: createdAt }),
+);
+
 /** Written inside the caller's transaction, so the record exists exactly when the change does. */
 export async function recordAudit(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): Promise<void> {
-  await db
-    .insertInto('audit_log')
-    .values({
-      id: uuidv7(),
-      event: entry.event,
-      actor_id: entry.actorId,
-      subject_id: entry.subjectId,
-      detail: JSON.stringify(entry.detail ?? {}),
-      created_at: nowIso(),
-    })
-    .execute();
+  await insertAuditQuery(db, uuidv7(), entry.event, entry.actorId, entry.subjectId, JSON.stringify(entry.detail ?? {}), nowIso());
 }
 
 /** For operators and tests: the most recent records of one event. */

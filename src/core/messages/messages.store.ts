@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { prepared } from '../../store/prepared.js';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
 import type { Message } from './messages.service.js';
@@ -20,20 +21,28 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
   return message;
 }
 
+// Compiled once: the statements of every send and every history page.
+const insertMessageQuery = prepared(8, (db, id: string, roomId: string, senderId: string, body: string, mentions: string | null, replyTo: string | null, clientMsgId: string | null, createdAt: string) =>
+  db.insertInto('messages').values({
+    id,
+    room_id: roomId,
+    sender_id: senderId,
+    body,
+    mentions,
+    reply_to: replyTo,
+    client_msg_id: clientMsgId,
+    created_at: createdAt,
+  }),
+);
+const latestPageQuery = prepared(2, (db, roomId: string, rows: number) =>
+  db.selectFrom('messages').selectAll().where('room_id', '=', roomId).orderBy('id', 'desc').limit(rows),
+);
+const olderPageQuery = prepared(3, (db, roomId: string, before: string, rows: number) =>
+  db.selectFrom('messages').selectAll().where('room_id', '=', roomId).where('id', '<', before).orderBy('id', 'desc').limit(rows),
+);
+
 export async function insertMessage(db: Db, m: Message): Promise<void> {
-  await db
-    .insertInto('messages')
-    .values({
-      id: m.id,
-      room_id: m.roomId,
-      sender_id: m.senderId,
-      body: m.body,
-      mentions: m.mentions ? JSON.stringify(m.mentions) : null,
-      reply_to: m.replyTo ?? null,
-      client_msg_id: m.clientMsgId ?? null,
-      created_at: m.createdAt,
-    })
-    .execute();
+  await insertMessageQuery(db, m.id, m.roomId, m.senderId, m.body, m.mentions ? JSON.stringify(m.mentions) : null, m.replyTo ?? null, m.clientMsgId ?? null, m.createdAt);
 }
 
 export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {
@@ -54,9 +63,8 @@ export async function findByClientMsgId(db: Db, roomId: string, senderId: string
 
 /** Newest first; `before` exclusive. Fetches one extra row to tell whether older messages exist. */
 export async function pageMessages(db: Db, roomId: string, before: string | null, limit: number): Promise<{ messages: Message[]; hasMore: boolean }> {
-  let query = db.selectFrom('messages').selectAll().where('room_id', '=', roomId);
-  if (before !== null) query = query.where('id', '<', before);
-  const rows = await query.orderBy('id', 'desc').limit(limit + 1).execute();
+  const result = before === null ? await latestPageQuery(db, roomId, limit + 1) : await olderPageQuery(db, roomId, before, limit + 1);
+  const rows = result.rows as Selectable<MessagesTable>[];
   const hasMore = rows.length > limit;
   return { messages: rows.slice(0, limit).map(toMessage), hasMore };
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { prepared } from '../../store/prepared.js';
 import type { DB, RoomsTable } from '../../store/schema.js';
 import { toIso } from '../../store/values.js';
 
@@ -46,8 +47,13 @@ export async function deleteMembership(db: Db, roomId: string, agentId: string):
   return Number(result.numDeletedRows) > 0;
 }
 
+const roomByIdQuery = prepared(1, (db, id: string) => db.selectFrom('rooms').selectAll().where('id', '=', id));
+const isMemberQuery = prepared(2, (db, roomId: string, agentId: string) =>
+  db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).where('agent_id', '=', agentId),
+);
+
 export async function findRoomById(db: Db, id: string): Promise<Room | null> {
-  const row = await db.selectFrom('rooms').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = (await roomByIdQuery(db, id)).rows[0] as Selectable<RoomsTable> | undefined;
   return row ? toRoom(row) : null;
 }
 
@@ -67,6 +73,5 @@ export async function listRoomsOfAgent(db: Db, agentId: string): Promise<Room[]>
 }
 
 export async function isMember(db: Db, roomId: string, agentId: string): Promise<boolean> {
-  const row = await db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).where('agent_id', '=', agentId).executeTakeFirst();
-  return row !== undefined;
+  return (await isMemberQuery(db, roomId, agentId)).rows.length > 0;
 }
