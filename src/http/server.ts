@@ -2,7 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { opsRoutes } from '../ops/ops.routes.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
-import { registerErrorHandling } from './plugins/errors.js';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
@@ -29,6 +29,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkErrorHandler,
   });
 
   // JSON bodies through Fastify's own safe parser (it strips __proto__ / constructor.prototype);

@@ -31,6 +31,14 @@ function toAppError(err: FastifyError): AppError {
   return new AppError('INTERNAL', 'Internal Server Error');
 }
 
+/**
+ * Errors Fastify raises before routing (a path with invalid percent-encoding, FST_ERR_BAD_URL):
+ * by default they answer in Fastify's own shape and echo the URL; here they get ours.
+ */
+export function frameworkErrorHandler(err: FastifyError, _request: unknown, reply: FastifyReply): void {
+  void sendError(reply, err.code === 'FST_ERR_BAD_URL' ? new AppError('BAD_REQUEST', 'Malformed URL') : toAppError(err));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err);
