@@ -77,7 +77,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     events,
     agents: createAgentsService({ db, authz }),
     tokens: createTokensService({ db, authz, events }),
-    sessions: createSessionsService({ db, jwt }),
+    sessions: createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency }),
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
     social: createSocialService({ db, dialect: database.dialect, authz }),

@@ -1,13 +1,14 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DB } from './schema.js';
 import { migrateToLatest } from './migrations/index.js';
+import { openSqlite } from './sqlite.js';
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/** How long a write waits for another process's SQLite write lock before answering 503. */
+export const SQLITE_LOCK_TIMEOUT_DEFAULT_MS = 2000;
 
 export interface Database {
   db: Kysely<DB>;
@@ -19,31 +20,6 @@ export interface Database {
 
 export interface DatabaseLogger {
   error(obj: object, msg: string): void;
-}
-
-/**
- * SQLite runs in WAL mode with synchronous=NORMAL: a committed transaction survives a crash of
- * the process (SIGKILL included); a power loss may lose the last transactions before the WAL is
- * checkpointed to disk. busy_timeout lets a second process (the CLI) wait for the write lock.
- */
-function openSqlite(path: string): Database {
-  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-  const handle = new SQLite(path);
-  handle.pragma('journal_mode = WAL');
-  handle.pragma('synchronous = NORMAL');
-  handle.pragma('foreign_keys = ON');
-  handle.pragma('busy_timeout = 5000');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: handle }) });
-  return {
-    db,
-    dialect: 'sqlite',
-    async ping() {
-      await sql`select 1`.execute(db);
-    },
-    async close() {
-      await db.destroy();
-    },
-  };
 }
 
 // pg parses int8 (count(*)) as string by default; our counts fit in a JS number.
@@ -76,7 +52,9 @@ function openPostgres(url: string, poolMax: number, logger: DatabaseLogger): Dat
 }
 
 export async function openDatabase(config: DatabaseConfig, logger: DatabaseLogger): Promise<Database> {
-  const database = config.kind === 'sqlite' ? openSqlite(config.path) : openPostgres(config.url, config.poolMax, logger);
+  const database = config.kind === 'sqlite'
+    ? openSqlite({ path: config.path, synchronous: config.synchronous ?? 'normal', lockTimeoutMs: config.lockTimeoutMs ?? SQLITE_LOCK_TIMEOUT_DEFAULT_MS })
+    : openPostgres(config.url, config.poolMax, logger);
   try {
     // Migrations are written against Kysely<unknown>: they must not depend on today's table types.
     await migrateToLatest(database.db as unknown as Kysely<unknown>, database.dialect);
