@@ -12,6 +12,9 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/** Names of all migrations, in order (for operators and tests). */
+export const migrationNames = (dialect: Dialect): string[] => Object.keys(migrations(dialect));
+
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations(dialect)) };
   const migrator = new Migrator({ db, provider });

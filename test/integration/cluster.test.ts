@@ -1,0 +1,134 @@
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api, newAdmin, newAgent, newRoom, sendMessage } from '../helpers/api.js';
+import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { migrationNames } from '../../src/store/migrations/index.js';
+import { createTestDatabase } from '../helpers/server.js';
+import { servicesAvailable } from '../helpers/services.js';
+
+// Separate node processes on one PostgreSQL database and one Redis, configured by environment only.
+const ready = await servicesAvailable('multi-node cluster tests', ['postgres', 'redis']);
+
+const AGENT_LIMIT = 24;
+
+describe.skipIf(!ready)('two nodes on one PostgreSQL and one Redis', () => {
+  let cluster: Cluster;
+  let a: Api;
+  let b: Api;
+
+  beforeAll(async () => {
+    // Both nodes start at the same moment on a fresh database: they race on the migrations too.
+    cluster = await startCluster({
+      nodes: 2,
+      env: { RATE_LIMIT_AGENT_PER_MINUTE: String(AGENT_LIMIT), RATE_LIMIT_ANON_PER_MINUTE: '10000' },
+    });
+    a = new Api(cluster.nodes[0]!.url);
+    b = new Api(cluster.nodes[1]!.url);
+  }, 120_000);
+  afterAll(() => cluster?.close());
+
+  it('serves on node B what was created on node A, with one JWT secret for both', async () => {
+    const admin = await newAdmin(a);
+    const member = await newAgent(a);
+    const room = await newRoom(a, admin, [member]);
+    const first = await sendMessage(a, member, room.id, 'written on A');
+
+    const agents = await b.get('/api/v1/agents');
+    expect(agents.status).toBe(200);
+    expect(agents.body.map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining([admin.id, member.id]));
+    const rooms = await b.get('/api/v1/rooms', { jwt: member.jwt });
+    expect(rooms.body.rooms).toContainEqual(room);
+
+    // A JWT issued by node A is accepted by node B; B's message lands after A's in one history.
+    const second = await sendMessage(b, member, room.id, 'written on B');
+    for (const api of [a, b]) {
+      const history = await api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: admin.jwt });
+      expect(history.status).toBe(200);
+      expect(history.body.messages.map((m: { id: string; body: string }) => [m.id, m.body])).toEqual([
+        [second.id, 'written on B'],
+        [first.id, 'written on A'],
+      ]);
+    }
+
+    // An API token issued on A is exchanged on B; a revocation on B is seen on A.
+    const token = await a.post(`/api/v1/agents/${member.id}/tokens`, { scopes: {} });
+    const exchanged = await b.post('/api/v1/sessions', { apiToken: token.body.token });
+    expect(exchanged.status).toBe(201);
+    expect((await b.delete(`/api/v1/tokens/${token.body.prefix}`)).status).toBe(204);
+    expect((await a.post('/api/v1/sessions', { apiToken: token.body.token })).status).toBe(401);
+    // A duplicate name is a conflict whichever node sees it.
+    const duplicate = await b.post('/api/v1/agents', { name: member.name, displayName: 'again', role: 'agent' });
+    expect(duplicate.status).toBe(409);
+  });
+
+  it('shares one per-agent rate limit across the nodes, under REDIS_KEY_PREFIX', async () => {
+    const admin = await newAdmin(a);
+    const agent = await newAgent(a);
+    const room = await newRoom(a, admin, [agent]);
+    const path = `/api/v1/rooms/${room.id}/messages`;
+
+    // Alternating nodes, the agent gets AGENT_LIMIT requests in all, not AGENT_LIMIT per node.
+    const statuses: number[] = [];
+    for (let i = 0; i < AGENT_LIMIT; i++) statuses.push((await (i % 2 === 0 ? a : b).get(path, { jwt: agent.jwt })).status);
+    expect(statuses).toEqual(Array(AGENT_LIMIT).fill(200));
+    for (const api of [a, b]) {
+      const refused = await api.get(path, { jwt: agent.jwt });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('60');
+      expect(refused.body).toEqual({ error: expect.any(String) });
+    }
+    // Another agent is not affected.
+    expect((await b.get(path, { jwt: admin.jwt })).status).toBe(200);
+
+    // The shared counter lives under this cluster's prefix.
+    const redis = new Redis(cluster.redisUrl, { lazyConnect: true });
+    try {
+      await redis.connect();
+      const keys = await redis.keys(`${cluster.redisKeyPrefix}rl:rest-agent:${agent.id}`);
+      expect(keys).toHaveLength(1);
+      expect(Number(await redis.get(keys[0]!))).toBeGreaterThan(AGENT_LIMIT);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('keeps serving from one node while the other stops, and the restarted node catches up', async () => {
+    const [nodeA, nodeB] = [cluster.nodes[0]!, cluster.nodes[1]!];
+    const admin = await newAdmin(a);
+    const room = await newRoom(a, admin);
+
+    const exit = await nodeB.stop();
+    expect(exit).toEqual({ code: 0, signal: null }); // graceful shutdown on SIGTERM
+    const during = await sendMessage(a, admin, room.id, 'while B was down');
+
+    await nodeB.restart();
+    expect(nodeB.alive()).toBe(true);
+    const history = await b.get(`/api/v1/rooms/${room.id}/messages`, { jwt: admin.jwt });
+    expect(history.body.messages.map((m: { id: string }) => m.id)).toEqual([during.id]);
+    expect(nodeA.alive()).toBe(true);
+  }, 90_000);
+});
+
+describe.skipIf(!ready)('startup migrations', () => {
+  it('lets three nodes start at once on an empty database, migrating it exactly once', async () => {
+    const database = await createTestDatabase('postgres');
+    const cluster = await startCluster({ nodes: 3, database });
+    try {
+      for (const node of cluster.nodes) expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
+      const client = new pg.Client({ connectionString: database.url });
+      await client.connect();
+      try {
+        const migrations = await client.query<{ name: string }>('select name from kysely_migration order by name');
+        expect(migrations.rows.map((r) => r.name)).toEqual(migrationNames('postgres'));
+        const channels = await client.query<{ slug: string }>('select slug from social_channels');
+        expect(channels.rows).toEqual([{ slug: 'general' }]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await cluster.close();
+      await database.drop();
+    }
+  }, 120_000);
+});
