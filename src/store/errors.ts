@@ -71,9 +71,13 @@ export function isStorageUnavailable(err: unknown): boolean {
   return /^(08|53|57P|58)/.test(code);
 }
 
-/** The engine refused a value (PostgreSQL only: SQLite stores or compares anything). */
+/**
+ * The engine refused a value: a CHECK constraint (both engines, e.g. the reaction emoji), or a
+ * value only PostgreSQL is strict about (SQLite stores or compares anything).
+ */
 export function isInvalidValue(err: unknown): boolean {
-  return PG_INVALID_VALUE.has(codeOf(err));
+  const code = codeOf(err);
+  return PG_INVALID_VALUE.has(code) || code === '23514' || code === 'SQLITE_CONSTRAINT_CHECK';
 }
 
 /** Rethrows driver errors as AppErrors where they mean something to a client. */

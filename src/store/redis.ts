@@ -23,6 +23,12 @@ export const REDIS_CLIENT_DEFAULTS = {
   retryStrategy: (attempt: number) => Math.min(attempt * 100, 2000),
 } as const satisfies RedisOptions;
 
+/*
+ * For a Socket.IO adapter subscriber, duplicate this client with `enableOfflineQueue: true` (its
+ * SUBSCRIBE must wait for the connection instead of failing at startup) and consider
+ * `commandTimeout: undefined` there; keys and channels start with config.redisKeyPrefix.
+ */
+
 /** How long startup waits for the first connection before carrying on degraded (readyz fails). */
 const STARTUP_WAIT_MS = 3000;
 

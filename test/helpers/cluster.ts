@@ -225,6 +225,10 @@ export interface Cluster {
   /** The shared PostgreSQL database (dropped by close unless it was passed in). */
   database: TestDatabase;
   redisUrl: string;
+  /** The environment every node got. */
+  env: Readonly<Record<string, string>>;
+  /** Starts one more node with the same environment (closed with the cluster). */
+  addNode(options?: { name?: string; env?: Record<string, string>; waitReady?: boolean }): Promise<NodeProcess>;
   /** This cluster's REDIS_KEY_PREFIX: unique, so parallel runs sharing one Redis never collide. */
   redisKeyPrefix: string;
   /** Kills every node, deletes this cluster's Redis keys and drops the database it created. */
@@ -287,5 +291,14 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     await close();
     throw failed.reason;
   }
-  return { nodes, database, redisUrl, redisKeyPrefix, close };
+  const addNode = async (extra: { name?: string; env?: Record<string, string>; waitReady?: boolean } = {}): Promise<NodeProcess> => {
+    const node = await startNode({
+      name: extra.name ?? `node-${String.fromCharCode(65 + nodes.length)}`,
+      env: { ...env, ...extra.env },
+      waitReady: extra.waitReady,
+    });
+    nodes.push(node);
+    return node;
+  };
+  return { nodes, database, redisUrl, env, redisKeyPrefix, addNode, close };
 }

@@ -175,7 +175,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   }
   const port = await freePort();
   await pgTool(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60`;
+  const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=60`;
   const pgCtl = (args: string[]): Promise<void> => pgTool(join(bin, 'pg_ctl'), ['-D', data, ...args]);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
 

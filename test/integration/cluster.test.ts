@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage } from '../helpers/api.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { buildConfig } from '../../src/config/config.js';
 import { migrationNames } from '../../src/store/migrations/index.js';
 import { createTestDatabase } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
@@ -93,7 +94,7 @@ describe.skipIf(!ready)('two nodes on one PostgreSQL and one Redis', () => {
     }
   });
 
-  it('keeps serving from one node while the other stops, and the restarted node catches up', async () => {
+  it('keeps serving from one node while the other stops; restarted and added nodes catch up', async () => {
     const [nodeA, nodeB] = [cluster.nodes[0]!, cluster.nodes[1]!];
     const admin = await newAdmin(a);
     const room = await newRoom(a, admin);
@@ -107,6 +108,11 @@ describe.skipIf(!ready)('two nodes on one PostgreSQL and one Redis', () => {
     const history = await b.get(`/api/v1/rooms/${room.id}/messages`, { jwt: admin.jwt });
     expect(history.body.messages.map((m: { id: string }) => m.id)).toEqual([during.id]);
     expect(nodeA.alive()).toBe(true);
+
+    // A node added later joins the same data.
+    const nodeC = await cluster.addNode();
+    const fromC = await new Api(nodeC.url).get(`/api/v1/rooms/${room.id}/messages`, { jwt: admin.jwt });
+    expect(fromC.body.messages.map((m: { id: string }) => m.id)).toEqual([during.id]);
   }, 90_000);
 });
 
@@ -131,4 +137,22 @@ describe.skipIf(!ready)('startup migrations', () => {
       await database.drop();
     }
   }, 120_000);
+});
+
+describe('cluster configuration', () => {
+  const pgUrl = 'postgres://ams@db.internal:5432/ams';
+
+  it('requires one JWT_SECRET for all nodes with PostgreSQL', () => {
+    expect(() => buildConfig({ DATABASE_URL: pgUrl })).toThrow(/JWT_SECRET is required/);
+    const config = buildConfig({ DATABASE_URL: pgUrl, JWT_SECRET: 'x'.repeat(32), DB_POOL_MAX: '25' });
+    expect(config.database).toEqual({ kind: 'postgres', url: pgUrl, poolMax: 25 });
+  });
+
+  it('prefixes Redis keys with REDIS_KEY_PREFIX, "ams:" by default', () => {
+    expect(buildConfig({}).redisKeyPrefix).toBe('ams:');
+    expect(buildConfig({ REDIS_KEY_PREFIX: 'tenant-{a}:' }).redisKeyPrefix).toBe('tenant-{a}:');
+    for (const bad of ['has space', 'x'.repeat(65), 'ünïcode']) {
+      expect(() => buildConfig({ REDIS_KEY_PREFIX: bad })).toThrow(/^REDIS_KEY_PREFIX must be/);
+    }
+  });
 });

@@ -22,6 +22,6 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined || failed !== undefined) {
     const cause = error instanceof Error ? error.message : String(error ?? 'unknown error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+    throw new Error(`database migration${failed ? ` ${failed.migrationName}` : ''} failed: ${cause}`);
   }
 }
