@@ -92,7 +92,7 @@ export const PG_POOL_DEFAULTS = {
   connectionTimeoutMillis: 5000,
   idleTimeoutMillis: 30_000,
   statement_timeout: 5000,
-  query_timeout: 8000,
+  query_timeout: 6000,
   idle_in_transaction_session_timeout: 10_000,
   keepAlive: true,
   keepAliveInitialDelayMillis: 10_000,

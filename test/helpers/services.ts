@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +135,10 @@ export interface PrivatePostgres {
   /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash-like stop. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP to the server and all its backends: connections stay open, nothing answers. */
+  freeze(): Promise<void>;
+  /** SIGCONT after freeze. */
+  thaw(): Promise<void>;
   /** Runs one statement as superuser on the `postgres` database. */
   query<T extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<T[]>;
   /** Stops the cluster and deletes its files. */
@@ -178,6 +182,19 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir} -c fsync=off -c full_page_writes=off -c max_connections=60`;
   const pgCtl = (args: string[]): Promise<void> => pgTool(join(bin, 'pg_ctl'), ['-D', data, ...args]);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  // The postmaster's pid is the first line of postmaster.pid; its children are the backends.
+  const signalCluster = async (signal: NodeJS.Signals): Promise<void> => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+    const pids = [postmaster, ...stdout.split(/\s+/).filter((p) => p !== '').map(Number)];
+    for (const pid of pids) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  };
 
   const instance: PrivatePostgres = {
     port,
@@ -186,6 +203,12 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     async start() {
       await pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
       await waitUntil('private PostgreSQL to accept connections', () => postgresReachable(url), 15_000);
+    },
+    async freeze() {
+      await signalCluster('SIGSTOP');
+    },
+    async thaw() {
+      await signalCluster('SIGCONT');
     },
     async stop(mode = 'fast') {
       await pgCtl(['-m', mode, '-w', '-t', '30', 'stop']);
@@ -201,6 +224,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       }
     },
     async destroy() {
+      await signalCluster('SIGCONT').catch(() => undefined);
       await pgCtl(['-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },

@@ -75,6 +75,25 @@ describe.skipIf(!withPostgres)('PostgreSQL outages', () => {
     expect(node.alive()).toBe(true);
   }, 90_000);
 
+  it('gives up on a database that stops answering within seconds, and resumes when it does', async () => {
+    const history = `/api/v1/rooms/${room.id}/messages`;
+    await api.get(history, { jwt: member.jwt }); // a pooled connection that will hang
+    await postgres.freeze();
+    try {
+      const res = await timed(() => api.get(history, { jwt: member.jwt }));
+      expect(res.status).toBe(503);
+      expect(res.ms).toBeLessThan(8000); // the pool's 6 s query timeout, not a hang
+      const readyz = await timed(() => api.get('/readyz'));
+      expect(readyz.body).toEqual({ status: 'unavailable', checks: { database: 'fail' } });
+      expect(readyz.ms).toBeLessThan(3000);
+    } finally {
+      await postgres.thaw();
+    }
+    await node.waitReady(20_000);
+    expect((await api.get(history, { jwt: member.jwt })).status).toBe(200);
+    expect(node.alive()).toBe(true);
+  }, 90_000);
+
   it('survives its pooled connections being terminated, even mid-request', async () => {
     const terminate = () =>
       postgres.query<{ ok: boolean }>(
