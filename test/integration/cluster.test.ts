@@ -6,7 +6,7 @@ import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { buildConfig } from '../../src/config/config.js';
 import { migrationNames } from '../../src/store/migrations/index.js';
 import { createTestDatabase } from '../helpers/server.js';
-import { servicesAvailable } from '../helpers/services.js';
+import { servicesAvailable, waitUntil } from '../helpers/services.js';
 
 // Separate node processes on one PostgreSQL database and one Redis, configured by environment only.
 const ready = await servicesAvailable('multi-node cluster tests', ['postgres', 'redis']);
@@ -93,6 +93,48 @@ describe.skipIf(!ready)('two nodes on one PostgreSQL and one Redis', () => {
       redis.disconnect();
     }
   });
+
+  it('loses no acknowledged message when a node is killed (SIGKILL) under load', async () => {
+    const nodeA = cluster.nodes[0]!;
+    const admin = await newAdmin(b);
+    // One sender per worker keeps each under the small per-agent limit of this cluster.
+    const senders = await Promise.all(Array.from({ length: 8 }, () => newAgent(b)));
+    const room = await newRoom(b, admin, senders);
+    const acknowledged: string[] = [];
+    let refused = 0;
+    const worker = async (api: Api, sender: (typeof senders)[number], n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) {
+        try {
+          const res = await api.post(`/api/v1/rooms/${room.id}/messages`, { body: `${sender.name} ${i}` }, { jwt: sender.jwt });
+          if (res.status === 201) acknowledged.push(res.body.id);
+          else refused++;
+        } catch {
+          refused++; // connection refused or reset by the killed node: not acknowledged
+        }
+      }
+    };
+    const load = Promise.all(senders.map((s, i) => worker(i % 2 === 0 ? a : b, s, 15)));
+    await waitUntil('some messages acknowledged', () => acknowledged.length >= 24, 30_000, 5);
+    const exit = await nodeA.kill('SIGKILL');
+    expect(exit.signal).toBe('SIGKILL');
+    await load;
+    expect(refused).toBeGreaterThan(0); // the kill did land mid-load
+
+    const stored: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor === null ? '?limit=100' : `?limit=100&before=${cursor}`;
+      const page = await b.get(`/api/v1/rooms/${room.id}/messages${query}`, { jwt: admin.jwt });
+      stored.push(...page.body.messages.map((m: { id: string }) => m.id));
+      cursor = page.body.hasMore ? page.body.nextCursor : null;
+    } while (cursor !== null);
+    for (const id of acknowledged) expect(stored.filter((x) => x === id)).toHaveLength(1);
+    expect(new Set(stored).size).toBe(stored.length);
+
+    await nodeA.restart();
+    const fromA = await a.get(`/api/v1/rooms/${room.id}/messages?limit=1`, { jwt: admin.jwt });
+    expect(fromA.body.messages[0].id).toBe(stored[0]);
+  }, 90_000);
 
   it('keeps serving from one node while the other stops; restarted and added nodes catch up', async () => {
     const [nodeA, nodeB] = [cluster.nodes[0]!, cluster.nodes[1]!];
