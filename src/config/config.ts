@@ -14,6 +14,8 @@ export interface Config {
   host: string;
   database: DatabaseConfig;
   redisUrl: string | null;
+  /** Prepended to every Redis key and channel of the service, so deployments can share a Redis. */
+  redisKeyPrefix: string;
   /** Null: generated once and kept in the SQLite database (not allowed with PostgreSQL). */
   jwtSecret: string | null;
   jwtTtlSeconds: number;
@@ -113,6 +115,11 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   }
 
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX ?? 'ams:';
+  if (!/^[A-Za-z0-9:._{}-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX must be 1 to 64 characters of letters, digits, ":", ".", "_", "-", "{" or "}"');
+  }
+
   const companyId = env.COMPANY_ID ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(companyId)) {
     throw new ConfigError('COMPANY_ID must be 1 to 128 characters of letters, digits, ".", "_" or "-"');
@@ -128,6 +135,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     host: env.HOST ?? '0.0.0.0',
     database,
     redisUrl,
+    redisKeyPrefix,
     jwtSecret,
     jwtTtlSeconds: integer('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 900, 1, 31 * 24 * 3600),
     authzMode,
