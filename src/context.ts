@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.js';
 import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
@@ -17,6 +17,7 @@ import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { createMemoryPresence, type PresenceTracker } from './realtime/presence.js';
 import { openDatabase, type Database } from './store/database.js';
+import { connectRedis } from './store/redis.js';
 
 /**
  * The composition root: everything is built here, once, from the configuration. Tests pass
@@ -56,8 +57,8 @@ export interface ContextOverrides {
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
   const database = overrides.database ?? (await openDatabase(config.database, logger));
   const { db } = database;
-  const redis = config.redisUrl ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2, enableOfflineQueue: false, lazyConnect: false }) : null;
-  redis?.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  // Fail-fast client settings and the startup wait live in store/redis.ts.
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : null;
 
   const metrics = createMetrics();
   const events = new PublisherRelay();
@@ -79,7 +80,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     events,
     agents: createAgentsService({ db, authz }),
     tokens: createTokensService({ db, authz, events }),
-    sessions: createSessionsService({ db, jwt }),
+    sessions: createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency }),
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
     social: createSocialService({ db, dialect: database.dialect, authz }),

@@ -12,11 +12,22 @@ export interface RateLimits {
   wsEvents: RateLimiterAbstract;
 }
 
+/** The Redis key prefix of one limiter: `<REDIS_KEY_PREFIX>rl:<name>`, then `:<agent id or IP>`. */
+export const rateLimitKeyPrefix = (config: Pick<Config, 'redisKeyPrefix'>, name: string): string => `${config.redisKeyPrefix}rl:${name}`;
+
 export function createRateLimits(config: Config, redis: Redis | null): RateLimits {
-  const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract =>
+  const make = (name: string, points: number, duration: number): RateLimiterAbstract =>
     redis
-      ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `ams:rl:${keyPrefix}`, points, duration, useRedisPackage: false })
-      : new RateLimiterMemory({ keyPrefix, points, duration });
+      ? new RateLimiterRedis({
+          storeClient: redis,
+          keyPrefix: rateLimitKeyPrefix(config, name),
+          points,
+          duration,
+          useRedisPackage: false,
+          // While Redis is away, refuse at once (the caller answers 503) instead of waiting on it.
+          rejectIfRedisNotReady: true,
+        })
+      : new RateLimiterMemory({ keyPrefix: name, points, duration });
   return {
     restAnon: make('rest-anon', config.rateLimit.anonPerMinute, 60),
     restAgent: make('rest-agent', config.rateLimit.agentPerMinute, 60),

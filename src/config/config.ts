@@ -4,7 +4,9 @@ export type AuthzMode = 'open' | 'strict';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export type DatabaseConfig =
-  | { kind: 'sqlite'; path: string } // ':memory:' for an in-memory database
+  // ':memory:' for an in-memory database. synchronous: 'normal' (default) survives a process crash,
+  // 'full' also a power loss. lockTimeoutMs: how long a write waits for another process's lock.
+  | { kind: 'sqlite'; path: string; synchronous?: 'normal' | 'full'; lockTimeoutMs?: number }
   | { kind: 'postgres'; url: string; poolMax: number };
 
 export interface Config {
@@ -12,6 +14,8 @@ export interface Config {
   host: string;
   database: DatabaseConfig;
   redisUrl: string | null;
+  /** Prepended to every Redis key and channel of the service, so deployments can share a Redis. */
+  redisKeyPrefix: string;
   /** Null: generated once and kept in the SQLite database (not allowed with PostgreSQL). */
   jwtSecret: string | null;
   jwtTtlSeconds: number;
@@ -46,12 +50,17 @@ function integer(name: string, raw: string | undefined, fallback: number, min: n
   return value;
 }
 
-function parseDatabase(raw: string | undefined, poolMax: number): DatabaseConfig {
+function parseDatabase(raw: string | undefined, poolMax: number, env: RawEnv): DatabaseConfig {
   const url = raw ?? 'sqlite:./data/ams.sqlite';
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     if (path === '') throw new ConfigError('DATABASE_URL sqlite: needs a path, e.g. sqlite:./data/ams.sqlite or sqlite::memory:');
-    return { kind: 'sqlite', path };
+    const synchronous = (env.SQLITE_SYNCHRONOUS ?? 'normal').toLowerCase();
+    if (synchronous !== 'normal' && synchronous !== 'full') {
+      throw new ConfigError(`SQLITE_SYNCHRONOUS must be "normal" or "full", got "${env.SQLITE_SYNCHRONOUS}"`);
+    }
+    const lockTimeoutMs = integer('SQLITE_LOCK_TIMEOUT_MS', env.SQLITE_LOCK_TIMEOUT_MS, 2000, 0, 60_000);
+    return { kind: 'sqlite', path, synchronous, lockTimeoutMs };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     try {
@@ -81,7 +90,7 @@ export interface BuildOptions {
 
 export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
   const poolMax = integer('DB_POOL_MAX', env.DB_POOL_MAX, 10, 1, 1000);
-  const database = parseDatabase(env.DATABASE_URL, poolMax);
+  const database = parseDatabase(env.DATABASE_URL, poolMax, env);
 
   const jwtSecret = env.JWT_SECRET ?? null;
   if (jwtSecret !== null && Buffer.byteLength(jwtSecret, 'utf8') < 32) {
@@ -106,6 +115,11 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     throw new ConfigError('REDIS_URL must start with redis:// or rediss://');
   }
 
+  const redisKeyPrefix = env.REDIS_KEY_PREFIX ?? 'ams:';
+  if (!/^[A-Za-z0-9:._{}-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError('REDIS_KEY_PREFIX must be 1 to 64 characters of letters, digits, ":", ".", "_", "-", "{" or "}"');
+  }
+
   const companyId = env.COMPANY_ID ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(companyId)) {
     throw new ConfigError('COMPANY_ID must be 1 to 128 characters of letters, digits, ".", "_" or "-"');
@@ -121,6 +135,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     host: env.HOST ?? '0.0.0.0',
     database,
     redisUrl,
+    redisKeyPrefix,
     jwtSecret,
     jwtTtlSeconds: integer('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 900, 1, 31 * 24 * 3600),
     authzMode,

@@ -68,7 +68,10 @@ const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-
 export function parseTimestamp(value: string): Date | null {
   if (!ISO_TIMESTAMP.test(value)) return null;
   const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date;
+  if (Number.isNaN(date.getTime())) return null;
+  // Years 1..9999 only: both engines store those alike (PostgreSQL refuses year 0).
+  const year = date.getUTCFullYear();
+  return year >= 1 && year <= 9999 ? date : null;
 }
 
 function messageFor(error: ValueError): string {

@@ -2,8 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { opsRoutes } from '../ops/ops.routes.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
-import { AppError } from '../errors.js';
-import { registerErrorHandling, sendError } from './plugins/errors.js';
+import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
@@ -35,8 +34,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     // Errors the router raises before any route runs (malformed percent-encoding, over-long
     // segment) get the one error shape too, instead of Fastify's own body.
-    frameworkErrors: (err, _request, reply) =>
-      sendError(reply, new AppError('BAD_REQUEST', err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path segment is too long' : 'Malformed URL')),
+    frameworkErrors: frameworkErrorHandler,
   });
 
   // JSON bodies through Fastify's own safe parser (it strips __proto__ / constructor.prototype);

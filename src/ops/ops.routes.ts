@@ -3,6 +3,13 @@ import type { AppContext } from '../context.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
+/**
+ * Operational routes. They are rate limited like every request, but when the limiter's store
+ * (Redis) fails they are let through: a probe must see the outage in /readyz's checks instead of
+ * being refused by it, and liveness must not depend on Redis.
+ */
+export const OPS_ROUTES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 async function check(probe: () => Promise<unknown>): Promise<'ok' | 'fail'> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {

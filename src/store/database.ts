@@ -1,14 +1,14 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { DB } from './schema.js';
 import { migrateToLatest } from './migrations/index.js';
-import { SAFETY_NET_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
+import { openSqlite } from './sqlite.js';
 
 export type Dialect = 'sqlite' | 'postgres';
+
+/** How long a write waits for another process's SQLite write lock before answering 503. */
+export const SQLITE_LOCK_TIMEOUT_DEFAULT_MS = 2000;
 
 export interface Database {
   db: Kysely<DB>;
@@ -25,105 +25,80 @@ export interface DatabaseLogger {
 }
 
 /**
- * What Kysely's SQLite driver calls, made faster in two ways, both invisible to queries:
- * - Statements are kept by SQL text: Kysely prepares every query anew, and parsing and planning
- *   cost as much as running a small query. Bounded (the service has a few dozen query shapes,
- *   `in (...)` lists of varying length aside); safe because Kysely runs one query at a time on
- *   the connection. Off until the migrations have run, so no statement outlives a schema change.
- * - Rows are read as arrays and made objects in JS: better-sqlite3 sets each property of each row
- *   through the V8 API, which costs more than the query itself on a page of 50 messages.
+ * Rows come back with the same JS types as from SQLite, so store code has one shape to handle:
+ * timestamptz as an ISO string with milliseconds (not a Date), json/jsonb as JSON text (read
+ * through fromJson like SQLite's text), bigint (count(*)) and numeric (sum) as numbers. Set per
+ * pool rather than on pg's global registry, so no other pg user is affected.
  */
-export function fastSqlite(handle: SQLite.Database, max = 256): SqliteDatabase & { enableCache(): void } {
-  const statements = new Map<string, SqliteStatement>();
-  let caching = false;
-  return {
-    close: () => handle.close(),
-    enableCache() {
-      caching = true;
-    },
-    prepare(text: string): SqliteStatement {
-      let statement = statements.get(text);
-      if (statement === undefined) {
-        statement = rowsAsArrays(handle.prepare(text));
-        if (!caching) return statement;
-        if (statements.size >= max) statements.delete(statements.keys().next().value as string);
-        statements.set(text, statement);
+const { builtins } = pg.types;
+const parseTimestamptz = pg.types.getTypeParser(builtins.TIMESTAMPTZ);
+const asNumber = (value: string): number => Number(value);
+const asText = (value: string): string => value;
+const asIso = (value: string): string => {
+  const date = parseTimestamptz(value) as Date | number;
+  // ±infinity never comes from our code; pass it through rather than throw.
+  return date instanceof Date ? date.toISOString() : value;
+};
+const PG_TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (format === undefined || format === 'text') {
+      switch (oid) {
+        case builtins.INT8:
+        case builtins.NUMERIC:
+          return asNumber;
+        case builtins.TIMESTAMPTZ:
+          return asIso;
+        case builtins.JSON:
+        case builtins.JSONB:
+          return asText;
       }
-      return statement;
-    },
-  };
-}
-
-function rowsAsArrays(statement: SQLite.Statement): SqliteStatement {
-  if (!statement.reader) return statement;
-  statement.raw(true);
-  const columns = statement.columns().map((c) => c.name);
-  const toRow = (values: unknown[]): Record<string, unknown> => {
-    const row: Record<string, unknown> = {};
-    // Same keys as better-sqlite3's own objects; a repeated name keeps the last value, as there.
-    for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
-    return row;
-  };
-  return {
-    reader: true,
-    all: (parameters) => (statement.all(parameters) as unknown[][]).map(toRow),
-    run: (parameters) => statement.run(parameters),
-    *iterate(parameters) {
-      for (const values of statement.iterate(parameters) as IterableIterator<unknown[]>) yield toRow(values);
-    },
-  };
-}
+    }
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
 
 /**
- * SQLite runs in WAL mode with synchronous=NORMAL: a committed transaction survives a crash of
- * the process (SIGKILL included); a power loss may lose the last transactions before the WAL is
- * checkpointed to disk (within 200 ms: a worker thread checkpoints). busy_timeout lets a second
- * process (the CLI) wait for the write lock.
+ * Pool defaults chosen so that no request waits on PostgreSQL for more than a few seconds:
+ * - connectionTimeoutMillis bounds both opening a connection and waiting for a free one in the
+ *   pool; a server that is down refuses at once, a blackholed one costs at most this;
+ * - statement_timeout cancels runaway statements on the server (a clean 57014 error);
+ * - query_timeout is the client-side backstop when the server itself stops answering;
+ * - idle_in_transaction_session_timeout frees locks held by a transaction whose node stalled;
+ * - TCP keep-alive notices peers that vanished without closing the connection.
  */
-function openSqlite(path: string): Database {
-  const inMemory = path === ':memory:';
-  if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
-  const handle = new SQLite(path);
-  handle.pragma('journal_mode = WAL');
-  handle.pragma('synchronous = NORMAL');
-  handle.pragma('foreign_keys = ON');
-  handle.pragma('busy_timeout = 5000');
-  // Checkpoints off the event loop (see sqlite-checkpointer.ts); the file exists from here on.
-  const checkpointer = inMemory ? null : startCheckpointer(path);
-  if (checkpointer) handle.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
-  const fast = fastSqlite(handle);
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: fast }) });
-  return {
-    db,
-    dialect: 'sqlite',
-    migrated: () => fast.enableCache(),
-    async ping() {
-      await sql`select 1`.execute(db);
-    },
-    async close() {
-      await checkpointer?.close();
-      await db.destroy();
-    },
-  };
-}
+export const PG_POOL_DEFAULTS = {
+  connectionTimeoutMillis: 5000,
+  idleTimeoutMillis: 30_000,
+  statement_timeout: 5000,
+  query_timeout: 6000,
+  idle_in_transaction_session_timeout: 10_000,
+  keepAlive: true,
+  keepAliveInitialDelayMillis: 10_000,
+} as const satisfies pg.PoolConfig;
 
-// pg parses int8 (count(*)) as string by default; our counts fit in a JS number.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
-
-function openPostgres(url: string, poolMax: number, logger: DatabaseLogger): Database {
+function createPool(url: string, max: number, logger: DatabaseLogger, extra: pg.PoolConfig = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: poolMax,
-    // Fail fast when the server is away instead of queueing forever; requests get 503.
-    connectionTimeoutMillis: 3000,
-    idleTimeoutMillis: 30_000,
-    statement_timeout: 10_000,
-    query_timeout: 15_000,
+    max,
+    application_name: 'agent-messaging-service',
+    types: PG_TYPES,
+    ...PG_POOL_DEFAULTS,
+    ...extra,
   });
   // An idle client whose backend died (restart, pg_terminate_backend) must not crash the process;
   // the pool drops it and opens a new one on the next checkout.
   pool.on('error', (err) => logger.error({ err: { message: err.message } }, 'idle PostgreSQL client failed'));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // pg-pool removes its own error listener while a client is checked out; a backend dying during a
+  // transaction would then emit 'error' with no listener and kill the process. The failing query
+  // already rejects (and the request answers 503), so this listener only has to exist.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
+  return pool;
+}
+
+function openPostgres(url: string, poolMax: number, logger: DatabaseLogger): Database {
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(url, poolMax, logger) }) });
   return {
     db,
     dialect: 'postgres',
@@ -136,8 +111,28 @@ function openPostgres(url: string, poolMax: number, logger: DatabaseLogger): Dat
   };
 }
 
+/**
+ * Migrations run on a connection of their own without a statement timeout: a later migration may
+ * legitimately take long (an index on a big table), and a node that starts while another one is
+ * migrating waits on Kysely's advisory lock instead of failing.
+ */
+async function migratePostgres(url: string, logger: DatabaseLogger): Promise<void> {
+  const db = new Kysely<unknown>({
+    dialect: new PostgresDialect({ pool: createPool(url, 1, logger, { statement_timeout: false, query_timeout: undefined }) }),
+  });
+  try {
+    await migrateToLatest(db, 'postgres');
+  } finally {
+    await db.destroy();
+  }
+}
+
 export async function openDatabase(config: DatabaseConfig, logger: DatabaseLogger): Promise<Database> {
-  const database = config.kind === 'sqlite' ? openSqlite(config.path) : openPostgres(config.url, config.poolMax, logger);
+  if (config.kind === 'postgres') {
+    await migratePostgres(config.url, logger);
+    return openPostgres(config.url, config.poolMax, logger);
+  }
+  const database = openSqlite({ path: config.path, synchronous: config.synchronous ?? 'normal', lockTimeoutMs: config.lockTimeoutMs ?? SQLITE_LOCK_TIMEOUT_DEFAULT_MS });
   try {
     // Migrations are written against Kysely<unknown>: they must not depend on today's table types.
     await migrateToLatest(database.db as unknown as Kysely<unknown>, database.dialect);

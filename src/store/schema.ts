@@ -1,9 +1,11 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /**
- * Table types, composed into one DB interface. Timestamps are ISO strings on the way in; PostgreSQL
- * returns Date objects and SQLite strings, so reads go through toIso (see values.ts). JSON columns
- * are written as JSON text and read through fromJson for the same reason.
+ * Table types, composed into one DB interface. Timestamps are ISO strings on the way in, and both
+ * engines return them as ISO strings (the PostgreSQL pool parses timestamptz that way, see
+ * database.ts); reads still go through toIso (values.ts), which normalises either form. JSON
+ * columns are written as JSON text and come back as JSON text from both engines: read them
+ * through fromJson.
  */
 type Timestamp = ColumnType<string | Date, string, string>;
 type Json = ColumnType<unknown, string, string>;

@@ -19,7 +19,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-db.pragma('synchronous = NORMAL');
+db.pragma('synchronous = ' + workerData.synchronous);
 const checkpoint = () => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
@@ -38,9 +38,9 @@ parentPort.on('message', () => {
 
 export const SAFETY_NET_AUTOCHECKPOINT_PAGES = 20_000;
 
-export function startCheckpointer(path: string, intervalMs = 200): Checkpointer {
+export function startCheckpointer(path: string, synchronous: 'normal' | 'full', intervalMs = 200): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, intervalMs } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, intervalMs, synchronous: synchronous.toUpperCase() } });
   worker.unref();
   let exited = false;
   const gone = new Promise<void>((resolve) => {

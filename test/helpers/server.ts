@@ -15,6 +15,11 @@ export const TEST_DIALECT: 'sqlite' | 'postgres' = process.env.AMS_TEST_DATABASE
 export const PG_ADMIN_URL = process.env.AMS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_TEST_URL = process.env.AMS_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const TEST_JWT_SECRET = 'test-secret-test-secret-test-secret-0123456789';
+/**
+ * REDIS_KEY_PREFIX of the servers of one test file: shared by them (two in-process servers on one
+ * Redis see each other), distinct from every other file and run using the machine's Redis.
+ */
+export const TEST_REDIS_KEY_PREFIX = `ams-test-${randomBytes(5).toString('hex')}:`;
 
 export interface TestDatabase {
   url: string;
@@ -50,7 +55,13 @@ export function configFor(databaseUrl: string, overrides: Partial<Config> = {}):
   const database: Config['database'] = databaseUrl.startsWith('sqlite:')
     ? { kind: 'sqlite', path: databaseUrl.slice('sqlite:'.length) }
     : { kind: 'postgres', url: databaseUrl, poolMax: 5 };
-  return { ...base, database, jwtSecret: database.kind === 'postgres' ? TEST_JWT_SECRET : base.jwtSecret, ...overrides };
+  return {
+    ...base,
+    database,
+    jwtSecret: database.kind === 'postgres' ? TEST_JWT_SECRET : base.jwtSecret,
+    redisKeyPrefix: TEST_REDIS_KEY_PREFIX,
+    ...overrides,
+  };
 }
 
 export interface TestServer {

@@ -152,7 +152,9 @@ describe('WebSocket namespace /agents', () => {
       const received = waitFor(a, 'message:new', (m) => m.body === 'reply');
       const reply = await emitWithAck(a, 'message:send', { roomId: room.id, body: 'reply', mentions: [bob.id], replyTo: first.messageId, clientMsgId: 'c-1' });
       expect(await received).toMatchObject({ id: reply.messageId, mentions: [bob.id], replyTo: first.messageId });
-      expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'reply', clientMsgId: 'c-1' })).toEqual({ messageId: reply.messageId });
+      // A retry repeats the whole send; the same clientMsgId with other content is a conflict.
+      expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'reply', mentions: [bob.id], replyTo: first.messageId, clientMsgId: 'c-1' }))
+        .toEqual({ messageId: reply.messageId });
       expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'another body', clientMsgId: 'c-1' }))
         .toEqual({ error: { code: 'CONFLICT', message: expect.any(String) } });
     });

@@ -65,8 +65,8 @@ describe('buildConfig', () => {
   });
 
   it('parses the DATABASE_URL forms', () => {
-    expect(buildConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ kind: 'sqlite', path: ':memory:' });
-    expect(buildConfig({ DATABASE_URL: 'sqlite:/var/lib/ams/db.sqlite' }).database).toEqual({ kind: 'sqlite', path: '/var/lib/ams/db.sqlite' });
+    expect(buildConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toMatchObject({ kind: 'sqlite', path: ':memory:' });
+    expect(buildConfig({ DATABASE_URL: 'sqlite:/var/lib/ams/db.sqlite' }).database).toMatchObject({ kind: 'sqlite', path: '/var/lib/ams/db.sqlite' });
     expect(buildConfig({ DATABASE_URL: 'postgresql://h/db', JWT_SECRET: SECRET }).database).toMatchObject({ kind: 'postgres', url: 'postgresql://h/db' });
   });
 

@@ -1,5 +1,6 @@
+import { availableParallelism } from 'node:os';
 import type { Kysely } from 'kysely';
-import { unauthenticated, validationError } from '../../errors.js';
+import { unauthenticated, unavailable, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Principal } from '../principal.js';
@@ -45,25 +46,91 @@ function pickApiToken({ bearer, body }: SessionRequest): string {
   return token;
 }
 
-export function createSessionsService(deps: { db: Kysely<DB>; jwt: JwtCodec }): SessionsService {
+/**
+ * Admission for the Argon2id work of exchanges: at most `running` compute at once, at most
+ * `waiting` more wait their turn in order, and any more are refused at once (503). A storm of (bad)
+ * tokens then costs bounded memory and CPU, and the event loop keeps serving everything else.
+ */
+export interface ExchangeGate {
+  run<T>(work: () => Promise<T>): Promise<T>;
+  readonly active: number;
+  readonly waiting: number;
+}
+
+export function createExchangeGate(running: number, waiting: number): ExchangeGate {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  return {
+    get active() {
+      return active;
+    },
+    get waiting() {
+      return queue.length;
+    },
+    async run(work) {
+      if (active < running) {
+        active++;
+      } else {
+        if (queue.length >= waiting) throw unavailable('Too many session exchanges in progress; retry shortly');
+        await new Promise<void>((resolve) => queue.push(resolve));
+      }
+      try {
+        return await work();
+      } finally {
+        // Hand the slot straight to the next waiter, or free it.
+        const next = queue.shift();
+        if (next) next();
+        else active--;
+      }
+    },
+  };
+}
+
+/**
+ * Argon2id (19 MiB, t=2) is CPU-bound and runs on libuv's pool (4 threads by default). On a
+ * 2-core machine four hashes at once leave the event loop so little CPU that new connections wait
+ * seconds to be accepted (measured with test/reliability/session-abuse.test.ts), so as many
+ * hashes run at once as there are cores less one (at least one): a core stays with the event loop.
+ */
+export const hashParallelism = (): number => Math.max(1, availableParallelism() - 1);
+
+export const SESSION_EXCHANGE_CONCURRENCY_DEFAULT = 64;
+
+export interface SessionsDeps {
+  db: Kysely<DB>;
+  jwt: JwtCodec;
+  /** Exchanges in flight (hashing or waiting to); more are refused with 503. */
+  exchangeConcurrency?: number;
+  /** Exchanges hashing at once; defaults to the number of cores less one. */
+  hashParallelism?: number;
+}
+
+export function createSessionsService(deps: SessionsDeps): SessionsService {
   const { db, jwt } = deps;
-  // Unknown prefixes are verified against this hash too, so they cost the same time as a wrong secret.
-  let decoyHash: Promise<string> | undefined;
-  const decoy = (): Promise<string> => (decoyHash ??= hashSecret(generateApiToken().secret));
+  // SESSION_EXCHANGE_CONCURRENCY bounds the exchanges in flight; a few of them hash at once.
+  const inFlight = deps.exchangeConcurrency ?? SESSION_EXCHANGE_CONCURRENCY_DEFAULT;
+  const running = Math.min(inFlight, deps.hashParallelism ?? hashParallelism());
+  const gate = createExchangeGate(running, inFlight - running);
+  // Unknown prefixes and malformed tokens are verified against this hash, so they cost the same
+  // time as a wrong secret. Computed up front so that not even the first one takes longer.
+  const decoyHash = hashSecret(generateApiToken().secret);
+  decoyHash.catch(() => undefined); // awaited (and reported) by the exchange that needs it
 
   return {
     async exchange(request) {
       const apiToken = pickApiToken(request);
-      const parts = parseApiToken(apiToken);
-      const stored = parts ? await findTokenByPrefix(db, parts.prefix) : null;
-      const ok = await verifySecret(stored?.secretHash ?? (await decoy()), parts?.secret ?? apiToken);
-      const now = new Date();
-      if (!stored || !ok || stored.revokedAt !== null || (stored.expiresAt !== null && new Date(stored.expiresAt) <= now)) {
-        throw unauthenticated(INVALID);
-      }
-      const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id });
-      await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
-      return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
+      return gate.run(async () => {
+        const parts = parseApiToken(apiToken);
+        const stored = parts ? await findTokenByPrefix(db, parts.prefix) : null;
+        const ok = await verifySecret(stored?.secretHash ?? (await decoyHash), parts?.secret ?? apiToken);
+        const now = new Date();
+        if (!stored || !ok || stored.revokedAt !== null || (stored.expiresAt !== null && new Date(stored.expiresAt) <= now)) {
+          throw unauthenticated(INVALID);
+        }
+        const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id });
+        await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
+        return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
+      });
     },
 
     authenticate(token) {

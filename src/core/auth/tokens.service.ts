@@ -29,6 +29,29 @@ export interface TokensService {
   revoke(principal: Principal | null, prefix: string): Promise<void>;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const SCOPES_MAX_DEPTH = 16;
+
+/**
+ * Scopes are stored as JSON (jsonb on PostgreSQL). Checked without recursion before anything
+ * serialises them: nesting is bounded (a deeply nested body would overflow JSON.stringify's stack)
+ * and strings, keys included, follow the same rule as every text field (no NUL, no unpaired
+ * surrogate), which jsonb would refuse anyway.
+ */
+function scopesProblem(scopes: object): string | null {
+  const stack: [unknown, number][] = [[scopes, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000') || LONE_SURROGATE.test(value)) return 'must not contain NUL characters or unpaired surrogates';
+    } else if (typeof value === 'object' && value !== null) {
+      if (depth > SCOPES_MAX_DEPTH) return `must not be nested more than ${SCOPES_MAX_DEPTH} levels deep`;
+      for (const [key, item] of Object.entries(value)) stack.push([key, depth], [item, depth + 1]);
+    }
+  }
+  return null;
+}
+
 function parseIssueInput(input: unknown): { scopes: Record<string, unknown>; expiresAt: string | null } {
   const body = input === undefined || input === null ? {} : requireObject(input);
   const details: Record<string, string> = {};
@@ -38,7 +61,9 @@ function parseIssueInput(input: unknown): { scopes: Record<string, unknown>; exp
       details.scopes = 'must be a JSON object';
     } else {
       scopes = body.scopes as Record<string, unknown>;
-      if (JSON.stringify(scopes).length > 4096) details.scopes = 'must be at most 4096 bytes of JSON';
+      const problem = scopesProblem(scopes);
+      if (problem !== null) details.scopes = problem;
+      else if (Buffer.byteLength(JSON.stringify(scopes), 'utf8') > 4096) details.scopes = 'must be at most 4096 bytes of JSON';
     }
   }
   let expiresAt: string | null = null;

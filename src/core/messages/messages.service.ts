@@ -53,6 +53,12 @@ export interface MessagesService {
 
 const sendInput = compile(SendMessageInput);
 
+/** A retry carries the same body, mentions and replyTo; anything else reusing the id is a conflict. */
+function sameContent(a: Message, b: Message): boolean {
+  const mentions = (m: Message): string => [...(m.mentions ?? [])].sort().join(',');
+  return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b);
+}
+
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
   const { db, authz, rooms, events } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
@@ -82,11 +88,13 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       if (replyTo !== undefined) message.replyTo = replyTo;
       if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
 
+      // Idempotency lives in the database (unique index on room, sender, clientMsgId), so a repeat
+      // is recognised across restarts and across nodes, and is never stored or broadcast twice.
       const repeat = async (): Promise<SendResult | null> => {
         if (message.clientMsgId === undefined) return null;
         const original = await findByClientMsgId(db, roomId, sender.agentId, message.clientMsgId);
         if (!original) return null;
-        if (original.body !== message.body) throw conflict('clientMsgId was already used for a different message');
+        if (!sameContent(original, message)) throw conflict('clientMsgId was already used for a different message');
         return { message: original, created: false };
       };
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AppError } from '../../errors.js';
+import { OPS_ROUTES } from '../../ops/ops.routes.js';
 import { isOverLimit } from '../../rate-limits.js';
 
 /** The bearer value of the Authorization header, if any. */
@@ -36,7 +37,8 @@ export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext):
         ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
         throw new AppError('RATE_LIMITED', 'Too Many Requests');
       }
-      // The limiter's store (Redis) failed: refuse rather than run unlimited.
+      // The limiter's store (Redis) failed: refuse rather than run unlimited, except for probes.
+      if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
       request.log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'rate limiter unavailable');
       throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
     }

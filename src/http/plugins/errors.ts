@@ -32,6 +32,16 @@ function toAppError(err: FastifyError): AppError {
   return new AppError('INTERNAL', 'Internal Server Error');
 }
 
+/**
+ * Errors Fastify raises before routing (a path with invalid percent-encoding, FST_ERR_BAD_URL):
+ * by default they answer in Fastify's own shape and echo the URL; here they get ours.
+ */
+export function frameworkErrorHandler(err: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const routerError: Record<string, string> = { FST_ERR_BAD_URL: 'Malformed URL', FST_ERR_MAX_PARAM_LENGTH: 'A path segment is too long' };
+  const message = err.code ? routerError[err.code] : undefined;
+  void sendError(reply, message !== undefined ? new AppError('BAD_REQUEST', message) : toAppError(err));
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err);

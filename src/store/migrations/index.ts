@@ -12,6 +12,9 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   };
 }
 
+/** Names of all migrations, in order (for operators and tests). */
+export const migrationNames = (dialect: Dialect): string[] => Object.keys(migrations(dialect));
+
 export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations(dialect)) };
   const migrator = new Migrator({ db, provider });
@@ -19,6 +22,6 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined || failed !== undefined) {
     const cause = error instanceof Error ? error.message : String(error ?? 'unknown error');
-    throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${cause}`);
+    throw new Error(`database migration${failed ? ` ${failed.migrationName}` : ''} failed: ${cause}`);
   }
 }

@@ -1,0 +1,52 @@
+import type SQLite from 'better-sqlite3';
+import type { SqliteDatabase, SqliteStatement } from 'kysely';
+
+/**
+ * What Kysely's SQLite driver calls, made faster in two ways, both invisible to queries:
+ * - Statements are kept by SQL text: Kysely prepares every query anew, and parsing and planning
+ *   cost as much as running a small query. Bounded (the service has a few dozen query shapes,
+ *   `in (...)` lists of varying length aside); safe because Kysely runs one query at a time on
+ *   the connection. Off until the migrations have run, so no statement outlives a schema change.
+ * - Rows are read as arrays and made objects in JS: better-sqlite3 sets each property of each row
+ *   through the V8 API, which costs more than the query itself on a page of 50 messages.
+ */
+export function fastSqlite(handle: SQLite.Database, max = 256): SqliteDatabase & { enableCache(): void } {
+  const statements = new Map<string, SqliteStatement>();
+  let caching = false;
+  return {
+    close: () => handle.close(),
+    enableCache() {
+      caching = true;
+    },
+    prepare(text: string): SqliteStatement {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        statement = rowsAsArrays(handle.prepare(text));
+        if (!caching) return statement;
+        if (statements.size >= max) statements.delete(statements.keys().next().value as string);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+function rowsAsArrays(statement: SQLite.Statement): SqliteStatement {
+  if (!statement.reader) return statement;
+  statement.raw(true);
+  const columns = statement.columns().map((c) => c.name);
+  const toRow = (values: unknown[]): Record<string, unknown> => {
+    const row: Record<string, unknown> = {};
+    // Same keys as better-sqlite3's own objects; a repeated name keeps the last value, as there.
+    for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
+    return row;
+  };
+  return {
+    reader: true,
+    all: (parameters) => (statement.all(parameters) as unknown[][]).map(toRow),
+    run: (parameters) => statement.run(parameters),
+    *iterate(parameters) {
+      for (const values of statement.iterate(parameters) as IterableIterator<unknown[]>) yield toRow(values);
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import SQLite from 'better-sqlite3';
+import {
+  CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, sql,
+  type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase,
+} from 'kysely';
+import type { Database } from './database.js';
+import type { DB } from './schema.js';
+import { fastSqlite } from './sqlite-fast.js';
+import { SAFETY_NET_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
+
+/**
+ * SQLite for the embedded deployment, set up so that a locked or full database never blocks the
+ * event loop and never hangs a request.
+ *
+ * Durability: WAL with synchronous=NORMAL (default) makes every acknowledged commit survive a crash
+ * of the process (SIGKILL, OOM kill, uncaught error): the commit is in the WAL file in the OS page
+ * cache before the response is sent. A power loss or kernel crash may lose the last commits before
+ * the next checkpoint (never corrupting the file; a worker thread checkpoints every 200 ms).
+ * synchronous=FULL (SQLITE_SYNCHRONOUS=full) adds an fsync per commit so commits also survive a
+ * power loss, at about ten times the cost per commit, paid on the event loop because
+ * better-sqlite3 is synchronous. See docs/reliability.md.
+ *
+ * Locking: better-sqlite3 is synchronous, so SQLite's own busy handler would sleep on the event
+ * loop. busy_timeout is therefore 0 and waiting for another process's write lock (the `ams` CLI)
+ * is done here, asynchronously: transactions start with BEGIN IMMEDIATE (the write lock is taken
+ * first, so a busy database is seen before any work is done and retrying is safe), and a statement
+ * outside a transaction that finds the database busy is retried with backoff, up to lockTimeoutMs.
+ * Past that the error surfaces (503), and until some write goes through again, writes make a single
+ * attempt instead of queueing behind one another for lockTimeoutMs each.
+ */
+
+export interface SqliteOptions {
+  path: string;
+  synchronous: 'normal' | 'full';
+  lockTimeoutMs: number;
+}
+
+const READ_ONLY_SQL = /^\s*(select|with|pragma|explain)\b/i;
+
+const isBusy = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
+  && (err as { code: string }).code.startsWith('SQLITE_BUSY');
+
+/** Shared by the connection wrapper: whether a writer recently gave up waiting for the lock. */
+interface LockState {
+  contended: boolean;
+}
+
+class LockWaitingConnection implements DatabaseConnection {
+  constructor(
+    readonly inner: DatabaseConnection,
+    private readonly handle: SQLite.Database,
+    private readonly state: LockState,
+    private readonly lockTimeoutMs: number,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const write = !READ_ONLY_SQL.test(query.sql);
+    const deadline = Date.now() + (write && this.state.contended ? 0 : this.lockTimeoutMs);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await this.inner.executeQuery<R>(query);
+        if (write) this.state.contended = false;
+        return result;
+      } catch (err) {
+        // Inside a transaction a statement is not retried: the transaction holds the write lock
+        // already (BEGIN IMMEDIATE), so a busy error there is not a lock wait.
+        if (!isBusy(err) || this.handle.inTransaction) throw err;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          if (write) this.state.contended = true;
+          throw err;
+        }
+        await sleep(Math.min(2 ** attempt, 50, left));
+      }
+    }
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+}
+
+class LockWaitingDriver implements Driver {
+  private readonly state: LockState = { contended: false };
+  private wrapped: LockWaitingConnection | undefined;
+
+  constructor(
+    private readonly inner: Driver,
+    private readonly handle: SQLite.Database,
+    private readonly lockTimeoutMs: number,
+  ) {}
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await this.inner.acquireConnection();
+    // SQLite has one connection; wrap it once.
+    if (this.wrapped?.inner !== connection) this.wrapped = new LockWaitingConnection(connection, this.handle, this.state, this.lockTimeoutMs);
+    return this.wrapped;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // SQLite rolls back by itself on some errors (disk full, I/O error); a second rollback would
+    // fail and hide the original error from the caller.
+    if (!this.handle.inTransaction) return;
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    return this.inner.savepoint!(connection, name, compile);
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    return this.inner.rollbackToSavepoint!(connection, name, compile);
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    return this.inner.releaseSavepoint!(connection, name, compile);
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.inner.releaseConnection(connection instanceof LockWaitingConnection ? connection.inner : connection);
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
+  }
+}
+
+/** SQLite supports transactional DDL: migrations then apply entirely or not at all, even if killed. */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class LockWaitingSqliteDialect extends SqliteDialect {
+  constructor(private readonly handle: SQLite.Database, private readonly lockTimeoutMs: number, database: SqliteDatabase) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    return new LockWaitingDriver(super.createDriver(), this.handle, this.lockTimeoutMs);
+  }
+
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+export function openSqlite(options: SqliteOptions): Database {
+  const { path, synchronous, lockTimeoutMs } = options;
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const handle = new SQLite(path);
+  // Opening may meet another process mid-write; waiting synchronously is fine before listening.
+  handle.pragma(`busy_timeout = ${lockTimeoutMs}`);
+  handle.pragma('journal_mode = WAL');
+  handle.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+  handle.pragma('foreign_keys = ON');
+  // From here on lock waits are asynchronous (see above).
+  handle.pragma('busy_timeout = 0');
+  // Checkpoints off the event loop (see sqlite-checkpointer.ts); the file exists from here on.
+  const checkpointer = path === ':memory:' ? null : startCheckpointer(path, synchronous);
+  if (checkpointer) handle.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
+  // Reused statements and rows read as arrays (see sqlite-fast.ts).
+  const fast = fastSqlite(handle);
+  const db = new Kysely<DB>({ dialect: new LockWaitingSqliteDialect(handle, lockTimeoutMs, fast) });
+  return {
+    db,
+    dialect: 'sqlite',
+    migrated: () => fast.enableCache(),
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      await checkpointer?.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,510 @@
+import { randomUUID } from 'node:crypto';
+import { Agent } from 'node:http';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
+import { startTestServer, TEST_DIALECT, type TestServer } from '../helpers/server.js';
+import { rawRequest, type RawRequest, type RawResponse } from './helpers/raw-http.js';
+
+/**
+ * Property-based fuzzing of every REST route: arbitrary methods, path ids, query strings, headers,
+ * content types and JSON bodies (full Unicode, NUL, lone surrogates, __proto__/constructor keys,
+ * huge numbers, deep nesting, huge arrays). Whatever comes in, the server answers: never a 5xx,
+ * always JSON in the error shape or the route's success schema, and nothing polluted.
+ * CI runs 1000 cases; AMS_LONG=1 runs 10 000 (AMS_FUZZ_RUNS sets any number).
+ */
+const LONG = process.env.AMS_LONG === '1';
+const RUNS = Number(process.env.AMS_FUZZ_RUNS ?? (LONG ? 10_000 : 1000));
+
+// ---------------------------------------------------------------- response schemas (SPEC + DESIGN)
+
+const UUID = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+const Id = Type.String({ pattern: UUID });
+const Timestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$' });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
+
+const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp });
+const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), createdBy: Id, createdAt: Timestamp });
+const MessageSchema = Type.Object({
+  id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp,
+  mentions: Type.Optional(Type.Array(Id)), replyTo: Type.Optional(Id), clientMsgId: Type.Optional(Type.String({ minLength: 1 })),
+});
+const ChannelSchema = Type.Object({ id: Id, slug: Type.String(), name: Type.String(), createdAt: Timestamp });
+const PostSchema = Type.Object({
+  id: Id, channelId: Id, authorAgentId: Id, body: Type.String({ minLength: 1 }), parentPostId: Nullable(Id),
+  replyCount: Type.Integer({ minimum: 0 }), createdAt: Timestamp,
+});
+const PostPage = Type.Object({ posts: Type.Array(PostSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() });
+const Emoji = Type.Union([Type.Literal('👍'), Type.Literal('🤔'), Type.Literal('💡')]);
+
+const ErrorBody = Type.Object(
+  { error: Type.String({ minLength: 1 }), details: Type.Optional(Type.Record(Type.String(), Type.String())) },
+  { additionalProperties: false },
+);
+
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'prefix' | 'channel' | 'post' | 'company';
+
+interface RouteSpec {
+  method: string;
+  /** Fastify pattern; param names say which fixture ids are plausible values. */
+  path: string;
+  params?: Record<string, Fixture>;
+  /** Body fields worth getting nearly right, so requests reach past validation. */
+  fields?: string[];
+  query?: string[];
+  success: { status: number[]; schema: TSchema | 'metrics' | 'empty' };
+}
+
+/** Every REST route of SPEC.md and DESIGN.md. The test fails if the server has one not listed here. */
+const ROUTES: RouteSpec[] = [
+  { method: 'GET', path: '/healthz', success: { status: [200], schema: Type.Object({ status: Type.Literal('ok') }) } },
+  { method: 'GET', path: '/readyz', success: { status: [200], schema: Type.Object({ status: Type.Literal('ready'), checks: Type.Record(Type.String(), Type.Literal('ok')) }) } },
+  { method: 'GET', path: '/metrics', success: { status: [200], schema: 'metrics' } },
+  { method: 'POST', path: '/api/v1/agents', fields: ['name', 'displayName', 'role'], success: { status: [201], schema: AgentSchema } },
+  { method: 'GET', path: '/api/v1/agents', success: { status: [200], schema: Type.Array(AgentSchema) } },
+  {
+    method: 'POST', path: '/api/v1/agents/:id/tokens', params: { id: 'agent' }, fields: ['scopes', 'expiresAt'],
+    success: {
+      status: [201],
+      schema: Type.Object({
+        id: Id, token: Type.String({ pattern: '^agt_[0-9a-f]{12}_[0-9a-f]{64}$' }), prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$' }),
+        scopes: Type.Object({}), expiresAt: Nullable(Timestamp), createdAt: Timestamp,
+      }),
+    },
+  },
+  { method: 'DELETE', path: '/api/v1/tokens/:prefix', params: { prefix: 'prefix' }, success: { status: [204], schema: 'empty' } },
+  { method: 'POST', path: '/api/v1/sessions', fields: ['apiToken'], success: { status: [201], schema: Type.Object({ token: Type.String({ minLength: 1 }), expiresAt: Timestamp }) } },
+  { method: 'POST', path: '/rooms', fields: ['slug', 'name', 'members'], success: { status: [201], schema: RoomSchema } },
+  { method: 'GET', path: '/rooms', success: { status: [200], schema: Type.Array(RoomSchema) } },
+  { method: 'GET', path: '/api/v1/rooms', success: { status: [200], schema: Type.Object({ rooms: Type.Array(RoomSchema) }) } },
+  { method: 'POST', path: '/rooms/:id/members', params: { id: 'room' }, fields: ['agentId'], success: { status: [201], schema: Type.Object({ roomId: Id, agentId: Id, joinedAt: Timestamp }) } },
+  { method: 'DELETE', path: '/rooms/:roomId/members/:agentId', params: { roomId: 'room', agentId: 'guest' }, success: { status: [204], schema: 'empty' } },
+  {
+    method: 'GET', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, query: ['limit', 'cursor', 'before'],
+    success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }) },
+  },
+  { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
+  { method: 'GET', path: '/api/v1/social/channels', success: { status: [200], schema: Type.Object({ channels: Type.Array(ChannelSchema) }) } },
+  { method: 'POST', path: '/api/v1/social/channels', fields: ['slug', 'name'], success: { status: [201], schema: ChannelSchema } },
+  { method: 'GET', path: '/api/v1/social/feed', query: ['before', 'limit'], success: { status: [200], schema: PostPage } },
+  { method: 'GET', path: '/api/v1/social/channels/:channelId/posts', params: { channelId: 'channel' }, query: ['before', 'limit'], success: { status: [200], schema: PostPage } },
+  { method: 'POST', path: '/api/v1/social/channels/:channelId/posts', params: { channelId: 'channel' }, fields: ['body'], success: { status: [201], schema: PostSchema } },
+  { method: 'GET', path: '/api/v1/social/posts/:id/thread', params: { id: 'post' }, success: { status: [200], schema: Type.Object({ parent: PostSchema, replies: Type.Array(PostSchema) }) } },
+  { method: 'POST', path: '/api/v1/social/posts/:id/replies', params: { id: 'post' }, fields: ['body'], success: { status: [201], schema: PostSchema } },
+  { method: 'POST', path: '/api/v1/social/posts/:id/reactions', params: { id: 'post' }, fields: ['emoji'], success: { status: [200], schema: Type.Object({ action: Type.Union([Type.Literal('added'), Type.Literal('removed')]), emoji: Emoji }) } },
+  {
+    method: 'GET', path: '/api/v1/social/posts/:id/reactions', params: { id: 'post' },
+    success: { status: [200], schema: Type.Object({ reactions: Type.Array(Type.Object({ emoji: Emoji, count: Type.Integer({ minimum: 1 }), reactedByMe: Type.Boolean() })) }) },
+  },
+  {
+    method: 'GET', path: '/api/companies/:companyId/agents/directory', params: { companyId: 'company' }, query: ['role'],
+    success: {
+      status: [200],
+      schema: Type.Object({
+        companyId: Type.String(),
+        agents: Type.Array(Type.Object({ id: Id, name: Type.String(), displayName: Type.String(), role: Role, online: Type.Boolean() })),
+        total: Type.Integer({ minimum: 0 }),
+      }),
+    },
+  },
+];
+
+const normalise = (path: string): string => path.replace(/:[^/]+/g, ':p');
+
+/** The routes the server registered, from Fastify's route tree (HEAD twins of GET left out). */
+function registeredRoutes(tree: string): string[] {
+  const routes: string[] = [];
+  const stack: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^([│├└─ ]*)(\S.*?)(?: \(([^)]*)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4 - 1;
+    stack.length = Math.max(depth, 0);
+    const path = stack.join('') + match[2]!;
+    stack.push(match[2]!);
+    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== 'HEAD')) {
+      routes.push(`${method} ${normalise(path)}`);
+    }
+  }
+  return routes;
+}
+
+// ---------------------------------------------------------------- generators
+
+/** A JSON document kept as a tree, so that keys such as __proto__ reach the wire verbatim. */
+type Json = null | boolean | string | { num: string } | Json[] | { entries: [string, Json][] };
+
+function toText(value: Json): string {
+  if (value === null || typeof value === 'boolean') return String(value);
+  if (typeof value === 'string') return JSON.stringify(value); // lone surrogates become \udxxx escapes
+  if (Array.isArray(value)) return `[${value.map(toText).join(',')}]`;
+  if ('num' in value) return value.num;
+  return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${toText(v)}`).join(',')}}`;
+}
+
+const ODD_CHARS = ['\u0000', '\ud800', '\udfff', '\ud83d', '\ufeff', '\u202e', '\u0085', '\u2028', '\ufffe', '\u{10ffff}', '"', '\\', '/', '%', '&', '?', '#'];
+const char = fc.oneof(
+  { weight: 6, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+  { weight: 2, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }) },
+  { weight: 2, arbitrary: fc.constantFrom(...ODD_CHARS) },
+);
+const text = (maxLength = 40) => fc.string({ unit: char, maxLength });
+const HUGE_NUMBERS = ['1e308', '-1e308', '1e400', '-1e400', '123456789012345678901234567890', '9007199254740993', '-0', '0.1', '4.9e-324', '1E2', '0', '-1', '100', '101'];
+const number = fc.oneof(
+  fc.constantFrom(...HUGE_NUMBERS).map((num) => ({ num })),
+  fc.integer().map((n) => ({ num: String(n) })),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).map((n) => ({ num: String(n) })),
+);
+const DANGEROUS_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', 'isAdmin', 'role'];
+
+const jsonValue: fc.Arbitrary<Json> = fc.letrec<{ value: Json }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    fc.constant(null),
+    fc.boolean(),
+    number,
+    text(),
+    fc.array(tie('value'), { maxLength: 5 }),
+    fc.array(fc.tuple(fc.oneof(fc.constantFrom(...DANGEROUS_KEYS), text(12)), tie('value')), { maxLength: 5 }).map((entries) => ({ entries })),
+  ),
+})).value;
+
+describe('REST fuzzing', () => {
+  let server: TestServer;
+  let http: Agent;
+  let admin: TestAgent;
+  let member: TestAgent;
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], prefix: [], channel: [], post: [], company: ['default'] };
+  const tokens: string[] = [];
+  const jwts: string[] = [];
+  const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
+  const baseline = prototypes.map((p) => Object.getOwnPropertyNames(p).sort().join(','));
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    http = new Agent({ keepAlive: true, maxSockets: 8 });
+    const api = new Api(server.url);
+    admin = await newAdmin(api);
+    member = await newAgent(api);
+    const room = await newRoom(api, admin, [member]);
+    const message = await sendMessage(api, member, room.id, 'fixture');
+    ids.room.push(room.id);
+    ids.agent.push(admin.id, member.id);
+    // Guests are not members: the fuzzer adds and removes them, and leaves the fixtures' own
+    // memberships alone so that sends and history keep reaching the database.
+    for (let i = 0; i < 3; i++) ids.guest.push((await newAgent(api)).id);
+    ids.message.push(message.id);
+    ids.prefix.push(admin.prefix, member.prefix);
+    // A token for exchanges that the fuzzer cannot revoke (its prefix is not among the fixtures).
+    tokens.push((await api.post(`/api/v1/agents/${member.id}/tokens`, { scopes: {} })).body.token as string);
+    jwts.push(admin.jwt, member.jwt);
+    const channels = await api.get('/api/v1/social/channels', { jwt: member.jwt });
+    if (channels.status === 200) {
+      for (const channel of channels.body.channels as { id: string }[]) ids.channel.push(channel.id);
+      const post = await api.post(`/api/v1/social/channels/${ids.channel[0]}/posts`, { body: 'fixture post' }, { jwt: member.jwt });
+      if (post.status === 201) ids.post.push(post.body.id);
+    }
+  });
+  afterAll(async () => {
+    http.destroy();
+    await server.close();
+  });
+
+  // ------------------------------------------------------------ request generators (need fixtures)
+
+  const percentEncoded = fc.uint8Array({ maxLength: 24 }).map((bytes) => [...bytes].map((b) => `%${b.toString(16).padStart(2, '0')}`).join(''));
+  const ODD_SEGMENTS = ['..', '.', '%', '%zz', '%00', '%ED%A0%80', '%C0%AF', '%2F', '%20', '__proto__', 'constructor', 'prototype', 'a'.repeat(3000), 'agt_', 'agt_0123456789ab', 'null', 'undefined', '0', '-1', '00000000-0000-0000-0000-000000000000'];
+  const segment = fc.oneof(
+    fc.constantFrom(...ODD_SEGMENTS),
+    percentEncoded,
+    fc.string({ unit: 'binary', maxLength: 30 }).map(encodeURIComponent),
+    fc.uuid().map((u) => u.toUpperCase()),
+  );
+  const fixtureId = (kind: Fixture) => fc.constant(null).map(() => ids[kind]).chain((list) => (list.length > 0 ? fc.constantFrom(...list) : fc.uuid()));
+  const paramValue = (kind: Fixture | undefined) => fc.oneof(
+    { weight: 4, arbitrary: kind ? fixtureId(kind) : fc.uuid() },
+    { weight: 1, arbitrary: kind ? fixtureId(kind).map((v) => v.toUpperCase()) : fc.uuid() },
+    { weight: 1, arbitrary: fc.uuid() },
+    { weight: 3, arbitrary: segment },
+  );
+
+  const QUERY_VALUES = ['', '0', '1', '50', '100', '101', '-1', '1.5', '1e3', 'NaN', 'Infinity', '0x10', '99999999999999999999', 'admin', 'agent', 'true', '[]', '{}'];
+  const queryPair = (keys: string[]) => fc.tuple(
+    fc.oneof(fc.constantFrom(...keys, 'limit', 'cursor', 'before', 'token', 'role', '__proto__', 'constructor', '__proto__[polluted]', 'constructor[prototype][polluted]', 'a[b]', ''), segment),
+    fc.oneof(fc.constantFrom(...QUERY_VALUES), segment, fc.uuid(), fixtureId('message'), fixtureId('post')),
+  );
+  const queryString = (keys: string[]) => fc.array(queryPair(keys), { maxLength: 4 }).map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`));
+
+  const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 60 });
+  const authorization = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null).map(() => `Bearer ${jwts[0]!}`),
+    fc.constant(null).map(() => `Bearer ${jwts[1]!}`),
+    fc.constant(null).map(() => `Bearer ${tokens[0]!}`),
+    fc.constantFrom('Bearer agt_0123456789ab_' + '0'.repeat(64), 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'bearer x.y.z', 'Bearer eyJhbGciOiJub25lIn0.eyJhZ2VudElkIjoieCIsInJvbGUiOiJhZG1pbiIsImV4cCI6OTk5OTk5OTk5OX0.'),
+    fc.constant(null).map(() => `Bearer ${jwts[0]!.slice(0, -2)}xx`),
+    printable.map((v) => `Bearer ${v}`),
+  );
+  const agentIdHeader = fc.oneof(fc.constant(undefined), fixtureId('agent'), fixtureId('agent').map((v) => v.toUpperCase()), fc.uuid(), printable);
+  const CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/vnd.api+json', 'application/json-patch+json', 'application/jsonx', '*/*', ''];
+  const contentType = fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 3, arbitrary: fc.constantFrom(...CONTENT_TYPES) }, { weight: 1, arbitrary: fc.constant(undefined) });
+
+  const goodValue = (field: string): fc.Arbitrary<Json> => {
+    switch (field) {
+      case 'name':
+        return fc.oneof(fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/), text());
+      case 'slug':
+        return fc.oneof(fc.stringMatching(/^[a-z0-9-]{1,20}$/), fc.constant('general'), text());
+      case 'displayName':
+      case 'body':
+      case 'clientMsgId':
+        return fc.oneof(text(), fc.constantFrom('x', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(16_384), 'x'.repeat(16_385), '😀'.repeat(16_384)));
+      case 'role':
+        return fc.constantFrom('admin', 'agent', 'ADMIN', '');
+      case 'emoji':
+        return fc.constantFrom('👍', '🤔', '💡', '👍🏽', '', '❤️');
+      case 'scopes':
+        return jsonValue;
+      case 'expiresAt':
+        return fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), fc.constantFrom('2030-01-01T00:00:00Z', '2030-13-45T99:99:99Z', 'tomorrow', '2030-01-01'), text());
+      case 'apiToken':
+        return fc.oneof(fc.constant(null).map(() => tokens[0]!), fc.constantFrom('agt_0123456789ab_' + '0'.repeat(64), 'agt_', ''), text());
+      case 'members':
+      case 'mentions':
+        return fc.array(fc.oneof(fixtureId('agent'), fc.uuid(), text()), { maxLength: 4 });
+      case 'agentId':
+        return fc.oneof(fixtureId('guest'), fixtureId('agent'), fc.uuid(), text());
+      case 'replyTo':
+        return fc.oneof(fixtureId('message'), fc.uuid(), text());
+      default:
+        return jsonValue;
+    }
+  };
+  const routeBody = (fields: string[]): fc.Arbitrary<Json> =>
+    fc.tuple(
+      ...fields.map((field) => fc.option(fc.tuple(fc.constant(field), fc.oneof({ weight: 4, arbitrary: goodValue(field) }, { weight: 1, arbitrary: jsonValue })), { freq: 5 })),
+      fc.array(fc.tuple(fc.oneof(fc.constantFrom(...DANGEROUS_KEYS), text(10)), jsonValue), { maxLength: 3 }),
+    ).map((parts) => {
+      // Generated values are reused while shrinking: read them, never mutate them.
+      const extra = parts[parts.length - 1] as [string, Json][];
+      const entries = (parts.slice(0, -1) as ([string, Json] | null)[]).filter((e): e is [string, Json] => e !== null);
+      return { entries: [...entries, ...extra] };
+    });
+
+  const body = (route: RouteSpec): fc.Arbitrary<Buffer | undefined> => fc.oneof(
+    { weight: 2, arbitrary: fc.constant(undefined) },
+    { weight: 8, arbitrary: routeBody(route.fields ?? []).map((j) => Buffer.from(toText(j), 'utf8')) },
+    { weight: 2, arbitrary: jsonValue.map((j) => Buffer.from(toText(j), 'utf8')) },
+    { weight: 1, arbitrary: fc.string({ unit: char, maxLength: 40 }).map((s) => Buffer.from(s, 'utf8')) },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((b) => Buffer.from(b)) },
+  );
+
+  const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD'];
+  const requestFor = (route: RouteSpec): fc.Arbitrary<RawRequest> =>
+    fc.record({
+      method: fc.oneof({ weight: 9, arbitrary: fc.constant(route.method) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+      params: fc.tuple(...route.path.split('/').map((part) => (part.startsWith(':') ? paramValue(route.params?.[part.slice(1)]) : fc.constant(part)))),
+      query: queryString(route.query ?? []),
+      authorization,
+      agentId: agentIdHeader,
+      contentType,
+      body: body(route),
+    }).map(({ method, params, query, authorization: auth, agentId, contentType: type, body: payload }) => {
+      const headers: Record<string, string> = {};
+      if (auth !== undefined) headers.authorization = auth;
+      if (agentId !== undefined) headers['x-agent-id'] = agentId;
+      if (payload !== undefined && type !== undefined) headers['content-type'] = type;
+      return { method, path: params.join('/') + query, headers, body: payload };
+    });
+
+  // Nearly valid requests, so that every route is also exercised past validation (success paths,
+  // conflicts, repeats): the right method, fixture ids, a JWT, JSON, fields that pass validation,
+  // plus now and then an extra key from the dangerous list.
+  const cleanChar = fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => c !== '\u0000');
+  const cleanText = (min: number, max: number) => fc.string({ unit: cleanChar, minLength: min, maxLength: max });
+  const someOf = (kind: Fixture) => fc.constant(null).map(() => ids[kind]).chain((list) => fc.subarray(list, { maxLength: Math.min(3, list.length) }));
+  const validField = (field: string): fc.Arbitrary<Json> => {
+    switch (field) {
+      case 'name':
+        return fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,20}$/);
+      case 'slug':
+        return fc.stringMatching(/^[a-z0-9-]{1,20}$/);
+      case 'displayName':
+      case 'body':
+        return cleanText(1, 30);
+      case 'clientMsgId':
+        return cleanText(1, 2); // short, so that repeats (200) and conflicts (409) happen
+      case 'role':
+        return fc.constantFrom('admin', 'agent');
+      case 'emoji':
+        return fc.constantFrom('👍', '🤔', '💡');
+      case 'scopes':
+        return fc.array(fc.tuple(fc.string({ maxLength: 8 }), fc.oneof(fc.string({ maxLength: 8 }), fc.integer().map((n) => ({ num: String(n) })), fc.boolean())), { maxLength: 3 }).map((entries) => ({ entries }));
+      case 'expiresAt':
+        return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+      case 'apiToken':
+        return fc.constant(null).map(() => tokens[0]!);
+      case 'members':
+      case 'mentions':
+        return someOf('agent');
+      case 'agentId':
+        return fixtureId('guest');
+      case 'replyTo':
+        return fixtureId('message');
+      default:
+        return fc.constant(null);
+    }
+  };
+  const validQuery = (keys: string[]) => fc.array(fc.tuple(fc.constantFrom(...keys), fc.oneof(fc.integer({ min: 1, max: 100 }).map(String), fixtureId('message'), fixtureId('post'), fc.constantFrom('admin', 'agent'))), { maxLength: 2 })
+    .map((pairs) => (pairs.length === 0 ? '' : `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`));
+  const nearlyValid = (route: RouteSpec): fc.Arbitrary<RawRequest> =>
+    fc.record({
+      params: fc.tuple(...route.path.split('/').map((part) => (part.startsWith(':') ? fixtureId(route.params?.[part.slice(1)] ?? 'room') : fc.constant(part)))),
+      query: route.query ? validQuery(route.query) : fc.constant(''),
+      jwt: fc.constant(null).chain(() => fc.constantFrom(...jwts)),
+      fields: fc.tuple(...(route.fields ?? []).map((field) => validField(field).map((v) => [field, v] as [string, Json]))),
+      extra: fc.option(fc.tuple(fc.constantFrom(...DANGEROUS_KEYS.filter((k) => !(route.fields ?? []).includes(k))), jsonValue), { freq: 4 }),
+      tokenInBody: fc.boolean(),
+    }).map(({ params, query, jwt, fields, extra, tokenInBody }) => {
+      const entries = extra === null ? fields : [...fields, extra];
+      const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${jwt}`, 'x-agent-id': admin.id };
+      if (route.path === '/api/v1/sessions' && !tokenInBody) headers.authorization = `Bearer ${tokens[0]!}`;
+      const withBody = route.method !== 'GET' && route.method !== 'DELETE';
+      return { method: route.method, path: params.join('/') + query, headers, body: withBody ? Buffer.from(toText({ entries }), 'utf8') : undefined };
+    });
+
+  const anyRequest = fc.constantFrom(...ROUTES).chain((route) => fc.oneof({ weight: 6, arbitrary: requestFor(route) }, { weight: 4, arbitrary: nearlyValid(route) }));
+
+  // ------------------------------------------------------------ the oracle
+
+  function hasIllFormedText(value: unknown): boolean {
+    if (typeof value === 'string') return value.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(value);
+    if (Array.isArray(value)) return value.some(hasIllFormedText);
+    if (typeof value === 'object' && value !== null) return Object.entries(value).some(([k, v]) => hasIllFormedText(k) || hasIllFormedText(v));
+    return false;
+  }
+
+  function routeOf(req: RawRequest): RouteSpec | undefined {
+    const path = req.path.split('?')[0]!;
+    const method = req.method === 'HEAD' ? 'GET' : req.method;
+    return ROUTES.find((r) => r.method === method && new RegExp(`^${r.path.replace(/:[^/]+/g, '[^/]+')}/?$`).test(path));
+  }
+
+  /** Throws (so fast-check shrinks and reports) when a response breaks the contract. */
+  function check(req: RawRequest, res: RawResponse): void {
+    const where = `${req.method} ${req.path.slice(0, 300)} -> ${res.status} ${res.text.slice(0, 300)}`;
+    if (res.status >= 500) throw new Error(`5xx: ${where}`);
+    const polluted = prototypes.map((p) => Object.getOwnPropertyNames(p).sort().join(',')).some((names, i) => names !== baseline[i]);
+    if (polluted) throw new Error(`a built-in prototype was modified by: ${where}`);
+    if (req.method === 'HEAD' || res.status === 204) {
+      if (res.text !== '') throw new Error(`a body on ${res.status}: ${where}`);
+      return;
+    }
+    const route = res.status < 400 ? routeOf(req) : undefined;
+    if (route?.success.schema === 'metrics') {
+      if (!String(res.headers['content-type']).startsWith('text/plain')) throw new Error(`metrics content type: ${where}`);
+      return;
+    }
+    if (!String(res.headers['content-type']).startsWith('application/json')) throw new Error(`not JSON: ${res.headers['content-type']} ${where}`);
+    const parsed: unknown = JSON.parse(res.text);
+    if (hasIllFormedText(parsed)) throw new Error(`NUL or a lone surrogate in a response: ${where}`);
+    if (res.status >= 400) {
+      if (!Value.Check(ErrorBody, parsed)) throw new Error(`error body shape: ${where}`);
+      if (/\bat .+:\d+:\d+|node_modules|\/src\//.test(res.text)) throw new Error(`internals in an error: ${where}`);
+      return;
+    }
+    if (!route) throw new Error(`success from an unknown route: ${where}`);
+    if (!route.success.status.includes(res.status)) throw new Error(`status ${res.status} not in ${route.success.status.join('/')}: ${where}`);
+    if (route.success.schema === 'empty' || !Value.Check(route.success.schema, parsed)) {
+      const first = route.success.schema === 'empty' ? 'expected no body' : [...Value.Errors(route.success.schema, parsed)][0];
+      throw new Error(`success body does not match the schema (${JSON.stringify(first)}): ${where}`);
+    }
+  }
+
+  const send = (req: RawRequest) => rawRequest(server.url, http, req);
+
+  // ------------------------------------------------------------ the properties
+
+  it('every route the server registers is in the fuzzed route table', () => {
+    const known = new Set(ROUTES.map((r) => `${r.method} ${normalise(r.path)}`));
+    const registered = registeredRoutes(server.app.http.printRoutes({ commonPrefix: false }));
+    expect(registered.length).toBeGreaterThanOrEqual(15);
+    expect(registered.filter((r) => !known.has(r))).toEqual([]);
+  });
+
+  it(`arbitrary requests to every route never get a 5xx, always a well-formed answer (${RUNS} runs, ${TEST_DIALECT})`, { timeout: 60_000 + RUNS * 200 }, async () => {
+    const seen = new Map<string, number>();
+    await fc.assert(
+      fc.asyncProperty(anyRequest, async (req) => {
+        const res = await send(req);
+        check(req, res);
+        const route = routeOf(req);
+        const key = `${route ? `${route.method} ${route.path}` : 'unmatched'} ${res.status}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }),
+      { numRuns: RUNS, endOnFailure: false },
+    );
+    // Some requests of every registered route got through validation to a success.
+    const registered = new Set(registeredRoutes(server.app.http.printRoutes({ commonPrefix: false })));
+    const succeeded = new Set([...seen.keys()].filter((k) => / 2\d\d$/.test(k)).map((k) => normalise(k.replace(/ \d+$/, ''))));
+    if (process.env.AMS_FUZZ_STATS === '1') process.stdout.write([...seen.entries()].sort().map(([k, n]) => `${k}: ${n}`).join('\n') + '\n');
+    expect([...registered].filter((r) => !succeeded.has(r))).toEqual([]);
+  });
+
+  it('big and deep bodies on every route: deep nesting, huge arrays, huge numbers, over 1 MiB', { timeout: 120_000 }, async () => {
+    const depth = 100_000;
+    const bigBodies: [string, string][] = [
+      ['deep arrays', `${'['.repeat(depth)}${']'.repeat(depth)}`],
+      ['deep objects', `${'{"a":'.repeat(depth / 2)}1${'}'.repeat(depth / 2)}`],
+      ['deep scopes', `{"scopes":{"a":${'['.repeat(depth)}${']'.repeat(depth)}},"body":"x","name":"deep","slug":"deep"}`],
+      ['deep field values', `{"body":${'['.repeat(depth)}${']'.repeat(depth)},"members":${'['.repeat(1000)}${']'.repeat(1000)}}`],
+      ['huge arrays', `{"members":[${Array(150_000).fill('0').join(',')}],"mentions":[${Array(150_000).fill('"x"').join(',')}],"scopes":{"a":[${Array(100_000).fill('1').join(',')}]}}`],
+      ['huge numbers', `{"limit":1e400,"body":1e308,"scopes":{"n":123456789012345678901234567890,"m":-1e400},"expiresAt":1e400,"agentId":-0}`],
+      ['proto keys', '{"__proto__":{"polluted":1,"isAdmin":true},"constructor":{"prototype":{"polluted":1}},"scopes":{"__proto__":{"polluted":1}},"body":"x"}'],
+      ['just under 1 MiB', `{"body":"${'x'.repeat(1024 * 1024 - 20)}"}`],
+      ['over 1 MiB', `{"body":"${'x'.repeat(1024 * 1024 + 10)}"}`],
+    ];
+    for (const route of ROUTES.filter((r) => r.method !== 'GET')) {
+      const path = route.path.replace(/:([^/]+)/g, (_, name: string) => ids[route.params?.[name] ?? 'room'][0] ?? randomUUID());
+      for (const [label, text] of bigBodies) {
+        for (const auth of [jwts[0]!, jwts[1]!]) {
+          const req: RawRequest = { method: route.method, path, headers: { 'content-type': 'application/json', authorization: `Bearer ${auth}`, 'x-agent-id': admin.id }, body: Buffer.from(text) };
+          const res = await send(req);
+          try {
+            check(req, res);
+          } catch (err) {
+            throw new Error(`${label}: ${(err as Error).message}`);
+          }
+          if (label === 'over 1 MiB') expect(res.status, `${label} ${route.path}`).toBe(413);
+        }
+      }
+    }
+    expect((await send({ method: 'GET', path: '/healthz', headers: {} })).status).toBe(200);
+  });
+
+  it('regressions the fuzzer found: each answers 4xx {error} where it used to be a 500 or a foreign shape', async () => {
+    const cases: [string, RawRequest, number][] = [
+      ['deeply nested scopes (JSON.stringify overflowed the stack: 500)', { method: 'POST', path: `/api/v1/agents/${member.id}/tokens`, headers: { 'content-type': 'application/json' }, body: Buffer.from(`{"scopes":{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}}`) }, 400],
+      ['NUL in a scopes value (jsonb refuses it: 500 on PostgreSQL)', { method: 'POST', path: `/api/v1/agents/${member.id}/tokens`, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"scopes":{"a":"x\\u0000y"}}') }, 400],
+      ['lone surrogate in a scopes key (jsonb refuses it: 500 on PostgreSQL)', { method: 'POST', path: `/api/v1/agents/${member.id}/tokens`, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"scopes":{"\\ud800":1}}') }, 400],
+      ['invalid percent-encoding in the path (Fastify answered in its own shape, echoing the URL)', { method: 'DELETE', path: '/api/v1/tokens/%80', headers: {} }, 400],
+    ];
+    for (const [label, req, status] of cases) {
+      const res = await send(req);
+      expect(res.status, label).toBe(status);
+      expect(Value.Check(ErrorBody, JSON.parse(res.text)), `${label}: ${res.text}`).toBe(true);
+    }
+  });
+
+  it('a query string can never set a property on Object.prototype', async () => {
+    for (const path of ['/api/v1/rooms?__proto__[polluted]=1', '/api/v1/agents?constructor[prototype][polluted]=1', `/api/v1/rooms/${ids.room[0]}/messages?__proto__=1&limit=__proto__`]) {
+      const res = await send({ method: 'GET', path, headers: { authorization: `Bearer ${member.jwt}` } });
+      expect(res.status).toBeLessThan(500);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  });
+});
