@@ -2,15 +2,17 @@
 /**
  * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2]`
  *
- * Where the service's time goes under `message:send` load: starts the built service with
- * `--cpu-prof`, runs one open-loop step at a fixed rate, stops the service (which writes the
- * profile) and prints its summary (bench/profile-summary.js). The .cpuprofile file opens in
- * Chrome DevTools or speedscope as a flame graph.
+ * Where the service's time goes under `message:send` load: starts the built service with the
+ * inspector, profiles it (DevTools protocol, like `--cpu-prof` but only during the measured step)
+ * at a fixed open-loop rate, writes bench/results/profiles/*.cpuprofile and prints its summary
+ * (bench/profile-summary.js). The .cpuprofile file opens in Chrome DevTools or speedscope as a
+ * flame graph.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { profileDuring } from './lib/inspector.js';
 import { pinSelf } from './lib/processes.js';
 import { RoomLoad } from './lib/room-load.js';
 import { describe } from './lib/search.js';
@@ -30,13 +32,12 @@ pinSelf();
 const tmp = mkdtempSync(join(tmpdir(), 'ams-profile-'));
 const profileDir = join('bench', 'results', 'profiles');
 mkdirSync(profileDir, { recursive: true });
-const before = new Set(readdirSync(profileDir));
 const jwtSecret = newJwtSecret();
 // --baseline=r1|r2: the same step against a baseline instead, for comparison.
 const baseline = process.argv.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
 const service = baseline
-  ? await startBaseline({ name: baseline, script: 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, 'r2.sqlite') }, profileDir })
-  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl: `sqlite:${join(tmp, 'p.sqlite')}`, jwtSecret, profileDir });
+  ? await startBaseline({ name: baseline, script: 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, 'r2.sqlite') }, nodeArgs: ['--inspect=127.0.0.1:0'] })
+  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl: `sqlite:${join(tmp, 'p.sqlite')}`, jwtSecret, nodeArgs: ['--inspect=127.0.0.1:0'] });
 const set = baseline
   ? await baselineClients(service.url, { rooms, roomSize, mint: jwtMinter(jwtSecret) })
   : await serviceClients(service, { rooms, roomSize, mint: jwtMinter(jwtSecret) });
@@ -58,7 +59,7 @@ const threads = () => {
 };
 const th0 = threads();
 const t0 = service.proc.cpuTimes();
-const result = await load.step({ rate, durationMs: seconds * 1000 });
+const { result, profile } = await profileDuring(service.proc, () => load.step({ rate, durationMs: seconds * 1000 }));
 const t1 = service.proc.cpuTimes();
 const th1 = threads();
 console.log('CPU ticks by thread:', Object.entries(th1).map(([k, v]) => [k, v - (th0[k] ?? 0)]).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', '));
@@ -68,10 +69,7 @@ console.log(`server CPU per message: ${perMessage('user')} us user + ${perMessag
 for (const c of set.clients) c.close();
 await service.proc.stop();
 rmSync(tmp, { recursive: true, force: true });
-const file = readdirSync(profileDir).find((f) => !before.has(f));
-if (file) {
-  // Per message: the warm-up's and the step's.
-  const messages = Math.round(rate / 2) * 2 + rate * seconds;
-  console.log(execFileSync(process.execPath, ['bench/profile-summary.js', join(profileDir, file), '60', `--per=${messages}`], { encoding: 'utf8' }));
-}
+const file = join(profileDir, `${baseline ?? 'service'}-rooms${roomSize}-${rate}-${Date.now()}.cpuprofile`);
+writeFileSync(file, JSON.stringify(profile));
+console.log(execFileSync(process.execPath, ['bench/profile-summary.js', file, '60', `--per=${result.sent}`], { encoding: 'utf8' }));
 process.exit(0);

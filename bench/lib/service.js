@@ -20,9 +20,9 @@ export const newJwtSecret = () => randomBytes(32).toString('hex');
  * session JWTs for thousands of agents without thousands of Argon2 exchanges).
  * @param {{name?: string, databaseUrl: string, jwtSecret: string, redisUrl?: string, profileDir?: string, env?: Record<string,string>}} options
  */
-export async function startService({ name = 'service', databaseUrl, jwtSecret, redisUrl, profileDir, env = {} }) {
+export async function startService({ name = 'service', databaseUrl, jwtSecret, redisUrl, profileDir, env = {}, nodeArgs: extraArgs = [] }) {
   const port = await freePort();
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+  const nodeArgs = [...extraArgs, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [])];
   const proc = startNode({
     name,
     script: join('dist', 'main.js'),
@@ -50,9 +50,9 @@ export async function startService({ name = 'service', databaseUrl, jwtSecret, r
 }
 
 /** Starts a bench baseline script (R1/R2 relay, bare history route) on a free port. */
-export async function startBaseline({ name, script, env = {}, healthPath = '/healthz', profileDir }) {
+export async function startBaseline({ name, script, env = {}, healthPath = '/healthz', profileDir, nodeArgs: extraArgs = [] }) {
   const port = await freePort();
-  const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [];
+  const nodeArgs = [...extraArgs, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [])];
   const proc = startNode({ name, script, nodeArgs, env: { ...env, PORT: String(port), NODE_ENV: 'production' } });
   const url = `http://127.0.0.1:${port}`;
   try {
