@@ -25,6 +25,14 @@ function roomsRows(n, label, res, min) {
       note: res.ratio.vsR2 !== null ? `${r2(res.ratio.vsR2)} x R2` : null,
     }),
     row(n, label, 'delivery p50/p99 at max rate', { service: ms(svcMax), baseline: `R1 ${ms(r1Max)}`, target: '-' }),
+    row(n, label, `server CPU per message at ${res.commonRate} msg/s (us)`, {
+      service: fmt(res.atCommonRate.service?.serverCpuPerMessageUs),
+      baseline: `R1 ${fmt(res.atCommonRate.R1?.serverCpuPerMessageUs)}, R2 ${fmt(res.atCommonRate.R2?.serverCpuPerMessageUs)}`,
+      ratio: res.atCommonRate.service?.serverCpuPerMessageUs && res.atCommonRate.R1?.serverCpuPerMessageUs
+        ? res.atCommonRate.R1.serverCpuPerMessageUs / res.atCommonRate.service.serverCpuPerMessageUs
+        : null,
+      target: '-',
+    }),
     row(n, label, `delivery p50/p99 at ${res.commonRate} msg/s`, {
       service: ms(res.atCommonRate.service),
       baseline: `R1 ${ms(res.atCommonRate.R1)}`,

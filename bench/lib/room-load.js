@@ -165,6 +165,8 @@ export class RoomLoad {
       sendLag: summarize(s.lagHist),
       generatorCpu: wall > 0 ? Math.round(((generatorCpu.user + generatorCpu.system) / 1e6 / wall) * 100) / 100 : null,
       serverCpu: serverCpu0 !== null && serverCpu1 !== null && wall > 0 ? Math.round(((serverCpu1 - serverCpu0) / wall) * 100) / 100 : null,
+      // Less sensitive to other load on the machine than latency: what one message costs the server.
+      serverCpuPerMessageUs: serverCpu0 !== null && serverCpu1 !== null ? Math.round(((serverCpu1 - serverCpu0) * 1e6) / n) : null,
       pass: lost === 0 && duplicates === 0 && s.ackErrors === 0 && ack.p99 !== null && ack.p99 < p99LimitMs,
     };
     if (!complete()) await this.quiesce();
