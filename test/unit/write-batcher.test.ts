@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { createWriteBatcher } from '../../src/store/write-batcher.js';
 
@@ -55,23 +55,33 @@ describe('createWriteBatcher (group commit)', () => {
   });
 
   it('spaces commits by minIntervalMs under load, and commits a lone write at once', async () => {
-    const starts: number[] = [];
-    const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
-      starts.push(performance.now());
-      for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-    }, { minIntervalMs: 500 });
-    const t0 = performance.now();
-    await writer.write('k1');
-    expect(starts[0]! - t0).toBeLessThan(250); // not held for the interval
-    // Writes trickling in (in different turns of the loop) right after a commit wait for the
-    // interval, and then share one commit.
-    const k2 = writer.write('k2');
-    await new Promise((resolve) => setImmediate(resolve));
-    const k3 = writer.write('k3');
-    await Promise.all([k2, k3]);
-    expect(starts).toHaveLength(2);
-    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(499);
-    expect(await keys()).toEqual(['k1', 'k2', 'k3']);
+    // Fake clock: what is asserted is the schedule, not how fast this machine happens to be.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
+    try {
+      const starts: number[] = [];
+      const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
+        starts.push(performance.now());
+        for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
+      }, { minIntervalMs: 500 });
+      const t0 = performance.now();
+      const k1 = writer.write('k1');
+      await vi.advanceTimersByTimeAsync(0);
+      await k1;
+      expect(starts).toEqual([t0]); // a lone write is not held for the interval
+      // Writes trickling in (in different turns of the loop) right after a commit wait for the
+      // interval, and then share one commit.
+      const k2 = writer.write('k2');
+      await vi.advanceTimersByTimeAsync(1);
+      const k3 = writer.write('k3');
+      await vi.advanceTimersByTimeAsync(400);
+      expect(starts).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(100);
+      await Promise.all([k2, k3]);
+      expect(starts).toEqual([t0, t0 + 500]);
+      expect(await keys()).toEqual(['k1', 'k2', 'k3']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('keeps writes that arrive while a batch commits for the next one, in order', async () => {
