@@ -119,18 +119,18 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
   return {
     async exchange(request) {
       const apiToken = pickApiToken(request);
-      return gate.run(async () => {
-        const parts = parseApiToken(apiToken);
-        const stored = parts ? await findTokenByPrefix(db, parts.prefix) : null;
-        const ok = await verifySecret(stored?.secretHash ?? (await decoyHash), parts?.secret ?? apiToken);
-        const now = new Date();
-        if (!stored || !ok || stored.revokedAt !== null || (stored.expiresAt !== null && new Date(stored.expiresAt) <= now)) {
-          throw unauthenticated(INVALID);
-        }
-        const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id });
-        await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
-        return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
-      });
+      const parts = parseApiToken(apiToken);
+      // The gate holds only the hash: the lookup before it and the JWT and audit record after it
+      // run while the next exchange hashes, so the hashing never waits on the database.
+      const stored = parts ? await findTokenByPrefix(db, parts.prefix) : null;
+      const ok = await gate.run(async () => verifySecret(stored?.secretHash ?? (await decoyHash), parts?.secret ?? apiToken));
+      const now = new Date();
+      if (!stored || !ok || stored.revokedAt !== null || (stored.expiresAt !== null && new Date(stored.expiresAt) <= now)) {
+        throw unauthenticated(INVALID);
+      }
+      const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id });
+      await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
+      return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
     },
 
     authenticate(token) {

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { prepared } from '../../store/prepared.js';
 import type { ApiTokensTable, DB } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import type { Role } from '../principal.js';
@@ -44,14 +45,18 @@ export async function insertToken(db: Db, token: StoredToken): Promise<void> {
 }
 
 /** The token with its agent's role, for a session exchange. */
-export async function findTokenByPrefix(db: Db, prefix: string): Promise<(StoredToken & { role: Role }) | null> {
-  const row = await db
+// Compiled once: it runs on every session exchange.
+const tokenByPrefixQuery = prepared(1, (db, prefix: string) =>
+  db
     .selectFrom('api_tokens')
     .innerJoin('agents', 'agents.id', 'api_tokens.agent_id')
     .selectAll('api_tokens')
     .select('agents.role')
-    .where('api_tokens.prefix', '=', prefix)
-    .executeTakeFirst();
+    .where('api_tokens.prefix', '=', prefix),
+);
+
+export async function findTokenByPrefix(db: Db, prefix: string): Promise<(StoredToken & { role: Role }) | null> {
+  const row = (await tokenByPrefixQuery(db, prefix)).rows[0] as (Selectable<ApiTokensTable> & { role: Role }) | undefined;
   return row ? { ...toToken(row), role: row.role } : null;
 }
 
