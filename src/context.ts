@@ -11,6 +11,7 @@ import { createDirectoryService, type DirectoryService } from './core/directory/
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
+import { createRedisMembershipRemovals } from './store/membership-removals.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
@@ -54,6 +55,8 @@ export interface ContextOverrides {
   realtimeAdapterKey?: string;
 }
 
+const MEMBERSHIP_TTL_MS_MULTI_NODE = 5000;
+
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
   const database = overrides.database ?? (await openDatabase(config.database, logger));
   const { db } = database;
@@ -65,8 +68,13 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   events.attach(metrics.publisher);
   const authz = createAuthz(config.authzMode);
   const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
-  // Membership checks from memory on a single node; several nodes (Redis) ask the database.
-  const rooms = createRoomsService({ db, authz, events, membershipCache: config.redisUrl ? null : new MembershipCache() });
+  // Membership checks from memory; with several nodes, removals travel through Redis and entries
+  // expire after a few seconds in case an announcement was lost (see membership-cache.ts).
+  const membershipCache = new MembershipCache(redis ? { ttlMs: MEMBERSHIP_TTL_MS_MULTI_NODE } : {});
+  const membershipRemovals = redis
+    ? await createRedisMembershipRemovals(redis, `${config.redisKeyPrefix}membership-removed`, membershipCache, logger)
+    : null;
+  const rooms = createRoomsService({ db, authz, events, membershipCache, membershipRemovals });
   const presence = overrides.presence ?? createMemoryPresence();
 
   const ctx: AppContext = {
@@ -87,6 +95,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,
     async close() {
+      await membershipRemovals?.close();
       await database.close();
       if (redis) redis.disconnect();
     },

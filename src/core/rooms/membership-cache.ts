@@ -4,18 +4,26 @@
  * removal forgets its entry once committed, and a lookup that started before a removal cannot store
  * its now stale answer afterwards (the generation moved on).
  *
- * Per process: exact only where every membership change goes through this process, i.e. on a single
- * node. With several nodes (REDIS_URL) the service runs without it and asks the database.
+ * On one node every change goes through this process, so the cache is exact. With several nodes a
+ * removal made elsewhere arrives through `MembershipRemovals` (Redis pub/sub, milliseconds); while
+ * that channel is down the cache is not consulted, it is cleared when the channel comes back, and
+ * entries expire after `ttlMs` so that even a lost announcement cannot be trusted for long.
  */
 export class MembershipCache {
-  private readonly rooms = new Map<string, Set<string>>();
+  private readonly rooms = new Map<string, Map<string, number>>();
   private entries = 0;
   private generation = 0;
+  private readonly maxEntries: number;
+  private readonly ttlMs: number;
 
-  constructor(private readonly maxEntries = 100_000) {}
+  constructor(options: { maxEntries?: number; ttlMs?: number } = {}) {
+    this.maxEntries = options.maxEntries ?? 100_000;
+    this.ttlMs = options.ttlMs ?? Infinity;
+  }
 
   has(roomId: string, agentId: string): boolean {
-    return this.rooms.get(roomId)?.has(agentId) ?? false;
+    const expires = this.rooms.get(roomId)?.get(agentId);
+    return expires !== undefined && expires > Date.now();
   }
 
   /** Call before asking the database; pass the result to `remember`. */
@@ -28,22 +36,33 @@ export class MembershipCache {
     if (since !== this.generation) return;
     if (this.entries >= this.maxEntries) this.clear();
     let members = this.rooms.get(roomId);
-    if (!members) this.rooms.set(roomId, (members = new Set()));
-    if (!members.has(agentId)) {
-      members.add(agentId);
-      this.entries++;
-    }
+    if (!members) this.rooms.set(roomId, (members = new Map()));
+    if (!members.has(agentId)) this.entries++;
+    members.set(agentId, Date.now() + this.ttlMs);
   }
 
-  /** After a removal committed. */
+  /** After a removal committed (here or, announced, on another node). */
   forget(roomId: string, agentId: string): void {
     this.generation++;
     const members = this.rooms.get(roomId);
     if (members?.delete(agentId)) this.entries--;
   }
 
-  private clear(): void {
+  /** Forgets everything (e.g. after removals may have been missed). */
+  clear(): void {
+    this.generation++;
     this.rooms.clear();
     this.entries = 0;
   }
+}
+
+/**
+ * The other nodes' removals, for the cache (a port: Redis pub/sub implements it in the store).
+ * Absent on a single node.
+ */
+export interface MembershipRemovals {
+  /** True while removals made on other nodes are known to reach this node. */
+  readonly live: boolean;
+  /** Tells the other nodes that a membership was removed (best effort: failures are logged). */
+  announce(roomId: string, agentId: string): Promise<void>;
 }

@@ -10,7 +10,7 @@ import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
-import type { MembershipCache } from './membership-cache.js';
+import type { MembershipCache, MembershipRemovals } from './membership-cache.js';
 import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
 import {
   deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRooms, listRoomsOfAgent,
@@ -38,13 +38,16 @@ export interface RoomsServiceDeps {
   db: Kysely<DB>;
   authz: Authz;
   events: EventPublisher;
-  /** Answers membership checks from memory; only where this process sees every change (one node). */
+  /** Answers membership checks from memory (see membership-cache.ts). */
   membershipCache?: MembershipCache | null;
+  /** With several nodes: removals made elsewhere, and where to announce ours. */
+  membershipRemovals?: MembershipRemovals | null;
 }
 
 export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
   const { db, authz, events } = deps;
-  const memberships = deps.membershipCache ?? null;
+  const cache = deps.membershipCache ?? null;
+  const removals = deps.membershipRemovals ?? null;
 
   // A room, once created, is never changed or deleted: one seen in the database exists for good,
   // on every node. A bounded cache spares the lookup every message and history page starts with.
@@ -128,17 +131,19 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         return deleted;
       });
       if (!removed) throw notFound('Membership');
-      memberships?.forget(roomId, agent);
+      cache?.forget(roomId, agent);
+      await removals?.announce(roomId, agent);
       await events.publish({ type: 'membership.removed', roomId, agentId: agent });
     },
 
     async assertMember(rawRoomId, agentId) {
       const roomId = parseId(rawRoomId, 'roomId');
       await getRoomOr404(roomId);
-      if (memberships?.has(roomId, agentId)) return;
-      const since = memberships?.begin() ?? 0;
+      // With several nodes the cache is trusted only while other nodes' removals reach it.
+      if (cache && (removals?.live ?? true) && cache.has(roomId, agentId)) return;
+      const since = cache?.begin() ?? 0;
       if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
-      memberships?.remember(since, roomId, agentId);
+      cache?.remember(since, roomId, agentId);
     },
   };
 }
