@@ -205,7 +205,7 @@ describe.skipIf(!ready)('real-time across three nodes', () => {
     await waitFor(w, 'presence:update', (p) => p.agentId === onlyOnC.id && p.status === 'offline', 30_000);
     const elapsed = Date.now() - killedAt;
     expect(elapsed).toBeLessThan(30_000);
-    expect(elapsed).toBeLessThan((PRESENCE_TTL_SECONDS + 3) * 1000);
+    expect(elapsed).toBeLessThan((2 * PRESENCE_TTL_SECONDS + 3) * 1000);
     console.warn(`[cluster-realtime] ${acknowledged.length} acknowledged messages, all stored once; offline seen ${elapsed} ms after SIGKILL`);
     // Swept in one script and announced together: had the other agents gone offline, it would show now.
     await roundTrip(w);
