@@ -15,6 +15,7 @@ import { createSocialService, type SocialService } from './core/social/social.se
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { createMemoryPresence, type PresenceTracker } from './realtime/presence.js';
+import { createRedisPresence } from './realtime/redis-presence.js';
 import { openDatabase, type Database } from './store/database.js';
 import { connectRedis } from './store/redis.js';
 
@@ -47,7 +48,7 @@ export interface AppContext {
 export interface ContextOverrides {
   database?: Database;
   rateLimits?: RateLimits;
-  /** E.g. a shared (Redis) tracker; in memory otherwise. */
+  /** By default shared through Redis when REDIS_URL is set, in memory otherwise. */
   presence?: PresenceTracker;
   /** Channel prefix of the Socket.IO Redis adapter (tests isolate themselves with a unique one). */
   realtimeAdapterKey?: string;
@@ -65,7 +66,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const authz = createAuthz(config.authzMode);
   const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
   const rooms = createRoomsService({ db, authz, events });
-  const presence = overrides.presence ?? createMemoryPresence();
+  const presence = overrides.presence
+    ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
 
   const ctx: AppContext = {
     config,

@@ -16,6 +16,11 @@ export interface Config {
   redisUrl: string | null;
   /** Prepended to every Redis key and channel of the service, so deployments can share a Redis. */
   redisKeyPrefix: string;
+  /**
+   * With Redis: a node's sockets count as present this long after its last heartbeat (sent every
+   * third of it); a node that dies is swept by the others within about 1.33 times this.
+   */
+  presenceTtlSeconds: number;
   /** Null: generated once and kept in the SQLite database (not allowed with PostgreSQL). */
   jwtSecret: string | null;
   jwtTtlSeconds: number;
@@ -136,6 +141,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     database,
     redisUrl,
     redisKeyPrefix,
+    presenceTtlSeconds: integer('PRESENCE_TTL_SECONDS', env.PRESENCE_TTL_SECONDS, 15, 2, 3600),
     jwtSecret,
     jwtTtlSeconds: integer('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 900, 1, 31 * 24 * 3600),
     authzMode,

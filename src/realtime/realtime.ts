@@ -5,8 +5,12 @@ import { createConnectionHandler } from './connection.js';
 import { createRealtimePublisher } from './fan-out.js';
 import { InFlight } from './in-flight.js';
 import type { PresenceTracker } from './presence.js';
-import { NAMESPACE, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData } from './protocol.js';
-import { createRedisAdapter } from './redis-adapter.js';
+import {
+  NAMESPACE, ROOM_PREFIX, roomChannel,
+  type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
+} from './protocol.js';
+import { adapterKey, createRedisAdapter } from './redis-adapter.js';
+import { createClusterRoomSync, createLocalRoomSync } from './room-sync.js';
 import { createSubscriptions, type AgentsNamespace } from './subscriptions.js';
 
 /**
@@ -29,7 +33,7 @@ const DRAIN_TIMEOUT_MS = 5_000;
 const DISCONNECT_TIMEOUT_MS = 3_000;
 
 export interface RealtimeOptions {
-  /** Prefix of the Redis adapter's channels (tests use a unique one per run). */
+  /** Prefix of the Redis adapter's channels; `<REDIS_KEY_PREFIX>socket.io` by default. */
   adapterKey?: string;
 }
 
@@ -51,7 +55,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   const allowedOrigins = config.ws.allowedOrigins;
   let closing = false;
 
-  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? 'ams:socket.io', log) : null;
+  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? adapterKey(config.redisKeyPrefix), log) : null;
 
   const io = new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>(httpServer, {
     serveClient: false,
@@ -81,7 +85,8 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
   const inFlight = new InFlight();
-  const subscriptions = createSubscriptions(nsp, presence);
+  const roomSync = redisAdapter ? createClusterRoomSync(nsp, log) : createLocalRoomSync(nsp);
+  const subscriptions = createSubscriptions(nsp, presence, roomSync);
   nsp.on('connection', createConnectionHandler({
     config: config.ws,
     logger: log,
@@ -95,6 +100,19 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     isClosing: () => closing,
   }));
   ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
+  // A shared tracker's own work: heartbeat, sweeping dead nodes, re-registering after Redis lost data.
+  presence.start({
+    localSockets: () => [...nsp.sockets.values()]
+      .filter((s) => s.connected && s.data.principal !== undefined)
+      .map((s) => ({
+        agentId: s.data.principal.agentId,
+        socketId: s.id,
+        roomIds: [...s.rooms].filter((r) => r.startsWith(ROOM_PREFIX)).map((r) => r.slice(ROOM_PREFIX.length)),
+      })),
+    announce: (agentId, roomId, status) => {
+      nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
+    },
+  });
 
   let closed: Promise<void> | undefined;
   return {
@@ -112,6 +130,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
         await Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, DISCONNECT_TIMEOUT_MS).unref())]);
         io.engine.close(); // whatever is left: dead peers, transports that never joined a namespace
         await inFlight.idle(DISCONNECT_TIMEOUT_MS); // presence updates of the disconnects
+        await presence.stop();
         await Promise.allSettled([io.of('/'), nsp].map((n) => n.adapter.close()));
         await redisAdapter?.close();
       })();
