@@ -77,7 +77,13 @@ export function createConnectionHandler(deps: ConnectionDeps): (socket: AgentSoc
           metrics.rateLimitExceeded.inc({ transport: 'ws' });
           socket.emit('error', { code: 'RATE_LIMIT_EXCEEDED', message: `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})` });
           socket.disconnect(true);
+          return;
         }
+        // A membership removed between the read above and the join found the socket not yet in the
+        // room (its socketsLeave was a no-op): read again and leave what is no longer ours. Removals
+        // committed after this read find the socket joined and unsubscribe it themselves.
+        const current = new Set((await deps.rooms.listForAgent(agentId)).map((room) => room.id));
+        for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {
         socket.emit('error', toWsError(err, log, 'connect'));
         socket.disconnect(true);
