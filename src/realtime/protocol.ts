@@ -57,8 +57,14 @@ export interface ServerToClientEvents {
 /** Client payloads are untrusted: every handler receives `unknown` and validates it. */
 export type ClientToServerEvents = Record<string, (...args: unknown[]) => void>;
 
-// Nothing is sent between nodes beyond what the adapter does for rooms and broadcasts.
-export type InterServerEvents = Record<string, never>;
+/**
+ * Between nodes (Redis adapter), beyond what the adapter does for rooms and broadcasts: a token
+ * revocation (strict mode), so every node stops trusting its cached token state; each node
+ * acknowledges once it did.
+ */
+export interface InterServerEvents {
+  'token:revoked': (tokenId: string, done: (ok: boolean) => void) => void;
+}
 
 /** Kept small: with the Redis adapter it travels to other nodes on fetchSockets. */
 export interface SocketData {
