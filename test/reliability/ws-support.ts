@@ -1,5 +1,10 @@
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Kysely } from 'kysely';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { createAuthz } from '../../src/core/auth/authz.js';
@@ -190,4 +195,85 @@ export async function rawAgentSocket(baseUrl: string, jwt: string): Promise<RawW
   await ws.next((t) => t.startsWith('40/agents,'));
   await ws.next((t) => t.startsWith('42/agents,["agent:hello-ack"'));
   return ws;
+}
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * `npm run build`, one at a time: vitest runs other files that build in parallel (the same lock
+ * directory as test/integration/shutdown.test.ts).
+ */
+export async function buildOnce(): Promise<void> {
+  const lock = join(ROOT, 'dist', '.build-lock');
+  mkdirSync(join(ROOT, 'dist'), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true }); // stale
+      } catch {
+        // released meanwhile
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface ServerProcess {
+  child: ChildProcessWithoutNullStreams;
+  /** Resolves with the first JSON log line that satisfies `predicate` (seen before or after the call). */
+  waitForLog(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+}
+
+/** `node dist/main.js` with exactly `env` (plus PATH). */
+export function spawnServer(env: Record<string, string>): ServerProcess {
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
+  let stderr = '';
+  let pending = '';
+  const seen: Record<string, unknown>[] = [];
+  const waiters: { predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }[] = [];
+  child.stdout.on('data', (chunk: Buffer) => {
+    pending += chunk.toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop()!;
+    for (const raw of lines) {
+      let line: Record<string, unknown>;
+      try {
+        line = JSON.parse(raw) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      seen.push(line);
+      for (const w of [...waiters]) {
+        if (w.predicate(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stderr })),
+  );
+  return {
+    child,
+    exit,
+    waitForLog(predicate) {
+      const found = seen.find(predicate);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        waiters.push({ predicate, resolve });
+        void exit.then((e) => reject(new Error(`server exited (${e.code}) before the expected log line; stderr: ${e.stderr}`)));
+      });
+    },
+  };
 }
