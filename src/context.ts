@@ -5,6 +5,7 @@ import { createAgentsService, type AgentsService } from './core/agents/agents.se
 import { createAuthz, type Authz } from './core/auth/authz.js';
 import { createJwtCodec } from './core/auth/jwt.js';
 import { resolveJwtSecret } from './core/auth/jwt-secret.js';
+import { createSessionAuth, type SessionAuth } from './core/auth/session-auth.js';
 import { createSessionsService, type SessionsService } from './core/auth/sessions.service.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
@@ -36,6 +37,8 @@ export interface AppContext {
   agents: AgentsService;
   tokens: TokensService;
   sessions: SessionsService;
+  /** Session JWTs at every entry point: the JWT, then (strict mode) its API token's state. */
+  sessionAuth: SessionAuth;
   rooms: RoomsService;
   messages: MessagesService;
   social: SocialService;
@@ -68,6 +71,9 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const rooms = createRoomsService({ db, authz, events });
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
+  const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
+  const sessionAuth = createSessionAuth({ db, authz, sessions, jwtTtlSeconds: config.jwtTtlSeconds });
+  events.attach(sessionAuth.publisher);
 
   const ctx: AppContext = {
     config,
@@ -80,7 +86,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     events,
     agents: createAgentsService({ db, authz }),
     tokens: createTokensService({ db, authz, events }),
-    sessions: createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency }),
+    sessions,
+    sessionAuth,
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
     social: createSocialService({ db, dialect: database.dialect, authz }),

@@ -33,6 +33,8 @@ export interface Config {
     maxConnectionsPerAgent: number;
     /** Null: any Origin is accepted. Otherwise a browser's Origin must be in the list. */
     allowedOrigins: string[] | null;
+    /** Outgoing data a connection may leave unread before it is dropped (slow consumers). */
+    maxBufferedBytes: number;
   };
   sessionExchangeConcurrency: number;
   companyId: string;
@@ -155,6 +157,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       abuseSeconds: integer('WS_ABUSE_SECONDS', env.WS_ABUSE_SECONDS, 10, 1, 3600),
       maxConnectionsPerAgent: integer('WS_MAX_CONNECTIONS_PER_AGENT', env.WS_MAX_CONNECTIONS_PER_AGENT, 20, 1, 100_000),
       allowedOrigins,
+      maxBufferedBytes: integer('WS_MAX_BUFFERED_BYTES', env.WS_MAX_BUFFERED_BYTES, 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
     sessionExchangeConcurrency: integer('SESSION_EXCHANGE_CONCURRENCY', env.SESSION_EXCHANGE_CONCURRENCY, 64, 1, 10_000),
     companyId,

@@ -65,9 +65,14 @@ export interface RoomSyncRequest {
   channel: string;
 }
 
-/** Between nodes (Redis adapter serverSideEmit), beyond the adapter's own broadcasts. */
+/**
+ * Between nodes (Redis adapter serverSideEmit), beyond the adapter's own broadcasts: membership
+ * changes (room-sync.ts) and, in strict mode, token revocations so every node stops trusting its
+ * cached token state. Each node acknowledges once it applied the change.
+ */
 export interface InterServerEvents {
   'rooms:sync': (request: RoomSyncRequest, ack: (applied: boolean) => void) => void;
+  'token:revoked': (tokenId: string, done: (ok: boolean) => void) => void;
 }
 
 /** Kept small: with the Redis adapter it travels to other nodes on fetchSockets. */

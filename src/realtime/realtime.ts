@@ -1,5 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
+import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
 import { createConnectionHandler } from './connection.js';
 import { createRealtimePublisher } from './fan-out.js';
@@ -27,6 +28,9 @@ export const WS_MAX_FRAME_BYTES = 256 * 1024;
 export const WS_PING_INTERVAL_MS = 25_000;
 export const WS_PING_TIMEOUT_MS = 20_000;
 export const WS_CONNECT_TIMEOUT_MS = 10_000;
+
+/** How long a revocation waits for the other nodes to acknowledge it (their cache is right within ACTIVE_TTL_MS anyway). */
+const REVOCATION_RELAY_TIMEOUT_MS = 2_000;
 
 /** Shutdown budget (main.ts gives the whole close 15 s). */
 const DRAIN_TIMEOUT_MS = 5_000;
@@ -87,19 +91,23 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   const inFlight = new InFlight();
   const roomSync = redisAdapter ? createClusterRoomSync(nsp, log) : createLocalRoomSync(nsp);
   const subscriptions = createSubscriptions(nsp, presence, roomSync);
-  nsp.on('connection', createConnectionHandler({
+  const connections = createConnectionHandler({
     config: config.ws,
     logger: log,
     metrics: ctx.metrics,
     rateLimits: ctx.rateLimits,
-    sessions: ctx.sessions,
+    sessionAuth: ctx.sessionAuth,
     rooms: ctx.rooms,
     messages: ctx.messages,
     subscriptions,
     inFlight,
     isClosing: () => closing,
+  });
+  nsp.use(connections.authenticate);
+  nsp.on('connection', connections.connected);
+  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log, {
+    relayRevocation: redisAdapter ? (tokenId) => relayRevocation(nsp, tokenId, log) : undefined,
   }));
-  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
   // A shared tracker's own work: heartbeat, sweeping dead nodes, re-registering after Redis lost data.
   presence.start({
     localSockets: () => [...nsp.sockets.values()]
@@ -112,6 +120,11 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     announce: (agentId, roomId, status) => {
       nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
     },
+  });
+  // Another node revoked a token (strict mode): stop trusting what this node cached about it.
+  nsp.on('token:revoked', (tokenId: unknown, done: unknown) => {
+    if (typeof tokenId === 'string') ctx.sessionAuth.revoked(tokenId);
+    if (typeof done === 'function') (done as (ok: boolean) => void)(true);
   });
 
   let closed: Promise<void> | undefined;
@@ -137,4 +150,20 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
       return closed;
     },
   };
+}
+
+/**
+ * Tells every other node that a token was revoked and waits (bounded) for their acknowledgements, so
+ * that the revocation request answers only once no reachable node still accepts the token's sessions.
+ */
+async function relayRevocation(nsp: AgentsNamespace, tokenId: string, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), REVOCATION_RELAY_TIMEOUT_MS);
+  });
+  // The adapter never settles the promise when Redis is unreachable, hence the race.
+  const acknowledged = nsp.serverSideEmitWithAck('token:revoked', tokenId).then(() => true, () => false);
+  const ok = await Promise.race([acknowledged, timedOut]);
+  clearTimeout(timer);
+  if (!ok) log.warn({ tokenId }, 'token revocation not acknowledged by every node; they stop accepting its sessions within the cache lifetime');
 }

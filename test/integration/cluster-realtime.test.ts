@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { servicesAvailable, waitUntil } from '../helpers/services.js';
-import { connectReady, disconnected, emitWithAck, record, roundTrip, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { connectReady, emitWithAck, record, roundTrip, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // Real-time across three `node dist/main.js` processes on one PostgreSQL database and one Redis:
 // the Socket.IO Redis adapter, presence shared through Redis, and a node killed under load.
@@ -140,15 +140,20 @@ describe.skipIf(!ready)('real-time across three nodes', () => {
     }
   });
 
-  it('disconnects sockets on every node when their API token is revoked on one', async () => {
+  // Open mode (SPEC.md Phase 1: JWTs are irrevocable); the strict-mode cross-node disconnect is
+  // proven in realtime-redis.test.ts and test/reliability/ws-revocation.test.ts.
+  it('revoking an API token on one node refuses new exchanges on every node and leaves live sockets up', async () => {
     const victim = await newAgent(apis[0]!);
     const onB = await open(1, victim);
     const onC = await open(2, victim);
-    const errors = [waitFor(onB, 'error'), waitFor(onC, 'error')];
-    const gone = [disconnected(onB), disconnected(onC)];
     expect((await apis[0]!.delete(`/api/v1/tokens/${victim.prefix}`)).status).toBe(204);
-    expect(await Promise.all(gone)).toEqual(['io server disconnect', 'io server disconnect']);
-    for (const error of await Promise.all(errors)) expect(error.code).toBe('AUTH_FAILED');
+    for (const api of apis) {
+      const exchange = await api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${victim.apiToken}` } });
+      expect(exchange.status).toBe(401);
+    }
+    await roundTrip(onB);
+    await roundTrip(onC);
+    expect(onB.connected && onC.connected).toBe(true);
   });
 
   it('counts WebSocket events in Redis, under REDIS_KEY_PREFIX', async () => {
