@@ -1,4 +1,4 @@
-// What the strict-mode token-state check costs a REST request (docs/reliability-ws.md): the same
+// What the strict-mode token-state check costs a REST request (docs/reliability.md): the same
 // server, GET /api/v1/rooms with an admin JWT, with the check as shipped (per-node cache), with a
 // database read on every request, and with no check at all; interleaved rounds, SQLite and (when
 // reachable) PostgreSQL. `npm run build && node bench/revocation-check.js [--seconds 5] [--rounds 3]`

@@ -16,7 +16,7 @@ export type SessionPrincipal = Principal & { exp: number };
  * token (strict mode), that token's state.
  *
  * The token state comes from the database, behind a small per-node cache (a primary-key lookup on
- * every request cost 25 to 40 % of the throughput of a cheap endpoint; docs/reliability-ws.md):
+ * every request cost 25 to 40 % of the throughput of a cheap endpoint; docs/reliability.md):
  * - "not revoked" is kept for at most ACTIVE_TTL_MS;
  * - a revocation marks the token revoked on this node before the revoking request answers (the
  *   `token.revoked` event, see `publisher`), and on every other node through `revoked()`, which the
