@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { createTestDatabase, PG_ADMIN_URL, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
 import { connectReady, disconnected, emitWithAck, record, type Payload } from '../helpers/ws.js';
-import { buildOnce, spawnServer, until, type ServerProcess } from './ws-support.js';
+import { spawnServer, until, type ServerProcess } from './ws-support.js';
 
 /**
  * Issue 7: graceful shutdown with live sockets. Events in flight when the close begins (a SIGTERM)
@@ -103,7 +104,7 @@ describe.skipIf(!pgAvailable && !requireServices)('SIGTERM with a message:send i
   let db: TestDatabase | undefined;
   let running: ServerProcess | undefined;
   let locker: pg.Client | undefined;
-  beforeAll(buildOnce, 120_000);
+  beforeAll(ensureBuilt, 180_000);
   afterEach(async () => {
     await locker?.end().catch(() => undefined);
     if (running && running.child.exitCode === null && running.child.signalCode === null) {

@@ -1,10 +1,7 @@
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { Kysely } from 'kysely';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { createAuthz } from '../../src/core/auth/authz.js';
@@ -199,32 +196,6 @@ export async function rawAgentSocket(baseUrl: string, jwt: string): Promise<RawW
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/**
- * `npm run build`, one at a time: vitest runs other files that build in parallel (the same lock
- * directory as test/integration/shutdown.test.ts).
- */
-export async function buildOnce(): Promise<void> {
-  const lock = join(ROOT, 'dist', '.build-lock');
-  mkdirSync(join(ROOT, 'dist'), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true }); // stale
-      } catch {
-        // released meanwhile
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  try {
-    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
 
 export interface ServerProcess {
   child: ChildProcessWithoutNullStreams;
