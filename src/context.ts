@@ -5,6 +5,7 @@ import { createAgentsService, type AgentsService } from './core/agents/agents.se
 import { createAuthz, type Authz } from './core/auth/authz.js';
 import { createJwtCodec } from './core/auth/jwt.js';
 import { resolveJwtSecret } from './core/auth/jwt-secret.js';
+import { createSessionAuth, type SessionAuth } from './core/auth/session-auth.js';
 import { createSessionsService, type SessionsService } from './core/auth/sessions.service.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
@@ -17,6 +18,7 @@ import { createSocialService, type SocialService } from './core/social/social.se
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { createMemoryPresence, type PresenceTracker } from './realtime/presence.js';
+import { createRedisPresence } from './realtime/redis-presence.js';
 import { openDatabase, type Database } from './store/database.js';
 import { connectRedis } from './store/redis.js';
 
@@ -37,6 +39,8 @@ export interface AppContext {
   agents: AgentsService;
   tokens: TokensService;
   sessions: SessionsService;
+  /** Session JWTs at every entry point: the JWT, then (strict mode) its API token's state. */
+  sessionAuth: SessionAuth;
   rooms: RoomsService;
   messages: MessagesService;
   social: SocialService;
@@ -49,7 +53,7 @@ export interface AppContext {
 export interface ContextOverrides {
   database?: Database;
   rateLimits?: RateLimits;
-  /** E.g. a shared (Redis) tracker; in memory otherwise. */
+  /** By default shared through Redis when REDIS_URL is set, in memory otherwise. */
   presence?: PresenceTracker;
   /** Channel prefix of the Socket.IO Redis adapter (tests isolate themselves with a unique one). */
   realtimeAdapterKey?: string;
@@ -75,7 +79,11 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     ? await createRedisMembershipRemovals(redis, `${config.redisKeyPrefix}membership-removed`, membershipCache, logger)
     : null;
   const rooms = createRoomsService({ db, authz, events, membershipCache, membershipRemovals });
-  const presence = overrides.presence ?? createMemoryPresence();
+  const presence = overrides.presence
+    ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
+  const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
+  const sessionAuth = createSessionAuth({ db, authz, sessions, jwtTtlSeconds: config.jwtTtlSeconds });
+  events.attach(sessionAuth.publisher);
 
   const ctx: AppContext = {
     config,
@@ -88,7 +96,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     events,
     agents: createAgentsService({ db, authz }),
     tokens: createTokensService({ db, authz, events }),
-    sessions: createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency }),
+    sessions,
+    sessionAuth,
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
     social: createSocialService({ db, dialect: database.dialect, authz }),

@@ -16,6 +16,11 @@ export interface Config {
   redisUrl: string | null;
   /** Prepended to every Redis key and channel of the service, so deployments can share a Redis. */
   redisKeyPrefix: string;
+  /**
+   * With Redis: a node's sockets count as present this long after its last heartbeat (sent every
+   * third of it); a node that dies is swept by the others within about 1.33 times this.
+   */
+  presenceTtlSeconds: number;
   /** Null: generated once and kept in the SQLite database (not allowed with PostgreSQL). */
   jwtSecret: string | null;
   jwtTtlSeconds: number;
@@ -28,6 +33,8 @@ export interface Config {
     maxConnectionsPerAgent: number;
     /** Null: any Origin is accepted. Otherwise a browser's Origin must be in the list. */
     allowedOrigins: string[] | null;
+    /** Outgoing data a connection may leave unread before it is dropped (slow consumers). */
+    maxBufferedBytes: number;
   };
   sessionExchangeConcurrency: number;
   companyId: string;
@@ -136,6 +143,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     database,
     redisUrl,
     redisKeyPrefix,
+    presenceTtlSeconds: integer('PRESENCE_TTL_SECONDS', env.PRESENCE_TTL_SECONDS, 15, 2, 3600),
     jwtSecret,
     jwtTtlSeconds: integer('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 900, 1, 31 * 24 * 3600),
     authzMode,
@@ -149,6 +157,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       abuseSeconds: integer('WS_ABUSE_SECONDS', env.WS_ABUSE_SECONDS, 10, 1, 3600),
       maxConnectionsPerAgent: integer('WS_MAX_CONNECTIONS_PER_AGENT', env.WS_MAX_CONNECTIONS_PER_AGENT, 20, 1, 100_000),
       allowedOrigins,
+      maxBufferedBytes: integer('WS_MAX_BUFFERED_BYTES', env.WS_MAX_BUFFERED_BYTES, 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
     sessionExchangeConcurrency: integer('SESSION_EXCHANGE_CONCURRENCY', env.SESSION_EXCHANGE_CONCURRENCY, 64, 1, 10_000),
     companyId,

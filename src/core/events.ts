@@ -9,7 +9,8 @@ export type DomainEvent =
   | { type: 'message.created'; message: Message }
   | { type: 'membership.added'; roomId: string; agentId: string }
   | { type: 'membership.removed'; roomId: string; agentId: string }
-  | { type: 'token.revoked'; tokenId: string; agentId: string };
+  /** `sessionsEnded`: the policy (Authz.sessionsEndWithToken) ends the token's sessions, live sockets included. */
+  | { type: 'token.revoked'; tokenId: string; agentId: string; sessionsEnded: boolean };
 
 export interface EventPublisher {
   publish(event: DomainEvent): Promise<void>;

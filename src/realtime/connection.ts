@@ -1,18 +1,18 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
 import type { MessagesService } from '../core/messages/messages.service.js';
-import type { SessionsService } from '../core/auth/sessions.service.js';
+import type { SessionAuth } from '../core/auth/session-auth.js';
 import type { RoomsService } from '../core/rooms/rooms.service.js';
-import { AppError } from '../errors.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { RateLimits } from '../rate-limits.js';
+import { boundOutgoing } from './backpressure.js';
 import { registerEvent, toWsError } from './event-handler.js';
 import { messageHandlers } from './handlers/messages.handlers.js';
 import { roomHandlers } from './handlers/rooms.handlers.js';
 import { authenticateHandshake } from './handshake.js';
 import { SerialQueue, type InFlight } from './in-flight.js';
 import { guardEvents } from './limits.js';
-import { agentChannel, tokenChannel, type ClientEventName } from './protocol.js';
+import { agentChannel, tokenChannel, type ClientEventName, type WsError } from './protocol.js';
 import type { AgentSocket, Subscriptions } from './subscriptions.js';
 
 export interface ConnectionDeps {
@@ -20,7 +20,7 @@ export interface ConnectionDeps {
   logger: Logger;
   metrics: Metrics;
   rateLimits: RateLimits;
-  sessions: SessionsService;
+  sessionAuth: SessionAuth;
   rooms: RoomsService;
   messages: MessagesService;
   subscriptions: Subscriptions;
@@ -28,56 +28,89 @@ export interface ConnectionDeps {
   isClosing(): boolean;
 }
 
+export interface ConnectionHandler {
+  /** Namespace middleware: authenticates the handshake before the client is told it is connected. */
+  authenticate(socket: AgentSocket, next: (err?: Error) => void): void;
+  /** The namespace's `connection` listener. */
+  connected(socket: AgentSocket): void;
+}
+
 /**
- * The `/agents` connection handler. Authentication happens here rather than in a middleware so that
- * a failure reaches the client as an `error` event `AUTH_FAILED` followed by a server disconnect
- * (DESIGN.md), not as a `connect_error`; no other handler is ever registered for such a socket.
+ * The `/agents` connection handler. Authentication runs in a namespace middleware (it may read the
+ * database: strict mode checks the session's API token), so no client event can arrive before it is
+ * decided; its outcome is applied in the `connection` listener, so that a failure reaches the client
+ * as an `error` event `AUTH_FAILED` followed by a server disconnect (DESIGN.md), not as a
+ * `connect_error`. No other handler is ever registered for such a socket.
  *
  * Event handlers are registered synchronously, before any await, so nothing the client sends right
  * after `connect` is lost; they run in the socket's serial queue behind the setup (auto-join,
  * presence, `agent:hello-ack`) and ahead of the teardown.
  */
-export function createConnectionHandler(deps: ConnectionDeps): (socket: AgentSocket) => void {
+export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler {
   const { logger, metrics, subscriptions } = deps;
   const handlers: Record<ClientEventName, Parameters<typeof registerEvent>[4]> = {
     ...roomHandlers({ rooms: deps.rooms, subscriptions }),
     ...messageHandlers({ messages: deps.messages }),
   };
+  const refused = new WeakMap<AgentSocket, WsError>();
 
-  return (socket) => {
+  const authenticate: ConnectionHandler['authenticate'] = (socket, next) => {
+    if (deps.isClosing()) return next(); // refused in `connected`
+    authenticateHandshake(deps.sessionAuth, socket.handshake).then(
+      (principal) => {
+        socket.data.principal = principal;
+        next();
+      },
+      (err: unknown) => {
+        refused.set(socket, toWsError(err, logger, 'connect'));
+        next();
+      },
+    );
+  };
+
+  const connected = (socket: AgentSocket): void => {
     if (deps.isClosing()) {
       socket.emit('error', { code: 'UNAVAILABLE', message: 'Server is shutting down; reconnect shortly' });
       socket.disconnect(true);
       return;
     }
-    try {
-      socket.data.principal = authenticateHandshake(deps.sessions, socket.handshake);
-    } catch (err) {
-      const message = err instanceof AppError ? err.message : 'Authentication failed';
-      socket.emit('error', { code: 'AUTH_FAILED', message });
+    const failure = refused.get(socket);
+    if (failure !== undefined || socket.data.principal === undefined) {
+      socket.emit('error', failure ?? { code: 'AUTH_FAILED', message: 'Authentication failed' });
       socket.disconnect(true);
       return;
     }
     const { agentId, tokenId } = socket.data.principal;
-    // Joined at once, so a membership change published during the setup below already finds the socket.
+    // Joined at once, so a membership change or a token revocation published during the setup below
+    // already finds the socket.
     socket.join(tokenId === undefined ? agentChannel(agentId) : [agentChannel(agentId), tokenChannel(tokenId)]);
     metrics.agentsConnected.inc();
     const log = logger.child({ agentId, socketId: socket.id });
     log.debug('websocket connected');
 
+    boundOutgoing(socket, { maxBytes: deps.config.maxBufferedBytes, logger: log });
     const queue = new SerialQueue(deps.inFlight);
     guardEvents(socket, queue, { config: deps.config, limiter: deps.rateLimits.wsEvents, metrics, logger: log, isClosing: deps.isClosing });
     for (const [name, spec] of Object.entries(handlers)) registerEvent(socket, queue, { metrics, logger: log }, name as ClientEventName, spec);
 
     queue.push(async () => {
       try {
+        // Again, now that the socket is in its token's channel: a revocation that committed after the
+        // middleware's check has published (or will publish) to a channel this socket is already in.
+        await deps.sessionAuth.assertLive(socket.data.principal, { fresh: true });
         const roomIds = (await deps.rooms.listForAgent(agentId)).map((room) => room.id);
         const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent);
         if (!subscribed && socket.connected) {
           metrics.rateLimitExceeded.inc({ transport: 'ws' });
           socket.emit('error', { code: 'RATE_LIMIT_EXCEEDED', message: `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})` });
           socket.disconnect(true);
+          return;
         }
+        // A membership removed between the read above and the join found the socket not yet in the
+        // room (its socketsLeave was a no-op): read again and leave what is no longer ours. Removals
+        // committed after this read find the socket joined and unsubscribe it themselves.
+        const current = new Set((await deps.rooms.listForAgent(agentId)).map((room) => room.id));
+        for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {
         socket.emit('error', toWsError(err, log, 'connect'));
         socket.disconnect(true);
@@ -96,4 +129,6 @@ export function createConnectionHandler(deps: ConnectionDeps): (socket: AgentSoc
       });
     });
   };
+
+  return { authenticate, connected };
 }

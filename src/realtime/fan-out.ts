@@ -11,18 +11,26 @@ type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { ty
  * WebSocket-sent one). It never fails the caller: the change is committed, and a broadcast problem
  * is logged.
  */
-export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Subscriptions, logger: Logger): EventPublisher {
+export interface RealtimePublisherOptions {
+  /** Tells the other nodes (if any) that a token's sessions ended; resolves once they know, or gave up. */
+  relayRevocation?(tokenId: string): Promise<void>;
+}
+
+export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Subscriptions, logger: Logger, options: RealtimePublisherOptions = {}): EventPublisher {
   const reactions: Reactions = {
     'message.created': ({ message }) => {
       nsp.to(roomChannel(message.roomId)).emit('message:new', toWsMessage(message));
     },
     'membership.added': ({ agentId, roomId }) => subscriptions.membershipAdded(agentId, roomId),
     'membership.removed': ({ agentId, roomId }) => subscriptions.membershipRemoved(agentId, roomId),
-    // A session JWT cannot be revoked, but a live socket must not outlast the API token it came from.
-    'token.revoked': ({ tokenId }) => {
+    // Strict mode only (core decides): the token's sessions end, so do their live sockets, on every
+    // node (room operations go through the adapter). In open mode (SPEC.md Phase 1) they stay up.
+    'token.revoked': async ({ tokenId, sessionsEnded }) => {
+      if (!sessionsEnded) return;
       const sockets = nsp.in(tokenChannel(tokenId));
       sockets.emit('error', { code: 'AUTH_FAILED', message: 'The API token of this session was revoked' });
       sockets.disconnectSockets(true);
+      await options.relayRevocation?.(tokenId);
     },
   };
 

@@ -1,7 +1,7 @@
 import type { Socket } from 'socket.io';
-import type { SessionsService } from '../core/auth/sessions.service.js';
+import type { SessionAuth } from '../core/auth/session-auth.js';
 import type { Principal } from '../core/principal.js';
-import { unauthenticated } from '../errors.js';
+import { AppError, unauthenticated } from '../errors.js';
 
 type Handshake = Socket['handshake'];
 
@@ -19,16 +19,21 @@ export function handshakeTokens(handshake: Pick<Handshake, 'auth' | 'query'>): s
   return candidates.filter((t): t is string => typeof t === 'string' && t !== '');
 }
 
-/** Verifies the handshake's JWT (HS256 pinned, `exp` required); throws UNAUTHENTICATED otherwise. */
-export function authenticateHandshake(sessions: SessionsService, handshake: Pick<Handshake, 'auth' | 'query'>): Principal {
+/**
+ * Authenticates the handshake's JWT the way REST authenticates a request (SessionAuth: HS256 pinned,
+ * `exp` required, and in strict mode an unrevoked API token); throws UNAUTHENTICATED otherwise, or
+ * the storage error when the token state cannot be read.
+ */
+export async function authenticateHandshake(sessionAuth: SessionAuth, handshake: Pick<Handshake, 'auth' | 'query'>): Promise<Principal> {
   const tokens = handshakeTokens(handshake);
   if (tokens.length === 0) throw unauthenticated('A session JWT is required: connect with ?token=<JWT> or auth: {token}');
   let failure: unknown;
   for (const token of tokens) {
     try {
-      const { exp: _exp, ...principal } = sessions.authenticate(token);
+      const { exp: _exp, ...principal } = await sessionAuth.authenticate(token);
       return principal;
     } catch (err) {
+      if (!(err instanceof AppError && err.code === 'UNAUTHENTICATED')) throw err;
       failure = err;
     }
   }

@@ -1,5 +1,23 @@
 import type { PresenceReader } from '../core/presence.js';
 
+/** A live socket of this node, as the realtime layer knows it (Socket.IO's own room membership). */
+export interface LocalSocket {
+  agentId: string;
+  socketId: string;
+  roomIds: string[];
+}
+
+/** What a shared tracker needs from the realtime layer for the work it does on its own. */
+export interface PresenceHooks {
+  /** This node's authenticated live sockets, to register them again when the shared state was lost. */
+  localSockets(): LocalSocket[];
+  /**
+   * Presence changed without a socket event on this node: another node died and its sockets were
+   * swept (offline), or this node's sockets were registered again (online). Sent to the room.
+   */
+  announce(agentId: string, roomId: string, status: 'online' | 'offline'): void;
+}
+
 /**
  * Which live sockets each agent has, and which rooms each of those sockets is subscribed to.
  * The realtime layer decides `presence:update` from it (first socket of an agent into a room:
@@ -28,11 +46,15 @@ export interface PresenceTracker extends PresenceReader {
   leaveAllSockets(agentId: string, roomId: string): Promise<boolean>;
   /** Live sockets of the agent (the per-agent connection limit). */
   connectionCount(agentId: string): Promise<number>;
+  /** Starts the tracker's own work (heartbeat, sweeping dead nodes); nothing to do in memory. */
+  start(hooks: PresenceHooks): void;
+  /** Stops it, after this node's sockets were disconnected (graceful shutdown). */
+  stop(): Promise<void>;
 }
 
 /**
- * One node's view, in memory. With several nodes (REDIS_URL) each node sees only its own sockets;
- * cross-node presence needs a shared PresenceTracker (wired in context.ts).
+ * One node's view, in memory: the tracker of a single node. With REDIS_URL, context.ts wires the
+ * shared one (redis-presence.ts) instead.
  */
 export function createMemoryPresence(): PresenceTracker {
   // agentId -> socketId -> rooms that socket is subscribed to
@@ -102,6 +124,12 @@ export function createMemoryPresence(): PresenceTracker {
 
     onlineAgents(agentIds) {
       return Promise.resolve(new Set(agentIds.filter((id) => (agents.get(id)?.size ?? 0) > 0)));
+    },
+
+    start() {},
+
+    stop() {
+      return Promise.resolve();
     },
   };
   return tracker;

@@ -57,8 +57,23 @@ export interface ServerToClientEvents {
 /** Client payloads are untrusted: every handler receives `unknown` and validates it. */
 export type ClientToServerEvents = Record<string, (...args: unknown[]) => void>;
 
-// Nothing is sent between nodes beyond what the adapter does for rooms and broadcasts.
-export type InterServerEvents = Record<string, never>;
+/** A room operation on every socket of an agent, applied by each node to its own sockets (room-sync.ts). */
+export interface RoomSyncRequest {
+  action: 'join' | 'leave';
+  agentId: string;
+  /** The Socket.IO room (`room:<id>`). */
+  channel: string;
+}
+
+/**
+ * Between nodes (Redis adapter serverSideEmit), beyond the adapter's own broadcasts: membership
+ * changes (room-sync.ts) and, in strict mode, token revocations so every node stops trusting its
+ * cached token state. Each node acknowledges once it applied the change.
+ */
+export interface InterServerEvents {
+  'rooms:sync': (request: RoomSyncRequest, ack: (applied: boolean) => void) => void;
+  'token:revoked': (tokenId: string, done: (ok: boolean) => void) => void;
+}
 
 /** Kept small: with the Redis adapter it travels to other nodes on fetchSockets. */
 export interface SocketData {
@@ -80,6 +95,7 @@ export function toWsMessage(message: Message): WsMessage {
 }
 
 /** Socket.IO room names. Room ids and agent ids are lowercase UUIDs, so the names cannot collide. */
-export const roomChannel = (roomId: string): string => `room:${roomId}`;
+export const ROOM_PREFIX = 'room:';
+export const roomChannel = (roomId: string): string => `${ROOM_PREFIX}${roomId}`;
 export const agentChannel = (agentId: string): string => `agent:${agentId}`;
 export const tokenChannel = (tokenId: string): string => `token:${tokenId}`;

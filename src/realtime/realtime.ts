@@ -1,12 +1,17 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
+import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
 import { createConnectionHandler } from './connection.js';
 import { createRealtimePublisher } from './fan-out.js';
 import { InFlight } from './in-flight.js';
 import type { PresenceTracker } from './presence.js';
-import { NAMESPACE, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData } from './protocol.js';
-import { createRedisAdapter } from './redis-adapter.js';
+import {
+  NAMESPACE, ROOM_PREFIX, roomChannel,
+  type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
+} from './protocol.js';
+import { adapterKey, createRedisAdapter } from './redis-adapter.js';
+import { createClusterRoomSync, createLocalRoomSync } from './room-sync.js';
 import { createSubscriptions, type AgentsNamespace } from './subscriptions.js';
 
 /**
@@ -24,12 +29,15 @@ export const WS_PING_INTERVAL_MS = 25_000;
 export const WS_PING_TIMEOUT_MS = 20_000;
 export const WS_CONNECT_TIMEOUT_MS = 10_000;
 
+/** How long a revocation waits for the other nodes to acknowledge it (their cache is right within ACTIVE_TTL_MS anyway). */
+const REVOCATION_RELAY_TIMEOUT_MS = 2_000;
+
 /** Shutdown budget (main.ts gives the whole close 15 s). */
 const DRAIN_TIMEOUT_MS = 5_000;
 const DISCONNECT_TIMEOUT_MS = 3_000;
 
 export interface RealtimeOptions {
-  /** Prefix of the Redis adapter's channels (tests use a unique one per run). */
+  /** Prefix of the Redis adapter's channels; `<REDIS_KEY_PREFIX>socket.io` by default. */
   adapterKey?: string;
 }
 
@@ -51,7 +59,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   const allowedOrigins = config.ws.allowedOrigins;
   let closing = false;
 
-  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? 'ams:socket.io', log) : null;
+  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? adapterKey(config.redisKeyPrefix), log) : null;
 
   const io = new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>(httpServer, {
     serveClient: false,
@@ -81,20 +89,43 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
   const inFlight = new InFlight();
-  const subscriptions = createSubscriptions(nsp, presence);
-  nsp.on('connection', createConnectionHandler({
+  const roomSync = redisAdapter ? createClusterRoomSync(nsp, log) : createLocalRoomSync(nsp);
+  const subscriptions = createSubscriptions(nsp, presence, roomSync);
+  const connections = createConnectionHandler({
     config: config.ws,
     logger: log,
     metrics: ctx.metrics,
     rateLimits: ctx.rateLimits,
-    sessions: ctx.sessions,
+    sessionAuth: ctx.sessionAuth,
     rooms: ctx.rooms,
     messages: ctx.messages,
     subscriptions,
     inFlight,
     isClosing: () => closing,
+  });
+  nsp.use(connections.authenticate);
+  nsp.on('connection', connections.connected);
+  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log, {
+    relayRevocation: redisAdapter ? (tokenId) => relayRevocation(nsp, tokenId, log) : undefined,
   }));
-  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
+  // A shared tracker's own work: heartbeat, sweeping dead nodes, re-registering after Redis lost data.
+  presence.start({
+    localSockets: () => [...nsp.sockets.values()]
+      .filter((s) => s.connected && s.data.principal !== undefined)
+      .map((s) => ({
+        agentId: s.data.principal.agentId,
+        socketId: s.id,
+        roomIds: [...s.rooms].filter((r) => r.startsWith(ROOM_PREFIX)).map((r) => r.slice(ROOM_PREFIX.length)),
+      })),
+    announce: (agentId, roomId, status) => {
+      nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
+    },
+  });
+  // Another node revoked a token (strict mode): stop trusting what this node cached about it.
+  nsp.on('token:revoked', (tokenId: unknown, done: unknown) => {
+    if (typeof tokenId === 'string') ctx.sessionAuth.revoked(tokenId);
+    if (typeof done === 'function') (done as (ok: boolean) => void)(true);
+  });
 
   let closed: Promise<void> | undefined;
   return {
@@ -112,10 +143,27 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
         await Promise.race([gone, new Promise<void>((resolve) => setTimeout(resolve, DISCONNECT_TIMEOUT_MS).unref())]);
         io.engine.close(); // whatever is left: dead peers, transports that never joined a namespace
         await inFlight.idle(DISCONNECT_TIMEOUT_MS); // presence updates of the disconnects
+        await presence.stop();
         await Promise.allSettled([io.of('/'), nsp].map((n) => n.adapter.close()));
         await redisAdapter?.close();
       })();
       return closed;
     },
   };
+}
+
+/**
+ * Tells every other node that a token was revoked and waits (bounded) for their acknowledgements, so
+ * that the revocation request answers only once no reachable node still accepts the token's sessions.
+ */
+async function relayRevocation(nsp: AgentsNamespace, tokenId: string, log: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), REVOCATION_RELAY_TIMEOUT_MS);
+  });
+  // The adapter never settles the promise when Redis is unreachable, hence the race.
+  const acknowledged = nsp.serverSideEmitWithAck('token:revoked', tokenId).then(() => true, () => false);
+  const ok = await Promise.race([acknowledged, timedOut]);
+  clearTimeout(timer);
+  if (!ok) log.warn({ tokenId }, 'token revocation not acknowledged by every node; they stop accepting its sessions within the cache lifetime');
 }

@@ -1,6 +1,7 @@
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { ROOM_SYNC_TIMEOUT_MS } from './room-sync.js';
 
 export interface RedisAdapterHandle {
   adapter: ReturnType<typeof createAdapter>;
@@ -11,16 +12,21 @@ export interface RedisAdapterHandle {
 const READY_TIMEOUT_MS = 5000;
 const QUIT_TIMEOUT_MS = 1000;
 
+/** The adapter's channel prefix: `<REDIS_KEY_PREFIX>socket.io`, then `#/agents#...`. */
+export const adapterKey = (redisKeyPrefix: string): string => `${redisKeyPrefix}socket.io`;
+
 /**
  * `@socket.io/redis-adapter` on two connections duplicated from the context's Redis client (one is
  * put in subscriber mode). Broadcasts and room operations (socketsJoin/socketsLeave/
- * disconnectSockets) then reach the sockets of every node.
+ * disconnectSockets) then reach the sockets of every node; those room operations are
+ * fire-and-forget across nodes, which is why membership changes go through room-sync.ts.
  */
 export async function createRedisAdapter(redis: Redis, key: string, logger: Logger): Promise<RedisAdapterHandle> {
-  // The publisher fails fast while Redis is away (a stale broadcast is worth nothing later); the
-  // subscriber queues its (re)subscriptions until it is connected.
+  // The publisher fails fast while Redis is away (a stale broadcast is worth nothing later). The
+  // subscriber queues its (re)subscriptions until it is connected, and has no command timeout: a
+  // SUBSCRIBE sent while Redis is away must wait for the connection, not fail (store/redis.ts).
   const pub = redis.duplicate({ enableOfflineQueue: false });
-  const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null });
+  const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
 
   let failing = false;
   const onCommandError = (err: unknown): void => {
@@ -43,7 +49,8 @@ export async function createRedisAdapter(redis: Redis, key: string, logger: Logg
   if (ready.includes(false)) logger.warn('socket.io redis adapter: Redis not ready yet; continuing, it will connect when Redis does');
 
   return {
-    adapter: createAdapter(pub, sub, { key }),
+    // requestsTimeout bounds serverSideEmitWithAck (room-sync.ts) and fetchSockets.
+    adapter: createAdapter(pub, sub, { key, requestsTimeout: ROOM_SYNC_TIMEOUT_MS }),
     async close() {
       await Promise.all([quit(pub), quit(sub)]);
     },

@@ -1,7 +1,8 @@
 import type { Namespace, Socket } from 'socket.io';
 import type { PresenceTracker } from './presence.js';
+import type { RoomSync } from './room-sync.js';
 import {
-  roomChannel, agentChannel,
+  roomChannel,
   type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
 } from './protocol.js';
 
@@ -12,7 +13,8 @@ export type AgentSocket = Socket<ClientToServerEvents, ServerToClientEvents, Int
  * Room subscriptions and the presence they imply, in one place. Socket.IO rooms carry the
  * broadcasts (`room:<id>`, and `agent:<id>` to reach all sockets of an agent); the PresenceTracker
  * decides when `presence:update` goes out. Only Socket.IO's own room operations are used, so with
- * the Redis adapter they reach sockets on every node unchanged.
+ * the Redis adapter they reach sockets on every node; membership changes go through RoomSync,
+ * which waits until every node has applied them.
  */
 export interface Subscriptions {
   /**
@@ -33,7 +35,7 @@ export interface Subscriptions {
   membershipRemoved(agentId: string, roomId: string): Promise<void>;
 }
 
-export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker): Subscriptions {
+export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker, roomSync: RoomSync): Subscriptions {
   const announce = (roomId: string, agentId: string, status: 'online' | 'offline'): void => {
     nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
   };
@@ -73,13 +75,13 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
     },
 
     async membershipAdded(agentId, roomId) {
-      nsp.in(agentChannel(agentId)).socketsJoin(roomChannel(roomId));
+      await roomSync.joinAll(agentId, roomChannel(roomId));
       if (await presence.joinAllSockets(agentId, roomId)) announce(roomId, agentId, 'online');
     },
 
     async membershipRemoved(agentId, roomId) {
-      // First, and synchronously: no message:new of this room may reach the agent after this line.
-      nsp.in(agentChannel(agentId)).socketsLeave(roomChannel(roomId));
+      // First: once this resolves, no node delivers a message:new of this room to the agent.
+      await roomSync.leaveAll(agentId, roomChannel(roomId));
       if (await presence.leaveAllSockets(agentId, roomId)) announce(roomId, agentId, 'offline');
     },
   };

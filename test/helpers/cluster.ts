@@ -1,13 +1,9 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { createTestDatabase, REDIS_TEST_URL, TEST_JWT_SECRET, type TestDatabase } from './server.js';
-import { sleep, waitUntil } from './services.js';
+import { waitUntil } from './services.js';
+import { ensureBuilt, MAIN_JS as MAIN, ROOT } from './build.js';
 
 /**
  * Multi-node harness: N separate `node dist/main.js` processes on their own ports, sharing one
@@ -16,54 +12,12 @@ import { sleep, waitUntil } from './services.js';
  * restarted on the same port.
  */
 
-const run = promisify(execFile);
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const MAIN = join(ROOT, 'dist', 'main.js');
 const LOG_LINES_KEPT = 300;
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
 
-const isBuilt = (): boolean => existsSync(MAIN) && statSync(MAIN).mtimeMs >= newestMtime(join(ROOT, 'src'));
 
-/**
- * Makes sure dist/ matches src/ (`npm test` builds first; a single file run with `npx vitest`
- * may not have). Test files in parallel workers take a lock directory so only one compiles.
- */
-export async function ensureBuilt(): Promise<void> {
-  if (isBuilt()) return;
-  const lock = join(tmpdir(), `ams-build-${Buffer.from(ROOT).toString('hex').slice(-32)}.lock`);
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (isBuilt()) return;
-      // A lock left by a killed run is stale after two minutes.
-      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error('timed out waiting for another test worker to build dist/');
-      await sleep(250);
-    }
-  }
-  try {
-    if (isBuilt()) return;
-    // An incremental build trusts its .tsbuildinfo even when outputs were deleted.
-    if (!existsSync(MAIN)) rmSync(join(ROOT, 'dist', '.tsbuildinfo'), { force: true });
-    await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
-      cwd: ROOT,
-      timeout: 170_000,
-    });
-  } finally {
-    rmdirSync(lock);
-  }
-}
+
+export { ensureBuilt };
 
 export interface NodeExit {
   code: number | null;

@@ -1,38 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
 import { Api, uniqueName } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** `npm run build`, one at a time: vitest may run another file that builds in parallel. */
-async function buildOnce(): Promise<void> {
-  const lock = join(ROOT, 'dist', '.build-lock');
-  mkdirSync(join(ROOT, 'dist'), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      // A lock left by a killed run is stale after two minutes.
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
-      } catch {
-        // released meanwhile
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  try {
-    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
 
 interface CliResult {
   code: number;
@@ -58,7 +32,7 @@ interface AdminCreated {
 describe('the ams command line', () => {
   let db: TestDatabase;
   let server: TestServer | undefined;
-  beforeAll(buildOnce, 120_000);
+  beforeAll(ensureBuilt, 180_000);
   afterEach(async () => {
     await server?.close({ keepDatabase: true });
     server = undefined;

@@ -1,39 +1,13 @@
-import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
 import { Api } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** `npm run build`, one at a time: vitest may run another file that builds in parallel. */
-async function buildOnce(): Promise<void> {
-  const lock = join(ROOT, 'dist', '.build-lock');
-  mkdirSync(join(ROOT, 'dist'), { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      // A lock left by a killed run is stale after two minutes.
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
-      } catch {
-        // released meanwhile
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  try {
-    await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT });
-  } finally {
-    rmSync(lock, { recursive: true, force: true });
-  }
-}
 
 interface Spawned {
   child: ChildProcessWithoutNullStreams;
@@ -92,7 +66,7 @@ function spawnServer(env: Record<string, string>): Spawned {
 describe('process lifecycle: node dist/main.js', () => {
   let db: TestDatabase | undefined;
   let running: Spawned | undefined;
-  beforeAll(buildOnce, 120_000);
+  beforeAll(ensureBuilt, 180_000);
   afterEach(async () => {
     if (running && running.child.exitCode === null && running.child.signalCode === null) {
       running.child.kill('SIGKILL');

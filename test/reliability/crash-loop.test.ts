@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { ensureBuilt, startChildServer, type ChildServer } from './helpers/child-server.js';
+import { startChildServer, type ChildServer } from './helpers/child-server.js';
 
 /**
  * Crash safety: a client sends with clientMsgId while the real server process is killed with

@@ -6,10 +6,11 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import SQLite from 'better-sqlite3';
 import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 import { openSqlite } from '../../src/store/sqlite.js';
-import { ensureBuilt, startChildServer, MAIN_JS, type ChildServer } from './helpers/child-server.js';
+import { startChildServer, MAIN_JS, type ChildServer } from './helpers/child-server.js';
 
 /**
  * Storage faults on SQLite: a database locked by another process past the lock timeout, and a

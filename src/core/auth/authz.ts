@@ -18,6 +18,11 @@ export interface Authz {
   requireAgentWhenStrict(principal: Principal | null): Principal | null;
   /** Whether reading a room's history needs membership. */
   readonly historyNeedsMembership: boolean;
+  /**
+   * Whether a session JWT ends when the API token it was exchanged for is revoked (strict mode).
+   * SPEC.md Phase 1 makes JWTs irrevocable: in open mode a revocation only stops new exchanges.
+   */
+  readonly sessionsEndWithToken: boolean;
 }
 
 export function createAuthz(mode: AuthzMode): Authz {
@@ -38,5 +43,6 @@ export function createAuthz(mode: AuthzMode): Authz {
     requireAdminWhenStrict: (principal) => (strict ? requireAdmin(principal) : principal),
     requireAgentWhenStrict: (principal) => (strict ? requireAgent(principal) : principal),
     historyNeedsMembership: strict,
+    sessionsEndWithToken: strict,
   };
 }

@@ -114,7 +114,7 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
         return token;
       });
       if (!revoked) throw notFound('Token');
-      await events.publish({ type: 'token.revoked', tokenId: revoked.id, agentId: revoked.agentId });
+      await events.publish({ type: 'token.revoked', tokenId: revoked.id, agentId: revoked.agentId, sessionsEnded: authz.sessionsEndWithToken });
     },
   };
 }

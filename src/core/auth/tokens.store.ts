@@ -72,8 +72,11 @@ export async function revokeTokenByPrefix(db: Db, prefix: string, at: string): P
   return row ? toToken(row) : null;
 }
 
-export async function isTokenActive(db: Db, tokenId: string, now: Date): Promise<boolean> {
-  const row = await db.selectFrom('api_tokens').select(['revoked_at', 'expires_at']).where('id', '=', tokenId).executeTakeFirst();
-  if (!row || row.revoked_at !== null) return false;
-  return row.expires_at === null || new Date(toIso(row.expires_at)) > now;
+/**
+ * Whether the token exists and was not revoked (its expiry is not considered: a session JWT is
+ * bounded by its own `exp`). A primary-key lookup: it runs on every strict-mode request.
+ */
+export async function isTokenUnrevoked(db: Db, tokenId: string): Promise<boolean> {
+  const row = await db.selectFrom('api_tokens').select('revoked_at').where('id', '=', tokenId).executeTakeFirst();
+  return row !== undefined && row.revoked_at === null;
 }

@@ -13,9 +13,10 @@ export function bearerOf(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Per request, once: the principal from a session JWT (an invalid or absent one leaves it null and
- * the route decides whether that is a 401), then the rate limit: per agent with a valid JWT,
- * per IP otherwise (API-token exchanges included).
+ * Per request, once: the principal from a session JWT (an invalid, expired or, in strict mode,
+ * revoked one leaves it null and the route decides whether that is a 401; a database outage while
+ * checking is a 503), then the rate limit: per agent with a valid JWT, per IP otherwise (API-token
+ * exchanges included).
  */
 export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
@@ -23,8 +24,9 @@ export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext):
     const bearer = bearerOf(request);
     if (bearer !== undefined && !bearer.startsWith('agt_')) {
       try {
-        request.principal = ctx.sessions.authenticate(bearer);
-      } catch {
+        request.principal = await ctx.sessionAuth.authenticate(bearer);
+      } catch (err) {
+        if (!(err instanceof AppError && err.code === 'UNAUTHENTICATED')) throw err;
         request.principal = null;
       }
     }

@@ -1,47 +1,9 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmdirSync, statSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { MAIN_JS, ROOT } from '../../helpers/build.js';
 
-export const ROOT = resolve(import.meta.dirname, '../../..');
-export const MAIN_JS = join(ROOT, 'dist/main.js');
+export { MAIN_JS, ROOT };
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
 
-/**
- * Builds dist/ unless it is newer than every source file (`npm test` has just built it). Test
- * files run in parallel workers, so the build is serialised with a lock directory: a worker never
- * starts `node dist/main.js` while another one is rewriting dist/.
- */
-export async function ensureBuilt(): Promise<void> {
-  const lock = join(ROOT, '.build-lock');
-  for (let waited = 0; ; waited += 100) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      // A lock left by a killed test run is stale after a few minutes (a build takes seconds).
-      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 300_000) rmdirSync(lock);
-      if (waited > 120_000) throw new Error(`could not take ${lock}; remove it if no build is running`);
-      await sleep(100);
-    }
-  }
-  try {
-    const stamp = join(ROOT, 'dist/.tsbuildinfo');
-    if (!existsSync(MAIN_JS) || !existsSync(stamp) || statSync(stamp).mtimeMs < newestMtime(join(ROOT, 'src'))) {
-      execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
-    }
-  } finally {
-    rmdirSync(lock);
-  }
-}
 
 export interface ChildServer {
   process: ChildProcess;

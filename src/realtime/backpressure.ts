@@ -1,0 +1,79 @@
+import type { Logger } from 'pino';
+import type { AgentSocket } from './subscriptions.js';
+
+/**
+ * Slow consumers. A client that stops reading (a stalled network, a bug, or on purpose) would make
+ * the server hold everything sent to it: engine.io queues packets in its write buffer once the
+ * transport stops accepting them, without limit. Each connection is therefore bounded: when a packet
+ * is queued while more than `maxBytes` is still waiting to be written to it (engine.io's write
+ * buffer plus the WebSocket's own and the TCP socket's userland buffers), the connection is dropped
+ * at once and everything held for it is freed.
+ *
+ * The test is made when a packet is queued (growth happens only then), against what was waiting
+ * before it, so one large packet (a history page of large messages) never trips it on its own: a
+ * connection holds at most `maxBytes` plus one packet. Text packets count their UTF-16 length,
+ * binary ones their byte length: close to what they occupy in memory, at O(1) per packet.
+ */
+
+interface EnginePacket {
+  data?: unknown;
+}
+
+/** The part of a `ws` WebSocket used here. */
+interface RawWebSocket {
+  readonly bufferedAmount: number;
+  terminate(): void;
+}
+
+const trackers = new WeakMap<AgentSocket, () => number>();
+
+function sizeOf(data: unknown): number {
+  if (typeof data === 'string') return data.length;
+  if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) return data.byteLength;
+  return 0;
+}
+
+/** The underlying `ws` WebSocket while the connection's transport is WebSocket (not long-polling). */
+function webSocketOf(socket: AgentSocket): RawWebSocket | undefined {
+  // engine.io does not type its transports' sockets; `name` and `socket` are stable since 4.x.
+  const transport = socket.conn.transport as unknown as { name?: string; socket?: RawWebSocket };
+  return transport.name === 'websocket' ? transport.socket : undefined;
+}
+
+/** Outgoing data the server holds for this socket right now (0 for a socket not bounded here). */
+export function bufferedBytesOf(socket: AgentSocket): number {
+  return trackers.get(socket)?.() ?? 0;
+}
+
+export function boundOutgoing(socket: AgentSocket, deps: { maxBytes: number; logger: Logger }): void {
+  const { maxBytes, logger } = deps;
+  const conn = socket.conn;
+  let queued = 0; // packets in engine.io's write buffer, not yet handed to the transport
+  let dropped = false;
+  const buffered = (): number => (dropped ? 0 : queued + (webSocketOf(socket)?.bufferedAmount ?? 0));
+  trackers.set(socket, buffered);
+
+  const drop = (): void => {
+    const ws = webSocketOf(socket);
+    // engine.io: closed at once, its write buffer discarded, nothing more is queued.
+    conn.close(true);
+    // And the TCP socket destroyed: a close handshake would wait behind the unread data.
+    ws?.terminate();
+    queued = 0;
+  };
+
+  conn.on('packetCreate', (packet: EnginePacket) => {
+    if (dropped) return;
+    const before = buffered();
+    queued += sizeOf(packet.data);
+    if (before <= maxBytes) return;
+    dropped = true;
+    logger.warn({ agentId: socket.data.principal.agentId, bufferedBytes: before, limit: maxBytes }, 'websocket dropped: slow consumer (outgoing data over the limit)');
+    // Not from inside engine.io's sendPacket (still running) nor a broadcast loop over the sockets.
+    queueMicrotask(drop);
+  });
+  // The write buffer was handed to the transport (and so to the WebSocket's buffers, counted there).
+  conn.on('flush', () => {
+    queued = 0;
+  });
+}

@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+/** The repository root and the compiled entry points that process-level tests spawn. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const MAIN_JS = join(ROOT, 'dist', 'main.js');
+export const CLI_JS = join(ROOT, 'dist', 'cli', 'main.js');
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+// tsc rewrites only what changed, so compare the newest output with the newest source.
+const isBuilt = (): boolean => existsSync(MAIN_JS) && existsSync(CLI_JS) && newestMtime(join(ROOT, 'dist')) >= newestMtime(join(ROOT, 'src'));
+
+/**
+ * Makes sure dist/ matches src/ (`npm test` builds first; a single file run with `npx vitest` may
+ * not have). Test files run in parallel workers: one lock directory, shared by every caller, makes
+ * only one compile and keeps others from spawning `node dist/...` while it rewrites dist/.
+ */
+export async function ensureBuilt(): Promise<void> {
+  if (isBuilt()) return;
+  const lock = join(tmpdir(), `ams-build-${Buffer.from(ROOT).toString('hex').slice(-32)}.lock`);
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (isBuilt()) return;
+      // A lock left by a killed run is stale after two minutes (a build takes seconds).
+      if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error('timed out waiting for another test worker to build dist/');
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  try {
+    if (isBuilt()) return;
+    // An incremental build trusts its .tsbuildinfo even when outputs were deleted.
+    if (!existsSync(MAIN_JS)) rmSync(join(ROOT, 'dist', '.tsbuildinfo'), { force: true });
+    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
+      cwd: ROOT,
+      timeout: 170_000,
+    });
+  } finally {
+    rmdirSync(lock);
+  }
+}
