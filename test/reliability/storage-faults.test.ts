@@ -167,7 +167,7 @@ describe('SQLite disk full (max_page_count on the server connection)', () => {
   });
 });
 
-/** A real full file system: a 2 MiB tmpfs in a private mount namespace (needs unshare and user namespaces). */
+/** A real full file system: a small tmpfs in a private mount namespace (needs unshare and user namespaces). */
 function canUseTmpfs(): string | null {
   try {
     execFileSync('unshare', ['-rm', 'sh', '-c', 'mount -t tmpfs -o size=64k tmpfs /tmp'], { stdio: 'pipe' });
@@ -197,7 +197,10 @@ describe.skipIf(tmpfsUnavailable !== null)('SQLite on a file system that fills u
   });
 
   it('answers 503 while the disk is full, never crashes, and recovers when space is freed', { timeout: 60_000 }, async () => {
-    const script = `mount -t tmpfs -o size=2m tmpfs "${dir}" && exec "${process.execPath}" "${MAIN_JS}"`;
+    // 8 MiB: once the filler is gone, the 30 retried 16 KiB sends need room for their WAL frames as
+    // well as the database pages (the WAL restarts only after a checkpoint, every 200 ms); at 2 MiB
+    // the retries could fill the disk again and the test depended on when a checkpoint fell.
+    const script = `mount -t tmpfs -o size=8m tmpfs "${dir}" && exec "${process.execPath}" "${MAIN_JS}"`;
     child = await startChildServer({ DATABASE_URL: `sqlite:${join(dir, 'ams.sqlite')}`, RATE_LIMIT_ANON_PER_MINUTE: '1000000', RATE_LIMIT_AGENT_PER_MINUTE: '1000000' }, ['unshare', '-rm', 'sh', '-c', script]);
     const api = new Api(child.url);
     const admin = await newAdmin(api);
