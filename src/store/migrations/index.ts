@@ -1,6 +1,7 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Dialect } from '../database.js';
 import { initialSchema } from './001-initial-schema.js';
+import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -9,6 +10,7 @@ import { initialSchema } from './001-initial-schema.js';
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001-initial-schema': initialSchema(dialect),
+    '002-partial-client-msg-id-index': partialClientMsgIdIndex,
   };
 }
 
