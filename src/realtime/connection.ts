@@ -5,7 +5,7 @@ import type { SessionAuth } from '../core/auth/session-auth.js';
 import type { RoomsService } from '../core/rooms/rooms.service.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { RateLimits } from '../rate-limits.js';
-import { boundOutgoing } from './backpressure.js';
+import { boundOutgoing, coalesceWrites } from './backpressure.js';
 import { registerEvent, toWsError } from './event-handler.js';
 import { messageHandlers } from './handlers/messages.handlers.js';
 import { roomHandlers } from './handlers/rooms.handlers.js';
@@ -89,6 +89,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     log.debug('websocket connected');
 
     boundOutgoing(socket, { maxBytes: deps.config.maxBufferedBytes, logger: log });
+    coalesceWrites(socket);
     const queue = new SerialQueue(deps.inFlight);
     guardEvents(socket, queue, { config: deps.config, limiter: deps.rateLimits.wsEvents, metrics, logger: log, isClosing: deps.isClosing });
     for (const [name, spec] of Object.entries(handlers)) registerEvent(socket, queue, { metrics, logger: log }, name as ClientEventName, spec);

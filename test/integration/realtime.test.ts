@@ -146,6 +146,24 @@ describe('WebSocket namespace /agents', () => {
       expect([...ids].sort()).toEqual(ids); // UUID v7: storage order is send order
     });
 
+    it('delivers a burst committed together complete and in order, also on a connection upgraded from long-polling', async () => {
+      const { socket: a } = await open(alice);
+      // socket.io-client's default: long-polling first, then the upgrade to WebSocket, whose writes
+      // the server coalesces (several frames due at once leave in one system call).
+      const { socket: b } = await open(bob, { transports: ['polling', 'websocket'] });
+      if (b.io.engine.transport.name !== 'websocket') await new Promise((resolve) => b.io.engine.once('upgrade', resolve));
+      const seenByA = record(a, 'message:new');
+      const seenByB = record(b, 'message:new');
+      const bodies = Array.from({ length: 25 }, (_, i) => `burst ${i}`); // within 30 events/s per connection
+      const acks = await Promise.all(bodies.map((body) => emitWithAck(a, 'message:send', { roomId: room.id, body })));
+      expect(acks).toEqual(bodies.map(() => ({ messageId: expect.any(String) })));
+      const burst = (seen: Payload[]) => seen.filter((m) => m.body.startsWith('burst ')).map((m) => m.body as string);
+      await until(() => burst(seenByA).length === bodies.length && burst(seenByB).length === bodies.length);
+      expect(burst(seenByA)).toEqual(bodies);
+      expect(burst(seenByB)).toEqual(bodies);
+      expect(b.io.engine.transport.name).toBe('websocket');
+    });
+
     it('carries mentions and replyTo when sent, and answers a clientMsgId repeat with the original id', async () => {
       const { socket: a } = await open(alice);
       const first = await emitWithAck(a, 'message:send', { roomId: room.id, body: 'first' });
