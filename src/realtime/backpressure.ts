@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { AgentSocket } from './subscriptions.js';
 
+// The outgoing side of a connection: slow consumers are bounded (boundOutgoing) and frames due
+// together are written together (coalesceWrites).
+
 /**
  * Slow consumers. A client that stops reading (a stalled network, a bug, or on purpose) would make
  * the server hold everything sent to it: engine.io queues packets in its write buffer once the
