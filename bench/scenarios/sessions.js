@@ -6,6 +6,7 @@ import { startProbe } from '../lib/probe.js';
 import { startService } from '../lib/service.js';
 
 const CONNECTIONS = 16;
+const WARM_UP_SECONDS = 30;
 
 /**
  * Raw Argon2id verifies/s in a process pinned like the service, with `concurrency` verifies in
@@ -33,7 +34,10 @@ export async function sessionsScenario(bench) {
     const agent = await service.api.createAgent('agent');
     const issued = await service.api.issueToken(agent.id);
     const storm = { url: `${service.url}/api/v1/sessions`, method: 'POST', headers: { authorization: `Bearer ${issued.token}` }, connections: CONNECTIONS };
-    await cannon({ ...storm, durationSeconds: 1 }); // warm-up
+    // Warm-up to steady state. The exchange path runs only ~100 times a second (each waits for its
+    // hash), so V8 takes ~3,000 exchanges to optimise it: the event loop's CPU per exchange falls by
+    // about a third over the first 30 s of a storm, then stays flat (README, "What limits each scenario").
+    await cannon({ ...storm, durationSeconds: quick ? 1 : WARM_UP_SECONDS });
 
     const argonRuns = [];
     const serviceRuns = [];
