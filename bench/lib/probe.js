@@ -4,8 +4,9 @@ import { newHistogram, recordMs, summarize } from './histogram.js';
 /**
  * An open-loop GET probe: one request every `intervalMs` whatever the previous one did, latency
  * from the scheduled time. Used for `/healthz` while the server is busy with something else.
+ * `pooled`, if given, is a histogram that also records every latency (one summary over many probes).
  */
-export function startProbe(url, intervalMs = 20) {
+export function startProbe(url, intervalMs = 20, pooled = null) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const histogram = newHistogram();
   let failures = 0;
@@ -17,8 +18,11 @@ export function startProbe(url, intervalMs = 20) {
     const req = http.get(url, { agent }, (res) => {
       res.resume();
       res.on('end', () => {
-        if (res.statusCode === 200) recordMs(histogram, performance.now() - scheduled);
-        else failures++;
+        if (res.statusCode === 200) {
+          const ms = performance.now() - scheduled;
+          recordMs(histogram, ms);
+          if (pooled) recordMs(pooled, ms);
+        } else failures++;
       });
     });
     req.on('error', () => failures++);
