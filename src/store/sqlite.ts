@@ -7,6 +7,7 @@ import {
   type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase,
 } from 'kysely';
 import type { Database } from './database.js';
+import { registerDirectRunner, type DirectRunner } from './prepared.js';
 import type { DB } from './schema.js';
 import { fastSqlite } from './sqlite-fast.js';
 import { SAFETY_NET_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -85,7 +86,9 @@ class LockWaitingConnection implements DatabaseConnection {
 }
 
 class LockWaitingDriver implements Driver {
-  private readonly state: LockState = { contended: false };
+  readonly state: LockState = { contended: false };
+  /** Whether Kysely holds the one connection: a query or a transaction is under way. */
+  connectionHeld = false;
   private wrapped: LockWaitingConnection | undefined;
 
   constructor(
@@ -100,6 +103,7 @@ class LockWaitingDriver implements Driver {
 
   async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await this.inner.acquireConnection();
+    this.connectionHeld = true;
     // SQLite has one connection; wrap it once.
     if (this.wrapped?.inner !== connection) this.wrapped = new LockWaitingConnection(connection, this.handle, this.state, this.lockTimeoutMs);
     return this.wrapped;
@@ -133,6 +137,7 @@ class LockWaitingDriver implements Driver {
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
+    this.connectionHeld = false;
     return this.inner.releaseConnection(connection instanceof LockWaitingConnection ? connection.inner : connection);
   }
 
@@ -149,17 +154,43 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
 }
 
 class LockWaitingSqliteDialect extends SqliteDialect {
+  /** Set when Kysely creates the driver (in its constructor). */
+  driver: LockWaitingDriver | undefined;
+
   constructor(private readonly handle: SQLite.Database, private readonly lockTimeoutMs: number, database: SqliteDatabase) {
     super({ database });
   }
 
   override createDriver(): Driver {
-    return new LockWaitingDriver(super.createDriver(), this.handle, this.lockTimeoutMs);
+    this.driver = new LockWaitingDriver(super.createDriver(), this.handle, this.lockTimeoutMs);
+    return this.driver;
   }
 
   override createAdapter(): SqliteAdapter {
     return new TransactionalDdlSqliteAdapter();
   }
+}
+
+/**
+ * `prepared` queries without Kysely's executor in between, as SqliteConnection runs them (same
+ * cached statement, same result shape). Only while the connection is free: never inside someone
+ * else's open transaction, never beside a query Kysely is running. A busy database goes back to the
+ * lock-waiting path, which waits for the lock asynchronously.
+ */
+function directRunner(handle: SQLite.Database, statements: SqliteDatabase, driver: LockWaitingDriver): DirectRunner {
+  return (text, parameters) => {
+    if (driver.connectionHeld || handle.inTransaction) return undefined;
+    const statement = statements.prepare(text);
+    try {
+      if (statement.reader) return { rows: statement.all(parameters) };
+      const { changes, lastInsertRowid } = statement.run(parameters);
+      driver.state.contended = false;
+      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    } catch (err) {
+      if (isBusy(err)) return undefined;
+      throw err;
+    }
+  };
 }
 
 export function openSqlite(options: SqliteOptions): Database {
@@ -178,7 +209,9 @@ export function openSqlite(options: SqliteOptions): Database {
   if (checkpointer) handle.pragma(`wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`);
   // Reused statements and rows read as arrays (see sqlite-fast.ts).
   const fast = fastSqlite(handle);
-  const db = new Kysely<DB>({ dialect: new LockWaitingSqliteDialect(handle, lockTimeoutMs, fast) });
+  const dialect = new LockWaitingSqliteDialect(handle, lockTimeoutMs, fast);
+  const db = new Kysely<DB>({ dialect });
+  registerDirectRunner(db, directRunner(handle, fast, dialect.driver!));
   return {
     db,
     dialect: 'sqlite',
