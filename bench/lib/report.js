@@ -59,6 +59,14 @@ export function summaryRows(results) {
     const s = results.sessions;
     if (s.service) {
       rows.push(row(4, 'sessions storm', 'exchanges/s', { service: fmt(s.service.perSecond, 1), baseline: `argon2 ${fmt(s.argon2.perSecond, 1)}/s`, ratio: s.ratio, target: '>= 0.9 x argon2', met: s.ratio >= 0.9 }));
+      if (s.bareRoute) {
+        rows.push(row(4, 'sessions storm', 'ceiling: bare Fastify route, same gate', {
+          service: fmt(s.bareRoute.perSecond, 1), baseline: `argon2 ${fmt(s.argon2.perSecond, 1)}/s`, ratio: s.bareRoute.ratioToArgon2, target: '-',
+        }));
+        rows.push(row(4, 'sessions storm', 'exchanges/s against that ceiling', {
+          service: fmt(s.service.perSecond, 1), baseline: `bare ${fmt(s.bareRoute.perSecond, 1)}/s`, ratio: s.ratioToBareRoute, target: '-',
+        }));
+      }
       rows.push(row(4, 'sessions storm', '/healthz p99 during storm (ms)', { service: fmt(s.healthz.p99, 1), baseline: '-', target: '< 20 ms', met: s.healthz.p99 !== null && s.healthz.p99 < 20 }));
     } else rows.push(unavailable(4, 'sessions storm', s, '>= 0.9 x argon2'));
   }

@@ -4,7 +4,7 @@ import { pinning, startNode } from '../lib/processes.js';
 import { cannon } from '../lib/http-load.js';
 import { newHistogram, summarize } from '../lib/histogram.js';
 import { startProbe } from '../lib/probe.js';
-import { startService } from '../lib/service.js';
+import { startBaseline, startService } from '../lib/service.js';
 
 const CONNECTIONS = 16;
 const WARM_UP_SECONDS = 30;
@@ -24,14 +24,18 @@ async function rawArgon2(durationMs, concurrency) {
 /**
  * Scenario 4: a storm of `POST /api/v1/sessions` (API token -> JWT, one Argon2id verify each)
  * against raw Argon2id verifies/s, with `/healthz` probed open-loop during the storm: the event
- * loop must stay responsive while the pool hashes.
+ * loop must stay responsive while the pool hashes. A bare Fastify route with the same gate
+ * (bench/baselines/argon2-route.js) is stormed alike, probe included: its rate over raw's is the
+ * ceiling of the stack on this machine, what the service's ratio is to be read against.
  */
 export async function sessionsScenario(bench) {
   const { quick, tmp, log } = bench;
   const seconds = quick ? 2 : 6;
   const rounds = quick ? 1 : 4;
   const service = await startService({ name: 'service-sessions', databaseUrl: `sqlite:${join(tmp, 'sessions.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+  let bare;
   try {
+    bare = await startBaseline({ name: 'argon2-route', script: 'bench/baselines/argon2-route.js', profileDir: bench.profileDir });
     const agent = await service.api.createAgent('agent');
     const issued = await service.api.issueToken(agent.id);
     const storm = { url: `${service.url}/api/v1/sessions`, method: 'POST', headers: { authorization: `Bearer ${issued.token}` }, connections: CONNECTIONS };
@@ -39,11 +43,15 @@ export async function sessionsScenario(bench) {
     // hash), so V8 takes ~3,000 exchanges to optimise it: the event loop's CPU per exchange falls by
     // about a third over the first 30 s of a storm, then stays flat (README, "What limits each scenario").
     await cannon({ ...storm, durationSeconds: quick ? 1 : WARM_UP_SECONDS });
+    const bareStorm = { url: `${bare.url}/api/v1/sessions`, method: 'POST', connections: CONNECTIONS };
+    await cannon({ ...bareStorm, durationSeconds: quick ? 1 : WARM_UP_SECONDS / 3 }); // far less code to optimise
 
     const argonRuns = [];
     const serviceRuns = [];
+    const bareRuns = [];
     const healthRuns = [];
     const health = newHistogram(); // every probe of every round
+    const bareHealth = newHistogram();
     const serverCpus = pinning.enabled ? 1 : os.availableParallelism();
     // The baseline is the best raw rate. Pinned to one core, that is one verify at a time: four in
     // flight measured 0.65 to 0.8 x one, and a round of them slowed the round run after it (the
@@ -56,6 +64,15 @@ export async function sessionsScenario(bench) {
         argonRuns.push({ ...raw, concurrency });
         log(`argon2   ${raw.perSecond.toFixed(1)} verifies/s (${concurrency} in flight)`);
       }
+    };
+    // The same storm and the same probe, so the route pays for what the service pays for.
+    const measureBare = async () => {
+      const probe = startProbe(`${bare.url}/healthz`, 20, bareHealth);
+      const run = await cannon({ ...bareStorm, durationSeconds: seconds });
+      await probe.stop();
+      bareRuns.push(run);
+      log(`bare     ${run.rps} exchanges/s  p99 ${run.p99} ms  non-2xx ${run.non2xx}  (Fastify route, same gate)`);
+      if (run.non2xx > 0) throw new Error(`${run.non2xx} bare-route exchanges failed`);
     };
     const measureService = async () => {
       const probe = startProbe(`${service.url}/healthz`, 20, health);
@@ -72,15 +89,12 @@ export async function sessionsScenario(bench) {
     // VM one 6 s round varies by +-10 %, and drift or whatever a round leaves behind then falls on
     // both sides alike. The rates are totals over all rounds.
     for (let r = 0; r < rounds; r++) {
-      if (r % 2 === 0) {
-        await measureRaw();
-        await measureService();
-      } else {
-        await measureService();
-        await measureRaw();
-      }
+      const order = [measureRaw, measureService, measureBare];
+      for (const measure of r % 2 === 0 ? order : order.reverse()) await measure();
     }
-    const perSecond = serviceRuns.reduce((a, r) => a + r.ok, 0) / serviceRuns.reduce((a, r) => a + r.durationSeconds, 0);
+    const rateOf = (runs) => runs.reduce((a, r) => a + r.ok, 0) / runs.reduce((a, r) => a + r.durationSeconds, 0);
+    const perSecond = rateOf(serviceRuns);
+    const barePerSecond = rateOf(bareRuns);
     const rateAt = (c) => {
       const runs = argonRuns.filter((r) => r.concurrency === c);
       return runs.reduce((a, r) => a + r.verifies, 0) / runs.reduce((a, r) => a + r.seconds, 0);
@@ -95,9 +109,12 @@ export async function sessionsScenario(bench) {
       service: { perSecond, rounds: serviceRuns },
       argon2: { perSecond: argonPerSecond, rounds: argonRuns },
       ratio: perSecond / argonPerSecond,
+      bareRoute: { perSecond: barePerSecond, ratioToArgon2: barePerSecond / argonPerSecond, rounds: bareRuns },
+      ratioToBareRoute: perSecond / barePerSecond,
       healthz: { ...healthz, intervalMs: 20, rounds: healthRuns },
     };
   } finally {
+    await bare?.proc.stop();
     await service.proc.stop();
   }
 }
