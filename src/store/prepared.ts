@@ -26,7 +26,7 @@ export function registerDirectRunner(db: Kysely<DB>, run: DirectRunner): void {
  *
  * On SQLite the statement runs straight on the connection when Kysely is not using it (see
  * sqlite.ts): its executor's connection mutex, plugin hooks and promise hops cost more than a
- * small statement itself, and on a session exchange that is a tenth of the event loop's work.
+ * small statement itself (on a session exchange, 0.15 to 0.35 ms of the event loop's 0.65 to 0.95).
  */
 export function prepared<A extends unknown[]>(arity: number, build: (db: Db, ...args: A) => Compilable): (db: Db, ...args: A) => Promise<QueryResult<unknown>> {
   // Per dialect adapter: a transaction shares its database's adapter.
