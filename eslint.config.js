@@ -16,6 +16,21 @@ export default tseslint.config(
     },
   },
   {
+    // The house rule: the domain is transport-free. Services in core/ never see Fastify, Socket.IO or
+    // a Redis client; they reach other nodes and clients through ports wired in context.ts.
+    files: ['src/core/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['fastify', 'fastify/*', '@fastify/*'], message: 'core/ is transport-free: no Fastify (see docs/architecture.md).' },
+          { group: ['socket.io', 'socket.io/*', 'socket.io-client', '@socket.io/*', 'engine.io', 'engine.io/*'], message: 'core/ is transport-free: no Socket.IO (see docs/architecture.md).' },
+          { group: ['ioredis', 'ioredis/*'], message: 'core/ is transport-free: no Redis client; use the cluster bus port (see docs/architecture.md).' },
+          { group: ['**/http/*', '**/http/**', '**/realtime/*', '**/realtime/**'], message: 'core/ must not import the transports (http/, realtime/).' },
+        ],
+      }],
+    },
+  },
+  {
     files: ['src/cli/**', 'bench/**'],
     rules: { 'no-console': 'off' },
   },
