@@ -1,6 +1,7 @@
 // The server under soak (bench/soak.js starts it): the built service (dist/), unchanged, plus an IPC
 // channel to the parent process only, which forces a garbage collection and reports the heap and the
 // Socket.IO state. Nothing new is exposed on the network. Run with `node --expose-gc`.
+import { writeHeapSnapshot } from 'node:v8';
 import { startApp } from '../dist/app.js';
 import { buildConfig } from '../dist/config/config.js';
 import { readEnv } from '../dist/config/env.js';
@@ -13,6 +14,13 @@ if (typeof process.send !== 'function' || typeof globalThis.gc !== 'function') {
 
 const config = buildConfig(readEnv());
 const app = await startApp(config, createLogger(config.logLevel));
+
+/** Live handles and requests by kind (timers, TCP sockets, ...): what the event loop still holds. */
+function activeResources() {
+  const counts = {};
+  for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+  return counts;
+}
 
 /** Two full collections with a turn of the event loop between them (finalizers, weak refs). */
 async function collect() {
@@ -38,7 +46,12 @@ process.on('message', (message) => {
         sockets: nsp.sockets.size,
         rooms: nsp.adapter.rooms.size,
         engineClients: app.realtime.io.engine.clientsCount,
+        resources: activeResources(),
       });
+    } else if (message.type === 'snapshot') {
+      // Written here, read by the parent: parsing a snapshot inside the server would distort the heap.
+      await collect();
+      process.send({ type: 'snapshot', id: message.id, path: writeHeapSnapshot(message.path) });
     } else if (message.type === 'close') {
       await app.close();
       process.exit(0);

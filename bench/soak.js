@@ -6,6 +6,9 @@
 //   npm run soak                      10 minutes (the documented run)
 //   npm run soak -- --minutes 0.5     30 seconds (npm run soak:short)
 //   options: --clients 50 --agents 25 --rooms 10 --dwell-ms 500 --pause-ms 200 --sample-seconds 30 --out file.json
+//            --burst 2000 --burst-rounds 4: after the churn, rounds of N connections opened at once and closed
+//            --snapshots: V8 heap snapshots at baseline and at the end, compared by constructor
+//   npm run soak:memory               2,000 connections x 4 rounds with heap snapshots (issue 16 item 8)
 //   (a client stays connected ~dwell-ms per cycle, receiving the room's traffic, then waits ~pause-ms)
 //
 // Exit code 0 when heap, rooms, sockets, engine.io clients, the connection gauge and directory
@@ -33,6 +36,9 @@ const { values: opts } = parseArgs({
     'sample-seconds': { type: 'string' },
     'warmup-seconds': { type: 'string' },
     out: { type: 'string' },
+    burst: { type: 'string', default: '0' },
+    'burst-rounds': { type: 'string', default: '4' },
+    snapshots: { type: 'boolean', default: false },
   },
 });
 const minutes = Number(opts.minutes);
@@ -41,11 +47,13 @@ const AGENTS = Number(opts.agents);
 const ROOMS = Number(opts.rooms);
 const DWELL_MS = Number(opts['dwell-ms']);
 const PAUSE_MS = Number(opts['pause-ms']);
+const BURST = Number(opts.burst);
+const BURST_ROUNDS = Number(opts['burst-rounds']);
 const durationMs = minutes * 60_000;
 const sampleMs = 1000 * Number(opts['sample-seconds'] ?? Math.max(5, Math.min(30, Math.round(durationMs / 20_000))));
 const warmupMs = 1000 * Number(opts['warmup-seconds'] ?? Math.max(5, Math.min(60, Math.round(durationMs / 5000))));
-if (![minutes, CLIENTS, AGENTS, ROOMS].every((n) => Number.isFinite(n) && n > 0) || ![DWELL_MS, PAUSE_MS].every((n) => Number.isFinite(n) && n >= 0)) {
-  console.error('usage: node bench/soak.js [--minutes 10] [--clients 50] [--agents 25] [--rooms 10] [--dwell-ms 500] [--pause-ms 200] [--sample-seconds N] [--out file]');
+if (![minutes, CLIENTS, AGENTS, ROOMS, BURST_ROUNDS].every((n) => Number.isFinite(n) && n > 0) || ![DWELL_MS, PAUSE_MS, BURST].every((n) => Number.isInteger(n) ? n >= 0 : Number.isFinite(n) && n >= 0)) {
+  console.error('usage: node bench/soak.js [--minutes 10] [--clients 50] [--agents 25] [--rooms 10] [--dwell-ms 500] [--pause-ms 200] [--sample-seconds N] [--burst N --burst-rounds 4] [--snapshots] [--out file]');
   process.exit(2);
 }
 // The verdict: what "back at baseline" means for the heap (after GC). Everything else must be equal.
@@ -63,11 +71,15 @@ const child = spawn(process.execPath, ['--expose-gc', join(ROOT, 'bench', 'soak-
   stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   env: {
     PATH: process.env.PATH ?? '',
+    // glibc's allocator, passed through to tell its retained pages from the server's own memory.
+    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
     DATABASE_URL: `sqlite:${join(dataDir, 'soak.sqlite')}`,
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     JWT_SECRET: 'soak-secret-soak-secret-soak-secret-0123456789',
+    // A burst spreads its connections over the agents; each may hold this many at once.
+    WS_MAX_CONNECTIONS_PER_AGENT: String(Math.max(20, Math.ceil(BURST / AGENTS) + 5)),
     JWT_TTL_SECONDS: String(Math.max(900, Math.ceil(durationMs / 1000) + 600)),
     RATE_LIMIT_ANON_PER_MINUTE: '1000000',
     RATE_LIMIT_AGENT_PER_MINUTE: '1000000',
@@ -94,6 +106,48 @@ async function serverSample(gc) {
   child.send({ type: 'sample', id, gc });
   return Promise.race([answer, sleep(10_000).then(() => Promise.reject(new Error('server did not answer a sample')))]);
 }
+
+/**
+ * A V8 heap snapshot of the server, reduced to the number of live objects per constructor (the
+ * snapshot file itself is deleted). Comparing two tells a leak (objects that stay) from V8 or the
+ * allocator keeping memory it no longer uses (same objects, bigger heap or RSS).
+ */
+async function heapObjectCounts(label) {
+  const id = ++nextId;
+  const path = join(dataDir, `${label}.heapsnapshot`);
+  const answer = new Promise((resolve) => pending.set(id, resolve));
+  child.send({ type: 'snapshot', id, path });
+  await Promise.race([answer, sleep(120_000).then(() => Promise.reject(new Error('server did not write a heap snapshot')))]);
+  const { snapshot, nodes, strings } = JSON.parse(readFileSync(path, 'utf8'));
+  rmSync(path, { force: true });
+  const fields = snapshot.meta.node_fields;
+  const types = snapshot.meta.node_types[0];
+  const width = fields.length;
+  const typeAt = fields.indexOf('type');
+  const nameAt = fields.indexOf('name');
+  const sizeAt = fields.indexOf('self_size');
+  const counts = {};
+  let bytes = 0;
+  for (let i = 0; i < nodes.length; i += width) {
+    bytes += nodes[i + sizeAt];
+    if (types[nodes[i + typeAt]] !== 'object') continue;
+    const name = strings[nodes[i + nameAt]];
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return { counts, bytes };
+}
+
+/** Constructors whose count grew between two snapshots, largest growth first. */
+function grownObjects(before, after, top = 15) {
+  return Object.entries(after.counts)
+    .map(([name, count]) => ({ name, before: before.counts[name] ?? 0, after: count, delta: count - (before.counts[name] ?? 0) }))
+    .filter((row) => row.delta > 0)
+    .sort((a, b) => b.delta - a.delta)
+    .slice(0, top);
+}
+
+/** The objects a connection owns on the server: none may remain once every connection closed. */
+const PER_CONNECTION_OBJECTS = ['Socket', 'Client', 'WebSocket', 'WebSocketServer', 'Receiver', 'Sender', 'Transport', 'Polling', 'TCP', 'Timeout'];
 
 function vmRssBytes() {
   try {
@@ -220,6 +274,31 @@ async function churn(ms) {
   await Promise.all(workers);
 }
 
+/**
+ * Rounds of `BURST` connections opened together (in waves of 200), each waiting for its
+ * `agent:hello-ack`, then all closed: the shape after which the server was seen holding 170 to 210 MB.
+ */
+async function burstRound() {
+  const sockets = [];
+  for (let start = 0; start < BURST; start += 200) {
+    const wave = Array.from({ length: Math.min(200, BURST - start) }, (_, i) => {
+      const agent = agents[(start + i) % agents.length];
+      const socket = io(`${url}/agents`, { transports: ['websocket'], query: { token: agent.jwt }, reconnection: false, forceNew: true, timeout: 20_000 });
+      sockets.push(socket);
+      return once(socket, 'agent:hello-ack', 20_000);
+    });
+    const results = await Promise.allSettled(wave);
+    for (const r of results) {
+      if (r.status === 'rejected') {
+        stats.failures++;
+        if (failureSamples.length < 10) failureSamples.push(`burst: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`);
+      }
+    }
+  }
+  stats.burstConnections = (stats.burstConnections ?? 0) + sockets.length;
+  for (const socket of sockets) socket.disconnect();
+}
+
 // ---- sampling and verdict -----------------------------------------------------------------------
 
 const samples = [];
@@ -232,6 +311,8 @@ async function sample(phase, gc = true) {
     phase,
     t: Math.round((Date.now() - started) / 1000),
     heapUsed: server.heapUsed,
+    heapTotal: server.heapTotal,
+    external: server.external,
     rss: server.rss,
     vmRss: vmRssBytes(),
     metricsHeapUsed: metricValue(metrics, 'nodejs_heap_size_used_bytes'),
@@ -239,6 +320,7 @@ async function sample(phase, gc = true) {
     sockets: server.sockets,
     rooms: server.rooms,
     engineClients: server.engineClients,
+    resources: server.resources,
     online: directory.agents.filter((a) => a.online).length,
     cycles: stats.cycles,
   };
@@ -261,6 +343,7 @@ try {
   await churn(warmupMs);
   await quiesce();
   const baseline = await sample('baseline');
+  const baselineObjects = opts.snapshots ? await heapObjectCounts('baseline') : null;
 
   running = true;
   const workers = Array.from({ length: CLIENTS }, (_, i) => client(i));
@@ -272,8 +355,22 @@ try {
   }
   running = false;
   await Promise.all(workers);
+  for (let round = 1; BURST > 0 && round <= BURST_ROUNDS; round++) {
+    await burstRound();
+    await quiesce();
+    await sample(`burst-${round}`);
+  }
   await quiesce();
   const final = await sample('final');
+  const finalObjects = baselineObjects ? await heapObjectCounts('final') : null;
+  const retained = finalObjects
+    ? Object.fromEntries(PER_CONNECTION_OBJECTS.map((name) => [name, { baseline: baselineObjects.counts[name] ?? 0, final: finalObjects.counts[name] ?? 0 }]))
+    : null;
+  if (finalObjects) {
+    console.log(`heap snapshot: ${MiB(baselineObjects.bytes)} MiB of live objects at baseline, ${MiB(finalObjects.bytes)} MiB at the end`);
+    console.log(`per-connection objects (baseline -> final): ${Object.entries(retained).map(([n, c]) => `${n} ${c.baseline}->${c.final}`).join(', ')}`);
+    console.log(`grown most: ${grownObjects(baselineObjects, finalObjects, 8).map((r) => `${r.name} +${r.delta}`).join(', ')}`);
+  }
 
   const during = samples.filter((s) => s.phase === 'churn');
   const slope = (() => {
@@ -293,6 +390,9 @@ try {
     engineClients: final.engineClients === 0,
     agentsConnectedGauge: final.agentsConnected === 0,
     presence: final.online === 0,
+    // Timers and sockets the event loop holds: back where they were (a leaked interval or socket stays).
+    activeResources: JSON.stringify(final.resources) === JSON.stringify(baseline.resources),
+    ...(retained ? { retainedObjects: Object.values(retained).every((c) => c.final <= c.baseline) } : {}),
     noFailures: stats.failures === 0,
   };
   verdict = {
@@ -303,6 +403,9 @@ try {
     heapSlopeMiBPerMinuteDuringChurn: Number(slope.toFixed(2)),
     peakSockets: Math.max(...during.map((s) => s.sockets), 0),
     peakRooms: Math.max(...during.map((s) => s.rooms), 0),
+    activeResources: { baseline: baseline.resources, final: final.resources },
+    ...(retained ? { retainedObjects: retained, grownObjects: grownObjects(baselineObjects, finalObjects) } : {}),
+    ...(BURST > 0 ? { burst: { connections: BURST, rounds: BURST_ROUNDS, rssMiB: samples.filter((x) => x.phase.startsWith('burst') || x.phase === 'baseline' || x.phase === 'final').map((x) => ({ phase: x.phase, heapMiB: Number(MiB(x.heapUsed)), heapTotalMiB: Number(MiB(x.heapTotal)), externalMiB: Number(MiB(x.external)), rssMiB: Number(MiB(x.rss)) })) } } : {}),
   };
   console.log(`\nstats: ${JSON.stringify(stats)}${failureSamples.length ? `\nfailures: ${failureSamples.join(' | ')}` : ''}`);
   console.log(`verdict: ${verdict.ok ? 'OK' : 'FAILED'} ${JSON.stringify(verdict)}`);
@@ -312,7 +415,7 @@ try {
   running = false;
   const outFile = opts.out ?? join(ROOT, 'bench', 'results', `soak-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(join(outFile, '..'), { recursive: true });
-  writeFileSync(outFile, `${JSON.stringify({ options: { minutes, clients: CLIENTS, agents: AGENTS, rooms: ROOMS, dwellMs: DWELL_MS, pauseMs: PAUSE_MS, sampleMs, warmupMs }, node: process.version, stats, verdict, samples }, null, 2)}\n`);
+  writeFileSync(outFile, `${JSON.stringify({ options: { minutes, clients: CLIENTS, agents: AGENTS, rooms: ROOMS, dwellMs: DWELL_MS, pauseMs: PAUSE_MS, sampleMs, warmupMs, burst: BURST, burstRounds: BURST_ROUNDS, snapshots: opts.snapshots }, node: process.version, stats, verdict, samples }, null, 2)}\n`);
   console.log(`report: ${outFile}`);
   if (!serverExited) {
     child.send({ type: 'close' });
