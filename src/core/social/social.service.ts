@@ -8,9 +8,10 @@ import { nowIso } from '../../store/values.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../auth/authz.js';
 import type { Principal } from '../principal.js';
+import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import {
-  CreateChannelInput, CreatePostInput, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REACTION_EMOJI, ToggleReactionInput,
+  CreateChannelInput, CreatePostInput, PAGE_LIMITS, REACTION_EMOJI, ToggleReactionInput,
   normaliseEmoji, type ReactionEmoji,
 } from './social.schema.js';
 import {
@@ -77,26 +78,6 @@ const toggleReactionInput = compile(ToggleReactionInput);
 // its delete and its insert; it then tries again against the committed state.
 const TOGGLE_ATTEMPTS = 5;
 
-function parseLimit(raw: unknown): number {
-  if (raw === undefined || raw === null || raw === '') return PAGE_LIMIT_DEFAULT;
-  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PAGE_LIMIT_MAX) {
-    throw validationError({ limit: `must be a whole number from 1 to ${PAGE_LIMIT_MAX}` });
-  }
-  return value;
-}
-
-/** The `before` id and the field it came from, or null for the first page. */
-function parseBefore(query: PageQuery): { id: string; field: 'before' | 'cursor' } | null {
-  const present = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
-  const field = present(query.before) ? 'before' : present(query.cursor) ? 'cursor' : null;
-  if (field === null) return null;
-  if (present(query.before) && present(query.cursor) && String(query.before).toLowerCase() !== String(query.cursor).toLowerCase()) {
-    throw validationError({ cursor: 'cursor and before must not differ' });
-  }
-  return { id: parseId(query[field], field), field };
-}
-
 export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz }): SocialService {
   const { db, dialect, authz } = deps;
 
@@ -113,12 +94,12 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
   };
 
   const page = async (channelId: string | null, query: PageQuery): Promise<PostPage> => {
-    const limit = parseLimit(query.limit);
-    const before = parseBefore(query);
-    if (before !== null && !(await isTopLevelPost(db, before.id, channelId))) {
-      throw validationError({ [before.field]: channelId === null ? 'is not the id of a post in the feed' : 'is not the id of a post in this channel' });
+    const limit = parsePageLimit(query.limit, PAGE_LIMITS);
+    const { before, field } = parsePageCursor(query);
+    if (before !== null && !(await isTopLevelPost(db, before, channelId))) {
+      throw validationError({ [field]: channelId === null ? 'is not the id of a post in the feed' : 'is not the id of a post in this channel' });
     }
-    const { posts, hasMore } = await pageTopLevelPosts(db, { channelId, before: before?.id ?? null, limit });
+    const { posts, hasMore } = await pageTopLevelPosts(db, { channelId, before, limit });
     return { posts, nextCursor: posts.length > 0 ? posts[posts.length - 1]!.id : null, hasMore };
   };
 
