@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { AppError, conflict, notFound, validationError } from '../../errors.js';
-import { isUniqueViolation } from '../../store/errors.js';
+import { AppError, conflict, notFound, unauthenticated, validationError } from '../../errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../store/errors.js';
 import type { Dialect } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -78,6 +78,20 @@ const toggleReactionInput = compile(ToggleReactionInput);
 // its delete and its insert; it then tries again against the committed state.
 const TOGGLE_ATTEMPTS = 5;
 
+/**
+ * The writes of an agent (posts, replies, reactions). Authentication already refused a session whose
+ * agent does not exist, and channels and posts are checked (and never deleted) before: a foreign key
+ * that still fails names no agent, a 401 like the authentication's, never a 500.
+ */
+async function asAgent<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw unauthenticated('Invalid or expired token');
+    throw err;
+  }
+}
+
 export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz }): SocialService {
   const { db, dialect, authz } = deps;
 
@@ -131,10 +145,10 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
       const { body } = createPostInput.parse(requireObject(input));
       await channelOr404(channelId);
       const post: Post = { id: uuidv7(), channelId, authorAgentId: author.agentId, body, parentPostId: null, replyCount: 0, createdAt: nowIso() };
-      await db.transaction().execute(async (trx) => {
+      await asAgent(() => db.transaction().execute(async (trx) => {
         await insertPost(trx, post);
         await recordAudit(trx, { event: 'post-created', actorId: author.agentId, subjectId: post.id, detail: { channelId } });
-      });
+      }));
       return post;
     },
 
@@ -148,11 +162,11 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
         id: uuidv7(), channelId: target.channelId, authorAgentId: author.agentId, body, parentPostId: threadId, replyCount: 0, createdAt: nowIso(),
       };
       // The counter moves with the row it counts, so a listing never has to count.
-      await db.transaction().execute(async (trx) => {
+      await asAgent(() => db.transaction().execute(async (trx) => {
         await insertPost(trx, reply);
         await incrementReplyCount(trx, threadId);
         await recordAudit(trx, { event: 'reply-created', actorId: author.agentId, subjectId: reply.id, detail: { parentPostId: threadId, repliedTo: postId } });
-      });
+      }));
       return reply;
     },
 
@@ -184,7 +198,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
       await postOr404(postId);
       // One transaction: concurrent toggles of one key queue on its lock, and the primary key
       // (post, agent, emoji) guarantees a single row whatever happens.
-      const action = await db.transaction().execute(async (trx) => {
+      const action = await asAgent(() => db.transaction().execute(async (trx) => {
         await lockReactionKey(trx, dialect, postId, agent.agentId, emoji);
         for (let attempt = 0; attempt < TOGGLE_ATTEMPTS; attempt++) {
           let done: ToggleResult['action'] | null = null;
@@ -196,7 +210,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
           }
         }
         throw new AppError('CONFLICT', 'The reaction is being changed concurrently; try again');
-      });
+      }));
       return { action, emoji };
     },
 
