@@ -39,7 +39,7 @@ export interface AppContext {
   agents: AgentsService;
   tokens: TokensService;
   sessions: SessionsService;
-  /** Session JWTs at every entry point: the JWT, then (strict mode) its API token's state. */
+  /** The one acceptance of session JWTs, at every entry point: the JWT, its agent, then (strict mode) its API token's state. */
   sessionAuth: SessionAuth;
   rooms: RoomsService;
   messages: MessagesService;
@@ -82,7 +82,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
   const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
-  const sessionAuth = createSessionAuth({ db, authz, sessions, jwtTtlSeconds: config.jwtTtlSeconds });
+  const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   events.attach(sessionAuth.publisher);
 
   const ctx: AppContext = {
@@ -94,7 +94,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     rateLimits: overrides.rateLimits ?? createRateLimits(config, redis),
     authz,
     events,
-    agents: createAgentsService({ db, authz }),
+    agents: createAgentsService({ db, authz, events }),
     tokens: createTokensService({ db, authz, events }),
     sessions,
     sessionAuth,

@@ -10,7 +10,10 @@ export type DomainEvent =
   | { type: 'membership.added'; roomId: string; agentId: string }
   | { type: 'membership.removed'; roomId: string; agentId: string }
   /** `sessionsEnded`: the policy (Authz.sessionsEndWithToken) ends the token's sessions, live sockets included. */
-  | { type: 'token.revoked'; tokenId: string; agentId: string; sessionsEnded: boolean };
+  | { type: 'token.revoked'; tokenId: string; agentId: string; sessionsEnded: boolean }
+  /** The agent's sessions end, live sockets included, on every node (PHASE2.md section 7). */
+  | { type: 'agent.disabled'; agentId: string }
+  | { type: 'agent.enabled'; agentId: string };
 
 export interface EventPublisher {
   publish(event: DomainEvent): Promise<void>;

@@ -22,6 +22,14 @@ interface TTextSchema extends TUnsafe<string> {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** What neither engine stores alike: a NUL character or an unpaired surrogate; null when there is none. */
+export function storableTextProblem(value: string): 'nul' | 'lone-surrogate' | null {
+  if (value.includes('\u0000')) return 'nul';
+  if (LONE_SURROGATE.test(value)) return 'lone-surrogate';
+  return null;
+}
+
 const patternCache = new Map<string, RegExp>();
 
 /** Code points in a string (not UTF-16 units). */
@@ -33,8 +41,9 @@ export function codePointLength(value: string): number {
 
 function textProblem(schema: TTextSchema, value: unknown): string | null {
   if (typeof value !== 'string') return 'must be a string';
-  if (value.includes('\u0000')) return 'must not contain NUL characters';
-  if (LONE_SURROGATE.test(value)) return 'must be valid Unicode (no unpaired surrogates)';
+  const unstorable = storableTextProblem(value);
+  if (unstorable === 'nul') return 'must not contain NUL characters';
+  if (unstorable === 'lone-surrogate') return 'must be valid Unicode (no unpaired surrogates)';
   const length = codePointLength(value);
   if (length < schema.minCodePoints) {
     return schema.minCodePoints === 1 ? 'must not be empty' : `must be at least ${schema.minCodePoints} characters`;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { DomainEvent, EventPublisher } from '../core/events.js';
-import { roomChannel, tokenChannel, toWsMessage } from './protocol.js';
+import { agentChannel, roomChannel, tokenChannel, toWsMessage } from './protocol.js';
 import type { AgentsNamespace, Subscriptions } from './subscriptions.js';
 
 type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { type: K }>) => void | Promise<void> };
@@ -32,6 +32,13 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
       sockets.disconnectSockets(true);
       await options.relayRevocation?.(tokenId);
     },
+    // The agent's sessions end on every node (room operations go through the adapter).
+    'agent.disabled': ({ agentId }) => {
+      const sockets = nsp.in(agentChannel(agentId));
+      sockets.emit('error', { code: 'AUTH_FAILED', message: 'This agent is disabled' });
+      sockets.disconnectSockets(true);
+    },
+    'agent.enabled': () => undefined,
   };
 
   return {

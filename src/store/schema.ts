@@ -21,6 +21,8 @@ export interface AgentsTable {
   display_name: string;
   role: 'admin' | 'agent';
   created_at: Timestamp;
+  /** Null while the agent is active (migration 003). */
+  disabled_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
 }
 
 export interface ApiTokensTable {

@@ -354,5 +354,19 @@ describe('social feed: channels, posts, threads, pages', () => {
       expect((await api.get(`/api/v1/social/feed?before=${elsewhere.id}&limit=1`, { jwt: alice.jwt })).status).toBe(200);
       expect((await api.get('/api/v1/social/feed?limit=100', { jwt: alice.jwt })).status).toBe(200);
     });
+
+    it('reads before/cursor as room history does: each must be a UUID, then they must name the same post', async () => {
+      const p = await post(alice, general.id, 'cursor');
+      // Once compared as raw strings first (so two bad values said "must not differ"); now as history.
+      const bad = await api.get('/api/v1/social/feed?before=abc&cursor=xyz', { jwt: alice.jwt });
+      expect(bad.status).toBe(400);
+      expect(bad.body.details).toEqual({ before: 'must be a UUID' });
+      const differ = await api.get(`/api/v1/social/feed?before=${p.id}&cursor=${MISSING_ID}`, { jwt: alice.jwt });
+      expect(differ.body.details).toEqual({ cursor: 'cursor and before must not differ' });
+      const same = await api.get(`/api/v1/social/feed?before=${p.id}&cursor=${p.id.toUpperCase()}`, { jwt: alice.jwt });
+      expect(same.status).toBe(200);
+      const viaCursor = await api.get(`/api/v1/social/feed?cursor=${MISSING_ID}`, { jwt: alice.jwt });
+      expect(viaCursor.body.details).toEqual({ cursor: 'is not the id of a post in the feed' });
+    });
   });
 });

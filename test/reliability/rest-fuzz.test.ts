@@ -26,7 +26,7 @@ const Timestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
 
-const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp });
+const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp) });
 const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), createdBy: Id, createdAt: Timestamp });
 const MessageSchema = Type.Object({
   id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp,
@@ -65,6 +65,9 @@ const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/metrics', success: { status: [200], schema: 'metrics' } },
   { method: 'POST', path: '/api/v1/agents', fields: ['name', 'displayName', 'role'], success: { status: [201], schema: AgentSchema } },
   { method: 'GET', path: '/api/v1/agents', success: { status: [200], schema: Type.Array(AgentSchema) } },
+  // Guests only: disabling the fixtures whose JWTs the fuzzer sends would keep most requests from the database.
+  { method: 'POST', path: '/api/v1/agents/:id/disable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
+  { method: 'POST', path: '/api/v1/agents/:id/enable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
   {
     method: 'POST', path: '/api/v1/agents/:id/tokens', params: { id: 'agent' }, fields: ['scopes', 'expiresAt'],
     success: {

@@ -86,7 +86,7 @@ describe('strict mode: revoking an API token ends its sessions', () => {
     expect((await api.get('/api/v1/agents', { jwt: orphan })).status).toBe(401);
     await expectAuthFailed(connect(server.url, orphan));
     // The same claims with the admin's real token id are fine: the signature is not the problem.
-    const named = codec.sign({ agentId: admin.id, role: 'admin', tokenId: server.app.ctx.sessions.authenticate(admin.jwt).tokenId! }).token;
+    const named = codec.sign({ agentId: admin.id, role: 'admin', tokenId: (await server.app.ctx.sessionAuth.authenticate(admin.jwt)).tokenId! }).token;
     expect((await api.get('/api/v1/agents', { jwt: named })).status).toBe(200);
   });
 

@@ -1,15 +1,16 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict } from '../../errors.js';
+import { conflict, notFound } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../auth/authz.js';
+import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
-import { compile, requireObject } from '../validation.js';
+import { compile, parseId, requireObject } from '../validation.js';
 import { CreateAgentInput } from './agents.schema.js';
-import { findAgentById, insertAgent, listAgents, type Agent } from './agents.store.js';
+import { findAgentById, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
 
@@ -17,15 +18,40 @@ export interface AgentsService {
   create(principal: Principal | null, input: unknown): Promise<Agent>;
   list(principal: Principal | null): Promise<Agent[]>;
   get(id: string): Promise<Agent | null>;
+  /**
+   * PHASE2.md section 7: a disabled agent cannot open sessions, its JWTs are refused and its live
+   * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
+   * they are and work again once it is enabled. Both are idempotent: the state is the answer.
+   */
+  disable(principal: Principal | null, id: unknown): Promise<Agent>;
+  enable(principal: Principal | null, id: unknown): Promise<Agent>;
 }
 
-export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz }): AgentsService {
+export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events?: EventPublisher }): AgentsService {
   const { db, authz } = deps;
+  const events = deps.events ?? nullPublisher;
+
+  const setDisabled = async (principal: Principal | null, rawId: unknown, disable: boolean): Promise<Agent> => {
+    authz.requireAdminWhenStrict(principal);
+    const id = parseId(rawId, 'id');
+    const result = await db.transaction().execute(async (trx) => {
+      const set = await setAgentDisabledAt(trx, id, disable ? nowIso() : null);
+      if (set?.changed) {
+        await recordAudit(trx, { event: disable ? 'agent-disabled' : 'agent-enabled', actorId: principal?.agentId ?? null, subjectId: id });
+      }
+      return set;
+    });
+    if (!result) throw notFound('Agent');
+    // Also when it already was disabled: a node that missed the first event hears it again.
+    await events.publish({ type: disable ? 'agent.disabled' : 'agent.enabled', agentId: id });
+    return result.agent;
+  };
+
   return {
     async create(principal, input) {
       authz.requireAdminWhenStrict(principal);
       const { name, displayName, role } = createAgentInput.parse(requireObject(input));
-      const agent: Agent = { id: uuidv7(), name, displayName, role, createdAt: nowIso() };
+      const agent: Agent = { id: uuidv7(), name, displayName, role, createdAt: nowIso(), disabledAt: null };
       try {
         await db.transaction().execute(async (trx) => {
           await insertAgent(trx, agent);
@@ -44,5 +70,7 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz }): Age
     },
 
     get: (id) => findAgentById(db, id),
+    disable: (principal, id) => setDisabled(principal, id, true),
+    enable: (principal, id) => setDisabled(principal, id, false),
   };
 }

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { prepared } from '../../store/prepared.js';
 import type { AgentsTable, DB } from '../../store/schema.js';
-import { toIso } from '../../store/values.js';
+import { toIso, toIsoOrNull } from '../../store/values.js';
 import type { Role } from '../principal.js';
 
 export interface Agent {
@@ -9,6 +10,8 @@ export interface Agent {
   displayName: string;
   role: Role;
   createdAt: string;
+  /** When the agent was disabled; null while it is active (PHASE2.md section 7). */
+  disabledAt: string | null;
 }
 
 type Db = Kysely<DB> | Transaction<DB>;
@@ -19,12 +22,13 @@ const toAgent = (row: Selectable<AgentsTable>): Agent => ({
   displayName: row.display_name,
   role: row.role,
   createdAt: toIso(row.created_at),
+  disabledAt: toIsoOrNull(row.disabled_at),
 });
 
 export async function insertAgent(db: Db, agent: Agent): Promise<void> {
   await db
     .insertInto('agents')
-    .values({ id: agent.id, name: agent.name, display_name: agent.displayName, role: agent.role, created_at: agent.createdAt })
+    .values({ id: agent.id, name: agent.name, display_name: agent.displayName, role: agent.role, created_at: agent.createdAt, disabled_at: agent.disabledAt })
     .execute();
 }
 
@@ -43,4 +47,33 @@ export async function findExistingAgentIds(db: Db, ids: string[]): Promise<Set<s
   if (ids.length === 0) return new Set();
   const rows = await db.selectFrom('agents').select('id').where('id', 'in', ids).execute();
   return new Set(rows.map((r) => r.id));
+}
+
+export type AgentStatus = 'active' | 'disabled' | 'unknown';
+
+// Compiled once: authentication runs it whenever its per-node cache has no answer.
+const agentStatusQuery = prepared(1, (db, id: string) => db.selectFrom('agents').select('disabled_at').where('id', '=', id));
+
+/** Whether the agent exists and is active: a primary-key lookup (authentication). */
+export async function agentStatus(db: Db, id: string): Promise<AgentStatus> {
+  const row = (await agentStatusQuery(db, id)).rows[0] as { disabled_at: unknown } | undefined;
+  if (row === undefined) return 'unknown';
+  return row.disabled_at === null ? 'active' : 'disabled';
+}
+
+/**
+ * Sets when the agent was disabled (null: enables it), unless it already is in that state. Returns
+ * the agent and whether it changed, or null when there is no such agent.
+ */
+export async function setAgentDisabledAt(db: Db, id: string, at: string | null): Promise<{ agent: Agent; changed: boolean } | null> {
+  const updated = await db
+    .updateTable('agents')
+    .set({ disabled_at: at })
+    .where('id', '=', id)
+    .where('disabled_at', at === null ? 'is not' : 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (updated) return { agent: toAgent(updated), changed: true };
+  const agent = await findAgentById(db, id);
+  return agent ? { agent, changed: false } : null;
 }

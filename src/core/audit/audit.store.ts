@@ -6,6 +6,8 @@ import { fromJson, nowIso, toIso } from '../../store/values.js';
 
 export type AuditEvent =
   | 'agent-created'
+  | 'agent-disabled'
+  | 'agent-enabled'
   | 'token-issued'
   | 'token-revoked'
   | 'jwt-issued'

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import type { Kysely } from 'kysely';
-import { unauthenticated, unavailable, validationError } from '../../errors.js';
+import { forbidden, unauthenticated, unavailable, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { recordAudit } from '../audit/audit.store.js';
-import type { Principal } from '../principal.js';
+import { agentStatus } from '../agents/agents.store.js';
 import { generateApiToken, looksLikeApiToken, parseApiToken } from './api-token.js';
 import type { JwtCodec } from './jwt.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
@@ -21,13 +21,13 @@ export interface Session {
   expiresAt: string;
 }
 
+/** Issues session JWTs; SessionAuth (session-auth.ts) is the one place that accepts them. */
 export interface SessionsService {
   exchange(request: SessionRequest): Promise<Session>;
-  /** Verifies a session JWT (REST and WebSocket handshake). */
-  authenticate(jwt: string): Principal & { exp: number };
 }
 
 const INVALID = 'Invalid or expired API token';
+export const AGENT_DISABLED = 'This agent is disabled';
 
 /** Picks the API token from the header and/or body per DESIGN.md section 3. */
 function pickApiToken({ bearer, body }: SessionRequest): string {
@@ -128,14 +128,11 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
       if (!stored || !ok || stored.revokedAt !== null || (stored.expiresAt !== null && new Date(stored.expiresAt) <= now)) {
         throw unauthenticated(INVALID);
       }
+      // Told only to the holder of a valid token: a disabled agent keeps its tokens for when it is enabled.
+      if ((await agentStatus(db, stored.agentId)) === 'disabled') throw forbidden(AGENT_DISABLED);
       const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id });
       await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
       return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
-    },
-
-    authenticate(token) {
-      if (looksLikeApiToken(token)) throw unauthenticated('An API token cannot be used here; exchange it at POST /api/v1/sessions');
-      return jwt.verify(token);
     },
   };
 }

@@ -8,7 +8,7 @@ import { findAgentById } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
-import { parseId, parseTimestamp, requireObject } from '../validation.js';
+import { parseId, parseTimestamp, requireObject, storableTextProblem } from '../validation.js';
 import { generateApiToken, isTokenPrefix } from './api-token.js';
 import type { Authz } from './authz.js';
 import { hashSecret } from './secret-hash.js';
@@ -29,7 +29,6 @@ export interface TokensService {
   revoke(principal: Principal | null, prefix: string): Promise<void>;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const SCOPES_MAX_DEPTH = 16;
 
 /**
@@ -43,7 +42,7 @@ function scopesProblem(scopes: object): string | null {
   while (stack.length > 0) {
     const [value, depth] = stack.pop()!;
     if (typeof value === 'string') {
-      if (value.includes('\u0000') || LONE_SURROGATE.test(value)) return 'must not contain NUL characters or unpaired surrogates';
+      if (storableTextProblem(value) !== null) return 'must not contain NUL characters or unpaired surrogates';
     } else if (typeof value === 'object' && value !== null) {
       if (depth > SCOPES_MAX_DEPTH) return `must not be nested more than ${SCOPES_MAX_DEPTH} levels deep`;
       for (const [key, item] of Object.entries(value)) stack.push([key, depth], [item, depth + 1]);

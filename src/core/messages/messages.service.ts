@@ -10,9 +10,9 @@ import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
+import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
-import { parseHistoryCursor, parseHistoryLimit } from './history-query.js';
-import { SendMessageInput } from './messages.schema.js';
+import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
 import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
 
 export interface Message {
@@ -117,8 +117,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     async history(principal, rawRoomId, query) {
       const reader = authz.requireAgent(principal);
       const roomId = parseId(rawRoomId, 'roomId');
-      const limit = parseHistoryLimit(query.limit);
-      const { before, field } = parseHistoryCursor(query);
+      const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
+      const { before, field } = parsePageCursor(query);
       if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
       else await rooms.get(roomId);
       if (before !== null && !(await findMessageInRoom(db, roomId, before))) {

@@ -6,6 +6,7 @@ export const CHANNEL_SLUG_PATTERN = ROOM_SLUG_PATTERN;
 export const POST_BODY_MAX = 16_384;
 export const PAGE_LIMIT_DEFAULT = 50;
 export const PAGE_LIMIT_MAX = 100;
+export const PAGE_LIMITS = { default: PAGE_LIMIT_DEFAULT, max: PAGE_LIMIT_MAX };
 
 /** The allowed reactions, in the order listings report them. The database CHECK holds the same set. */
 export const REACTION_EMOJI = ['👍', '🤔', '💡'] as const;

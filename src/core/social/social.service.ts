@@ -1,16 +1,17 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { AppError, conflict, notFound, validationError } from '../../errors.js';
-import { isUniqueViolation } from '../../store/errors.js';
+import { AppError, conflict, notFound, unauthenticated, validationError } from '../../errors.js';
+import { isForeignKeyViolation, isUniqueViolation } from '../../store/errors.js';
 import type { Dialect } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../auth/authz.js';
 import type { Principal } from '../principal.js';
+import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import {
-  CreateChannelInput, CreatePostInput, PAGE_LIMIT_DEFAULT, PAGE_LIMIT_MAX, REACTION_EMOJI, ToggleReactionInput,
+  CreateChannelInput, CreatePostInput, PAGE_LIMITS, REACTION_EMOJI, ToggleReactionInput,
   normaliseEmoji, type ReactionEmoji,
 } from './social.schema.js';
 import {
@@ -77,24 +78,18 @@ const toggleReactionInput = compile(ToggleReactionInput);
 // its delete and its insert; it then tries again against the committed state.
 const TOGGLE_ATTEMPTS = 5;
 
-function parseLimit(raw: unknown): number {
-  if (raw === undefined || raw === null || raw === '') return PAGE_LIMIT_DEFAULT;
-  const value = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > PAGE_LIMIT_MAX) {
-    throw validationError({ limit: `must be a whole number from 1 to ${PAGE_LIMIT_MAX}` });
+/**
+ * The writes of an agent (posts, replies, reactions). Authentication already refused a session whose
+ * agent does not exist, and channels and posts are checked (and never deleted) before: a foreign key
+ * that still fails names no agent, a 401 like the authentication's, never a 500.
+ */
+async function asAgent<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (isForeignKeyViolation(err)) throw unauthenticated('Invalid or expired token');
+    throw err;
   }
-  return value;
-}
-
-/** The `before` id and the field it came from, or null for the first page. */
-function parseBefore(query: PageQuery): { id: string; field: 'before' | 'cursor' } | null {
-  const present = (v: unknown): boolean => v !== undefined && v !== null && v !== '';
-  const field = present(query.before) ? 'before' : present(query.cursor) ? 'cursor' : null;
-  if (field === null) return null;
-  if (present(query.before) && present(query.cursor) && String(query.before).toLowerCase() !== String(query.cursor).toLowerCase()) {
-    throw validationError({ cursor: 'cursor and before must not differ' });
-  }
-  return { id: parseId(query[field], field), field };
 }
 
 export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz }): SocialService {
@@ -113,12 +108,12 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
   };
 
   const page = async (channelId: string | null, query: PageQuery): Promise<PostPage> => {
-    const limit = parseLimit(query.limit);
-    const before = parseBefore(query);
-    if (before !== null && !(await isTopLevelPost(db, before.id, channelId))) {
-      throw validationError({ [before.field]: channelId === null ? 'is not the id of a post in the feed' : 'is not the id of a post in this channel' });
+    const limit = parsePageLimit(query.limit, PAGE_LIMITS);
+    const { before, field } = parsePageCursor(query);
+    if (before !== null && !(await isTopLevelPost(db, before, channelId))) {
+      throw validationError({ [field]: channelId === null ? 'is not the id of a post in the feed' : 'is not the id of a post in this channel' });
     }
-    const { posts, hasMore } = await pageTopLevelPosts(db, { channelId, before: before?.id ?? null, limit });
+    const { posts, hasMore } = await pageTopLevelPosts(db, { channelId, before, limit });
     return { posts, nextCursor: posts.length > 0 ? posts[posts.length - 1]!.id : null, hasMore };
   };
 
@@ -150,10 +145,10 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
       const { body } = createPostInput.parse(requireObject(input));
       await channelOr404(channelId);
       const post: Post = { id: uuidv7(), channelId, authorAgentId: author.agentId, body, parentPostId: null, replyCount: 0, createdAt: nowIso() };
-      await db.transaction().execute(async (trx) => {
+      await asAgent(() => db.transaction().execute(async (trx) => {
         await insertPost(trx, post);
         await recordAudit(trx, { event: 'post-created', actorId: author.agentId, subjectId: post.id, detail: { channelId } });
-      });
+      }));
       return post;
     },
 
@@ -167,11 +162,11 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
         id: uuidv7(), channelId: target.channelId, authorAgentId: author.agentId, body, parentPostId: threadId, replyCount: 0, createdAt: nowIso(),
       };
       // The counter moves with the row it counts, so a listing never has to count.
-      await db.transaction().execute(async (trx) => {
+      await asAgent(() => db.transaction().execute(async (trx) => {
         await insertPost(trx, reply);
         await incrementReplyCount(trx, threadId);
         await recordAudit(trx, { event: 'reply-created', actorId: author.agentId, subjectId: reply.id, detail: { parentPostId: threadId, repliedTo: postId } });
-      });
+      }));
       return reply;
     },
 
@@ -203,7 +198,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
       await postOr404(postId);
       // One transaction: concurrent toggles of one key queue on its lock, and the primary key
       // (post, agent, emoji) guarantees a single row whatever happens.
-      const action = await db.transaction().execute(async (trx) => {
+      const action = await asAgent(() => db.transaction().execute(async (trx) => {
         await lockReactionKey(trx, dialect, postId, agent.agentId, emoji);
         for (let attempt = 0; attempt < TOGGLE_ATTEMPTS; attempt++) {
           let done: ToggleResult['action'] | null = null;
@@ -215,7 +210,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
           }
         }
         throw new AppError('CONFLICT', 'The reaction is being changed concurrently; try again');
-      });
+      }));
       return { action, emoji };
     },
 

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { looksLikeApiToken } from '../../core/auth/api-token.js';
 import { AppError } from '../../errors.js';
 import { OPS_ROUTES } from '../../ops/ops.routes.js';
 import { isOverLimit } from '../../rate-limits.js';
@@ -22,7 +23,7 @@ export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext):
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const bearer = bearerOf(request);
-    if (bearer !== undefined && !bearer.startsWith('agt_')) {
+    if (bearer !== undefined && !looksLikeApiToken(bearer)) {
       try {
         request.principal = await ctx.sessionAuth.authenticate(bearer);
       } catch (err) {

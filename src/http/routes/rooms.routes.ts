@@ -1,12 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { AGENT_DISABLED } from '../../core/auth/sessions.service.js';
 import type { Principal } from '../../core/principal.js';
 import { isUuid } from '../../core/validation.js';
 import { unauthenticated } from '../../errors.js';
 
 /**
  * `POST /rooms` authenticates with the temporary `X-Agent-Id` header (open mode) or an admin JWT.
- * An X-Agent-Id that is not the UUID of an existing agent is 401.
+ * An X-Agent-Id that is not the UUID of an existing, active agent is 401.
  */
 async function roomCreator(request: FastifyRequest, ctx: AppContext): Promise<Principal | null> {
   const header = request.headers['x-agent-id'];
@@ -15,6 +16,7 @@ async function roomCreator(request: FastifyRequest, ctx: AppContext): Promise<Pr
   if (!isUuid(value)) throw unauthenticated('X-Agent-Id must name an existing agent');
   const agent = await ctx.agents.get(value.toLowerCase());
   if (!agent) throw unauthenticated('X-Agent-Id must name an existing agent');
+  if (agent.disabledAt !== null) throw unauthenticated(AGENT_DISABLED);
   return { agentId: agent.id, role: agent.role };
 }
 
