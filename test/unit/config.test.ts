@@ -16,7 +16,7 @@ describe('buildConfig', () => {
     const config = buildConfig({});
     expect(config).toMatchObject({
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       database: { kind: 'sqlite', path: './data/ams.sqlite' },
       redisUrl: null,
       jwtSecret: null,
