@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, ROUTE_BODY_LIMITS } from '../../src/http/server.js';
+import { ensureBuilt, MAIN_JS } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -224,5 +226,82 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
     // The target is 50 ms; the bound leaves room for a loaded CI machine. Before the per-route
     // limits, twelve such bodies stalled /healthz for 2 to 3.7 s.
     expect(percentile(latencies, 99)).toBeLessThan(250);
+  });
+});
+
+describe('CORS: listed origins only', () => {
+  const listed = 'https://app.example.com';
+  let server: TestServer;
+  let plain: TestServer;
+  beforeAll(async () => {
+    [server, plain] = await Promise.all([startTestServer({ config: { corsOrigins: [listed, 'http://localhost:5173'] } }), startTestServer()]);
+  });
+  afterAll(() => Promise.all([server.close(), plain.close()]));
+
+  const preflight = (url: string, origin: string) =>
+    fetch(`${url}/api/v1/rooms`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' } });
+
+  it('a preflight from a listed origin is allowed, with the methods and the requested headers', async () => {
+    const res = await preflight(server.url, listed);
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe(listed);
+    expect(res.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(res.headers.get('access-control-allow-methods')).toContain('DELETE');
+    expect(res.headers.get('access-control-allow-headers')).toBe('authorization,content-type');
+    expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+  });
+
+  it('responses to a listed origin carry Access-Control-Allow-Origin (errors too); other origins get none', async () => {
+    const ok = await fetch(`${server.url}/healthz`, { headers: { origin: listed } });
+    expect(ok.headers.get('access-control-allow-origin')).toBe(listed);
+    expect(ok.headers.get('vary')).toMatch(/origin/i);
+    const refused = await fetch(`${server.url}/api/v1/agents`, { method: 'POST', headers: { origin: 'http://localhost:5173', 'content-type': 'application/json' }, body: '{' });
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    for (const origin of ['https://evil.example.com', 'https://app.example.com.evil.net', 'http://app.example.com']) {
+      expect((await preflight(server.url, origin)).headers.get('access-control-allow-origin'), origin).toBeNull();
+      expect((await fetch(`${server.url}/healthz`, { headers: { origin } })).headers.get('access-control-allow-origin'), origin).toBeNull();
+    }
+  });
+
+  it('without CORS_ORIGINS nothing changes: a preflight is an unknown route, no CORS header anywhere', async () => {
+    const res = await preflight(plain.url, listed);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'Not Found' });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+    expect((await fetch(`${plain.url}/healthz`, { headers: { origin: listed } })).headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('startup: the bind address and open mode', () => {
+  beforeAll(ensureBuilt, 180_000);
+
+  /** Starts `node dist/main.js` with the environment given, returns its log lines once it listens, and stops it. */
+  async function startupLines(env: Record<string, string>): Promise<{ level: number; msg: string }[]> {
+    const child = spawn(process.execPath, [MAIN_JS], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const deadline = Date.now() + 20_000;
+    // The warning, when there is one, follows the "listening" line at once.
+    while (!/listening/.test(output) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 200));
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+    expect(output, output).toMatch(/listening/);
+    return output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+  }
+
+  it('open mode on 0.0.0.0 logs one warning line saying what is exposed; loopback (the default) and strict mode do not', { timeout: 60_000 }, async () => {
+    const warnings = (lines: { level: number; msg: string }[]) => lines.filter((l) => l.level === 40 && /AUTHZ_MODE=open/.test(l.msg));
+    const exposed = await startupLines({ HOST: '0.0.0.0' });
+    expect(warnings(exposed)).toHaveLength(1);
+    expect(warnings(exposed)[0]!.msg).toMatch(/^AUTHZ_MODE=open on HOST=0\.0\.0\.0: anyone who can reach port \d+ can create agents \(admins included\)/);
+    expect(warnings(await startupLines({}))).toEqual([]);
+    expect(warnings(await startupLines({ HOST: '0.0.0.0', AUTHZ_MODE: 'strict' }))).toEqual([]);
   });
 });

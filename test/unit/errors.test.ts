@@ -40,7 +40,8 @@ describe('toPublicError: the one mapping for REST and WebSocket', () => {
   });
 
   it('turns PostgreSQL outages into 503 UNAVAILABLE: server codes, lost connections, refused connections', async () => {
-    for (const [code, message] of [['57P01', 'terminating connection due to administrator command'], ['53300', 'too many connections'], ['08006', 'connection failure'], ['57014', 'canceling statement due to statement timeout']]) {
+    const cases: [string, string][] = [['57P01', 'terminating connection due to administrator command'], ['53300', 'too many connections'], ['08006', 'connection failure'], ['57014', 'canceling statement due to statement timeout']];
+    for (const [code, message] of cases) {
       expect(toPublicError(pgError(code, message)).status, code).toBe(503);
     }
     expect(toPublicError(new Error('Connection terminated unexpectedly')).status).toBe(503);
