@@ -17,6 +17,7 @@ import { printTable, summaryRows } from './lib/report.js';
 import { newJwtSecret } from './lib/service.js';
 import { clusterScenario } from './scenarios/cluster.js';
 import { historyScenario } from './scenarios/history.js';
+import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { sessionsScenario } from './scenarios/sessions.js';
@@ -28,6 +29,7 @@ const SCENARIOS = [
   { id: 'sessions', n: 4, title: 'POST /api/v1/sessions storm', run: sessionsScenario },
   { id: 'memory', n: 5, title: 'memory per idle WebSocket connection', run: memoryScenario },
   { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
+  { id: 'hostile', n: 7, title: 'hostile bodies without credentials (issue 16)', run: hostileBodiesScenario },
 ];
 
 function parseArgs(argv) {

@@ -1,3 +1,5 @@
+import { isInvalidValue, isStorageUnavailable } from './store/driver-errors.js';
+
 /**
  * The closed catalog of errors the service can give. Every error has a stable code; this one table
  * maps it to an HTTP status and to a WebSocket error code. Messages of 5xx errors never leave the
@@ -11,8 +13,10 @@ export const ERROR_CATALOG = {
   NOT_FOUND: { status: 404, ws: 'NOT_FOUND' },
   ROOM_NOT_FOUND: { status: 404, ws: 'ROOM_NOT_FOUND' },
   CONFLICT: { status: 409, ws: 'CONFLICT' },
+  REQUEST_TIMEOUT: { status: 408, ws: 'VALIDATION_ERROR' },
   PAYLOAD_TOO_LARGE: { status: 413, ws: 'VALIDATION_ERROR' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, ws: 'VALIDATION_ERROR' },
+  HEADERS_TOO_LARGE: { status: 431, ws: 'VALIDATION_ERROR' },
   RATE_LIMITED: { status: 429, ws: 'RATE_LIMIT_EXCEEDED' },
   UNAVAILABLE: { status: 503, ws: 'UNAVAILABLE' },
   INTERNAL: { status: 500, ws: 'INTERNAL' },
@@ -55,10 +59,46 @@ export const unavailable = (message = 'Service temporarily unavailable'): AppErr
   new AppError('UNAVAILABLE', message);
 
 /**
- * What a client may see of any thrown value: AppErrors as they are, everything else as a bare
- * 500 (or 503 for storage outages, classified by the store) with no internal detail.
+ * Errors the HTTP layer (Fastify, its router and body parser, Node's HTTP parser) raises for a
+ * client's mistake, by their `code`. Recognised by code so this module needs no Fastify import.
+ */
+const FRAMEWORK_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is larger than this endpoint accepts'],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['BAD_REQUEST', 'Content-Length does not match the body'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['BAD_REQUEST', 'Malformed JSON body'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['BAD_REQUEST', 'Malformed JSON body'],
+  FST_ERR_BAD_URL: ['BAD_REQUEST', 'Malformed URL'],
+  FST_ERR_MAX_PARAM_LENGTH: ['BAD_REQUEST', 'A path segment is too long'],
+  HPE_HEADER_OVERFLOW: ['HEADERS_TOO_LARGE', 'Request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['REQUEST_TIMEOUT', 'Request Timeout'],
+};
+
+interface CodedError {
+  code?: unknown;
+  statusCode?: unknown;
+}
+
+/**
+ * The one mapping from any thrown value to what a client may see, for REST and WebSocket alike:
+ * AppErrors as they are; storage outages as 503 and a value the engine refuses as 400 (see
+ * store/driver-errors.ts); the HTTP layer's client errors as their catalog entry; anything else
+ * a bare 500 with no internal detail (the caller logs the cause).
  */
 export function toPublicError(err: unknown): AppError {
   if (err instanceof AppError) return err;
+  if (isStorageUnavailable(err)) return new AppError('UNAVAILABLE', 'Database unavailable');
+  if (isInvalidValue(err)) return new AppError('BAD_REQUEST', 'A value in the request is not valid');
+  const { code, statusCode } = typeof err === 'object' && err !== null ? (err as CodedError) : {};
+  const known = typeof code === 'string' ? FRAMEWORK_CODES[code] : undefined;
+  if (known) return new AppError(known[0], known[1]);
+  // Node's HTTP parser refusing the request line or a header.
+  if (typeof code === 'string' && code.startsWith('HPE_')) return new AppError('BAD_REQUEST', 'Bad Request');
+  // A SyntaxError is the client's only when the body parser flagged it (a bug of ours is a 500).
+  if (err instanceof SyntaxError && statusCode === 400) return new AppError('BAD_REQUEST', 'Malformed JSON body');
+  // Any other 4xx the framework raises is the client's doing; keep its status class with a plain message.
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
+    return new AppError('BAD_REQUEST', 'Bad Request');
+  }
   return new AppError('INTERNAL', 'Internal Server Error');
 }

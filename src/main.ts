@@ -1,4 +1,4 @@
-import { buildConfig, ConfigError } from './config/config.js';
+import { buildConfig, ConfigError, exposureWarning } from './config/config.js';
 import { readEnv } from './config/env.js';
 import { createLogger } from './logger.js';
 
@@ -18,6 +18,8 @@ async function main(): Promise<void> {
   const { startApp } = await import('./app.js');
   const app = await startApp(config, logger);
   logger.info({ url: app.url, database: config.database.kind, redis: config.redisUrl !== null, authz: config.authzMode }, 'agent messaging service listening');
+  const warning = exposureWarning({ ...config, port: Number(new URL(app.url).port) });
+  if (warning !== null) logger.warn(warning);
 
   let stopping = false;
   const stop = (signal: string): void => {

@@ -96,6 +96,19 @@ export function summaryRows(results) {
       }));
     } else rows.push(unavailable(6, 'two nodes + Redis', c, '<= 1.5 x single'));
   }
+
+  if ('hostile' in results) {
+    const h = results.hostile;
+    if (h.healthz) {
+      rows.push(row(7, 'hostile bodies', '/healthz p99 during the storm (ms)', {
+        service: fmt(h.healthz.p99, 1),
+        baseline: '-',
+        target: '< 50 ms',
+        met: h.healthz.p99 !== null && h.healthz.p99 < 50,
+        note: `${h.nestedMiB.requests + h.deepSmall.requests} refused, ${fmt(h.serverCpuPerRequestMs, 2)} ms CPU each`,
+      }));
+    } else rows.push(unavailable(7, 'hostile bodies', h, '< 50 ms'));
+  }
   return rows;
 }
 

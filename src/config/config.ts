@@ -37,6 +37,11 @@ export interface Config {
     maxBufferedBytes: number;
   };
   sessionExchangeConcurrency: number;
+  /**
+   * Browser origins (scheme://host[:port]) allowed to call the REST API from their pages (CORS).
+   * Empty: none, and preflights get 404 as any unknown route.
+   */
+  corsOrigins: string[];
   companyId: string;
   trustProxy: boolean | string | number;
   logLevel: LogLevel;
@@ -85,6 +90,51 @@ function parseTrustProxy(raw: string | undefined): boolean | string | number {
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw); // number of hops
   return raw; // addresses / CIDRs, comma separated
+}
+
+/** The origin as browsers send it (lower-case host, no default port), or null if `item` is not just an origin. */
+function originOf(item: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(item);
+  } catch {
+    return null;
+  }
+  // scheme://host[:port] and nothing more: no path, query, fragment or user info.
+  const bare = url.pathname === '/' && !/[?#]/.test(item) && url.username === '' && url.password === '';
+  return bare && (url.protocol === 'http:' || url.protocol === 'https:') ? url.origin : null;
+}
+
+/**
+ * CORS_ORIGINS: a comma-separated list of exact origins. `*` is refused: in open mode any web page
+ * could then drive the service through its visitors' browsers (creating admins included). No
+ * credentials mode is needed: the API authenticates with the Authorization header, not cookies.
+ */
+function parseCorsOrigins(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  const origins: string[] = [];
+  for (const item of raw.split(',').map((o) => o.trim()).filter((o) => o !== '')) {
+    if (item === '*') throw new ConfigError('CORS_ORIGINS must list origins one by one; "*" is not accepted');
+    const origin = originOf(item);
+    if (origin === null) {
+      throw new ConfigError(`CORS_ORIGINS entries must be origins like https://app.example.com or http://localhost:5173, got "${item}"`);
+    }
+    if (!origins.includes(origin)) origins.push(origin);
+  }
+  return origins;
+}
+
+const isLoopbackHost = (host: string): boolean =>
+  host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+
+/**
+ * One warning line when open mode listens beyond this machine: without authentication on the
+ * administrative routes, anyone who reaches the port can create agents, admins included.
+ */
+export function exposureWarning(config: Pick<Config, 'host' | 'port' | 'authzMode'>): string | null {
+  if (config.authzMode !== 'open' || isLoopbackHost(config.host)) return null;
+  return `AUTHZ_MODE=open on HOST=${config.host}: anyone who can reach port ${config.port} can create agents (admins included), ` +
+    'issue their API tokens and read their rooms without credentials; set AUTHZ_MODE=strict or HOST=127.0.0.1';
 }
 
 export interface BuildOptions {
@@ -139,7 +189,8 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
 
   return {
     port: integer('PORT', env.PORT, 3000, 0, 65535),
-    host: env.HOST ?? '0.0.0.0',
+    // Loopback unless told otherwise: open mode on all interfaces exposes the admin routes.
+    host: env.HOST ?? '127.0.0.1',
     database,
     redisUrl,
     redisKeyPrefix,
@@ -160,6 +211,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       maxBufferedBytes: integer('WS_MAX_BUFFERED_BYTES', env.WS_MAX_BUFFERED_BYTES, 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
     sessionExchangeConcurrency: integer('SESSION_EXCHANGE_CONCURRENCY', env.SESSION_EXCHANGE_CONCURRENCY, 64, 1, 10_000),
+    corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     companyId,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: logLevel as LogLevel,

@@ -19,6 +19,7 @@ export interface RawEnv {
   WS_MAX_CONNECTIONS_PER_AGENT?: string;
   WS_ALLOWED_ORIGINS?: string;
   WS_MAX_BUFFERED_BYTES?: string;
+  CORS_ORIGINS?: string;
   COMPANY_ID?: string;
   TRUST_PROXY?: string;
   LOG_LEVEL?: string;
@@ -35,7 +36,7 @@ const KEYS: (keyof RawEnv)[] = [
   'WS_ABUSE_EVENTS_PER_SECOND', 'WS_ABUSE_SECONDS', 'WS_MAX_CONNECTIONS_PER_AGENT',
   'WS_ALLOWED_ORIGINS', 'COMPANY_ID', 'TRUST_PROXY', 'LOG_LEVEL', 'DB_POOL_MAX',
   'SESSION_EXCHANGE_CONCURRENCY', 'SQLITE_SYNCHRONOUS', 'SQLITE_LOCK_TIMEOUT_MS', 'PRESENCE_TTL_SECONDS',
-  'WS_MAX_BUFFERED_BYTES',
+  'WS_MAX_BUFFERED_BYTES', 'CORS_ORIGINS',
 ];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

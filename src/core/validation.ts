@@ -72,15 +72,26 @@ const UUID_RE = new RegExp(UUID_PATTERN);
 export const isUuid = (value: unknown): value is string => typeof value === 'string' && UUID_RE.test(value);
 export const Uuid = (options: SchemaOptions = {}) => Text({ ...options, pattern: UUID_PATTERN, maxLength: 36 });
 
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
-/** An ISO 8601 date-time with a zone; returns null when it is not one. */
+const ISO_TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+/**
+ * An ISO 8601 date-time with a zone; returns null when it is not one. Every field must exist on the
+ * calendar and the clock: Date would roll 2027-02-30 over to 2027-03-02 and 24:00 to the next day.
+ */
 export function parseTimestamp(value: string): Date | null {
-  if (!ISO_TIMESTAMP.test(value)) return null;
+  const match = ISO_TIMESTAMP.exec(value);
+  if (!match) return null;
+  const field = (i: number): number => Number(match[i] ?? 0);
+  const [year, month, day, hour, minute, second] = [field(1), field(2), field(3), field(4), field(5), field(6)];
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  const onCalendar = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth;
+  const onClock = hour <= 23 && minute <= 59 && second <= 59 && field(8) <= 23 && field(9) <= 59;
+  if (!onCalendar || !onClock) return null;
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) return null;
-  // Years 1..9999 only: both engines store those alike (PostgreSQL refuses year 0).
-  const year = date.getUTCFullYear();
-  return year >= 1 && year <= 9999 ? date : null;
+  // Years 1..9999 only, in UTC too: both engines store those alike (PostgreSQL refuses year 0).
+  const utcYear = date.getUTCFullYear();
+  return utcYear >= 1 && utcYear <= 9999 ? date : null;
 }
 
 function messageFor(error: ValueError): string {

@@ -1,8 +1,11 @@
+import { isUtf8 } from 'node:buffer';
+import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
 import { opsRoutes } from '../ops/ops.routes.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
-import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
@@ -11,7 +14,61 @@ import { roomsRoutes } from './routes/rooms.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
 import './types.js';
 
+/** The largest body any request may send (a route without its own limit below gets this one). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+const KiB = 1024;
+/**
+ * Each route's body limit, sized to what the route needs, so a body costs time in proportion to
+ * the route's work (a 1 MiB body to a token exchange was 0.23 s of CPU). The sizes assume the worst
+ * legal encoding: every character of a text field JSON-escaped (`\ud83d\ude00`, 12 bytes for one
+ * code point), so no valid request is refused for its size.
+ */
+export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
+  // {apiToken}: about 60 characters.
+  'POST /api/v1/sessions': 4 * KiB,
+  // name (64), displayName (128 code points), role.
+  'POST /api/v1/agents': 8 * KiB,
+  // scopes: at most 4096 bytes once serialised compactly (more when escaped or indented), expiresAt.
+  'POST /api/v1/agents/:id/tokens': 64 * KiB,
+  'DELETE /api/v1/tokens/:prefix': 4 * KiB,
+  // slug, name and up to 1000 member UUIDs (39 bytes each).
+  'POST /rooms': 64 * KiB,
+  'POST /rooms/:id/members': 4 * KiB,
+  'DELETE /rooms/:roomId/members/:agentId': 4 * KiB,
+  // 16 384 code points of 12 bytes each (192 KiB), up to 100 mentions, replyTo, clientMsgId.
+  'POST /api/v1/rooms/:id/messages': 256 * KiB,
+  'POST /api/v1/social/channels': 8 * KiB,
+  'POST /api/v1/social/channels/:channelId/posts': 256 * KiB,
+  'POST /api/v1/social/posts/:id/replies': 256 * KiB,
+  'POST /api/v1/social/posts/:id/reactions': 4 * KiB,
+};
+
+/**
+ * JSON bodies nest at most this deep (the deepest legal body, token scopes, nests 17 levels).
+ * Checked on the raw bytes before parsing, so a deeply nested body costs one linear scan.
+ */
+export const JSON_MAX_DEPTH = 32;
+
+/** True when arrays and objects nest deeper than `max`; brackets inside strings do not count. */
+function nestsDeeperThan(bytes: Buffer, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === 0x5c) i++; // backslash: the next byte is escaped
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) {
+      inString = true;
+    } else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > max) return true;
+    } else if (byte === 0x5d || byte === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
 
 /** TRUST_PROXY as Fastify takes it: a hop count becomes "trust the first n hops". */
 function trustProxyOption(value: boolean | string | number): boolean | string | ((address: string, hop: number) => boolean) {
@@ -35,13 +92,34 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     // Errors the router raises before any route runs (malformed percent-encoding, over-long
     // segment) get the one error shape too, instead of Fastify's own body.
     frameworkErrors: frameworkErrorHandler,
+    // Errors of Node's HTTP parser (headers over the limit: 431) in the one error shape as well.
+    clientErrorHandler,
   });
 
-  // JSON bodies through Fastify's own safe parser (it strips __proto__ / constructor.prototype);
-  // an empty body with a JSON content type means "no body" rather than an error.
+  // Registered before the routes, so each gets its limit as it is added.
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    for (const method of methods) {
+      const limit = ROUTE_BODY_LIMITS[`${method} ${route.url}`];
+      if (limit !== undefined) route.bodyLimit = limit;
+    }
+  });
+
+  // JSON bodies through Fastify's own safe parser (it strips __proto__ / constructor.prototype),
+  // after the cheap checks: nesting depth, then UTF-8 (decoding would turn invalid bytes into
+  // U+FFFD and store them). An empty body with a JSON content type means "no body".
   const defaultJsonParser = app.getDefaultJsonParser('remove', 'remove');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (nestsDeeperThan(bytes, JSON_MAX_DEPTH)) {
+      done(new AppError('BAD_REQUEST', 'JSON body is nested too deeply', { body: `must not nest arrays and objects more than ${JSON_MAX_DEPTH} levels deep` }), undefined);
+      return;
+    }
+    if (!isUtf8(bytes)) {
+      done(new AppError('BAD_REQUEST', 'Malformed JSON body', { body: 'must be valid UTF-8' }), undefined);
+      return;
+    }
+    const text = bytes.toString('utf8');
     if (text.trim() === '') {
       done(null, undefined);
       return;
@@ -62,6 +140,19 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   });
 
   registerErrorHandling(app);
+  // CORS for the listed origins only: preflights (answered before any route or authentication)
+  // and responses to a listed Origin carry Access-Control-Allow-Origin, others none. With no
+  // origins configured nothing is registered, and a preflight is an unknown route (404).
+  if (ctx.config.corsOrigins.length > 0) {
+    void app.register(cors, {
+      origin: ctx.config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+      exposedHeaders: ['Retry-After'],
+      maxAge: 600,
+      // A preflight without Origin gets an empty 204 rather than the plugin's text/plain 400.
+      strictPreflight: false,
+    });
+  }
   registerAuthAndRateLimit(app, ctx);
 
   app.addHook('onResponse', (request, reply, done) => {

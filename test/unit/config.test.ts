@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, ConfigError, testConfig } from '../../src/config/config.js';
+import { buildConfig, ConfigError, exposureWarning, testConfig } from '../../src/config/config.js';
 import { readEnv } from '../../src/config/env.js';
 
 const SECRET = 'x'.repeat(32);
@@ -16,7 +16,7 @@ describe('buildConfig', () => {
     const config = buildConfig({});
     expect(config).toMatchObject({
       port: 3000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       database: { kind: 'sqlite', path: './data/ams.sqlite' },
       redisUrl: null,
       jwtSecret: null,
@@ -103,6 +103,13 @@ describe('buildConfig', () => {
     [{ REDIS_URL: 'cache:6379' }, 'REDIS_URL'],
     [{ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL'],
     [{ COMPANY_ID: 'has space' }, 'COMPANY_ID'],
+    [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://a.example.com,*' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'app.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'ftp://app.example.com' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://app.example.com/path' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://app.example.com?x=1' }, 'CORS_ORIGINS'],
+    [{ CORS_ORIGINS: 'https://user:pw@app.example.com' }, 'CORS_ORIGINS'],
   ])('refuses %j with a ConfigError naming %s', (env, variable) => {
     let error: unknown;
     try {
@@ -124,5 +131,28 @@ describe('buildConfig', () => {
   it('testConfig: in-memory SQLite, silent, random port, overridable', () => {
     expect(testConfig()).toMatchObject({ database: { kind: 'sqlite', path: ':memory:' }, logLevel: 'silent', port: 0 });
     expect(testConfig({ authzMode: 'strict' }).authzMode).toBe('strict');
+  });
+
+  it('CORS_ORIGINS: none by default; a list of origins, kept as browsers send them', () => {
+    expect(buildConfig({}).corsOrigins).toEqual([]);
+    expect(buildConfig({ CORS_ORIGINS: ' https://App.Example.com , http://localhost:5173/,https://app.example.com:443,http://10.0.0.5:8080 ' }).corsOrigins)
+      .toEqual(['https://app.example.com', 'http://localhost:5173', 'http://10.0.0.5:8080']);
+  });
+});
+
+describe('exposureWarning', () => {
+  it('warns, in one line, when open mode listens beyond loopback, and names what is exposed', () => {
+    for (const host of ['0.0.0.0', '::', '10.1.2.3', 'ams.internal']) {
+      const warning = exposureWarning({ host, port: 3000, authzMode: 'open' });
+      expect(warning, host).toContain(`HOST=${host}`);
+      expect(warning).toContain('create agents (admins included)');
+      expect(warning).toContain('port 3000');
+      expect(warning).not.toContain('\n');
+    }
+  });
+
+  it('stays silent on loopback or in strict mode', () => {
+    for (const host of ['127.0.0.1', '127.0.1.1', 'localhost', '::1']) expect(exposureWarning({ host, port: 3000, authzMode: 'open' }), host).toBeNull();
+    expect(exposureWarning({ host: '0.0.0.0', port: 3000, authzMode: 'strict' })).toBeNull();
   });
 });

@@ -1,57 +1,62 @@
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import { AppError, type ErrorCode } from '../../errors.js';
-import { classifyStorageError } from '../../store/errors.js';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, toPublicError } from '../../errors.js';
 
-/** One JSON error shape everywhere: `{error, details?}`; no stack traces, no 5xx internals. */
-export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
-  if (err.code === 'RATE_LIMITED') void reply.header('Retry-After', '60');
-  const body: { error: string; details?: Record<string, string> } = { error: err.message };
-  if (err.details !== undefined) body.details = err.details;
-  return reply.status(err.status).type('application/json; charset=utf-8').send(body);
+/** The one JSON error body: `{error, details?}`; no stack traces, no 5xx internals. */
+function errorBody(err: AppError): { error: string; details?: Record<string, string> } {
+  return err.details === undefined ? { error: err.message } : { error: err.message, details: err.details };
 }
 
-const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: ['PAYLOAD_TOO_LARGE', 'Request body is larger than 1 MiB'],
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['BAD_REQUEST', 'Content-Length does not match the body'],
-  FST_ERR_CTP_EMPTY_JSON_BODY: ['BAD_REQUEST', 'Malformed JSON body'],
-  FST_ERR_CTP_INVALID_JSON_BODY: ['BAD_REQUEST', 'Malformed JSON body'],
-};
+export function sendError(reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.code === 'RATE_LIMITED') void reply.header('Retry-After', '60');
+  return reply.status(err.status).type('application/json; charset=utf-8').send(errorBody(err));
+}
 
-function toAppError(err: FastifyError): AppError {
-  const classified = classifyStorageError(err);
-  if (classified instanceof AppError) return classified;
-  const known = err.code ? FASTIFY_CODES[err.code] : undefined;
-  if (known) return new AppError(known[0], known[1]);
-  // A SyntaxError is the client's only when the body parser flagged it (a bug of ours is a 500).
-  if (err instanceof SyntaxError && err.statusCode === 400) return new AppError('BAD_REQUEST', 'Malformed JSON body');
-  // Any other 4xx Fastify raises is the client's doing; keep its status class with a plain message.
-  if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
-    return new AppError('BAD_REQUEST', 'Bad Request');
-  }
-  return new AppError('INTERNAL', 'Internal Server Error');
+/** Logs what a 5xx hides from the client: what failed and where, without the stack or driver internals. */
+function logServerError(request: FastifyRequest, err: FastifyError, publicError: AppError): void {
+  if (publicError.status < 500) return;
+  const cause = { type: err.name, code: typeof err.code === 'string' ? err.code : undefined, message: err.message };
+  request.log.error({ error: cause, route: request.routeOptions.url }, 'request failed');
 }
 
 /**
  * Errors Fastify raises before routing (a path with invalid percent-encoding, FST_ERR_BAD_URL):
  * by default they answer in Fastify's own shape and echo the URL; here they get ours.
  */
-export function frameworkErrorHandler(err: FastifyError, _request: unknown, reply: FastifyReply): void {
-  const routerError: Record<string, string> = { FST_ERR_BAD_URL: 'Malformed URL', FST_ERR_MAX_PARAM_LENGTH: 'A path segment is too long' };
-  const message = err.code ? routerError[err.code] : undefined;
-  void sendError(reply, message !== undefined ? new AppError('BAD_REQUEST', message) : toAppError(err));
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const publicError = toPublicError(err);
+  logServerError(request, err, publicError);
+  void sendError(reply, publicError);
+}
+
+/**
+ * Errors Node's HTTP parser raises before Fastify sees a request (headers over the limit, a
+ * malformed request line, a client too slow to send its request): Fastify's default answers in its
+ * own shape (`{error, message, statusCode}`); here they get ours, then the connection is closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: ConnectionError, socket: Duplex): void {
+  // A reset connection has nobody left to answer.
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const mapped = toPublicError(err);
+  // Whatever breaks a connection before it is a request is the client's (never a storage outage).
+  const publicError = mapped.status >= 500 ? new AppError('BAD_REQUEST', 'Bad Request') : mapped;
+  this.log.trace({ error: { code: err.code, message: err.message } }, 'client error');
+  if (socket.writable) {
+    const body = JSON.stringify(errorBody(publicError));
+    socket.write(
+      `HTTP/1.1 ${publicError.status} ${STATUS_CODES[publicError.status] ?? ''}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = toAppError(err);
-    if (appError.status >= 500) {
-      // What failed and where, without the stack or driver internals (house rule: no stack traces
-      // in logs); the route pattern locates the failing code path.
-      const cause = { type: err.name, code: typeof err.code === 'string' ? err.code : undefined, message: err.message };
-      request.log.error({ error: cause, route: request.routeOptions.url }, 'request failed');
-    }
-    return sendError(reply, appError);
+    const publicError = toPublicError(err);
+    logServerError(request, err, publicError);
+    return sendError(reply, publicError);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new AppError('NOT_FOUND', 'Not Found')));
 }
