@@ -245,7 +245,10 @@ function tightenDataFiles(path: string): void {
     try {
       chmodSync(file, 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // Absent, or another user's (root's `ams` on the service's file is fine; the reverse cannot
+      // tighten it, and its owner does at its next open).
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'EPERM') throw err;
     }
   }
 }
