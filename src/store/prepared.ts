@@ -1,59 +1,107 @@
-import { CompiledQuery, type Compilable, type Kysely, type QueryResult, type Transaction } from 'kysely';
+import { CompiledQuery, createQueryId, type Compilable, type Kysely, type QueryResult, type RootOperationNode, type Transaction } from 'kysely';
 import type { DB } from './schema.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
-/**
- * Runs a compiled statement at once on a database's connection, or returns undefined when it
- * cannot (the connection is in use or locked): the query then takes Kysely's usual path.
- */
-export type DirectRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown> | undefined;
-
-const directRunners = new WeakMap<Kysely<DB>, DirectRunner>();
-
-/** Lets `prepared` queries on `db` (not on its transactions) skip Kysely's executor (SQLite). */
-export function registerDirectRunner(db: Kysely<DB>, run: DirectRunner): void {
-  directRunners.set(db, run);
+/** A mistake in a prepared query's definition, found when it is first compiled. */
+export class PreparedQueryError extends Error {
+  override name = 'PreparedQueryError';
 }
 
 /**
- * A Kysely query built and compiled once per dialect, then run with fresh parameters. Kysely
- * otherwise rebuilds its query tree and recompiles the same SQL on every call; on the hot paths
- * (a message sent, a history page) that costs as much as running the statement. The query is
- * written as usual, with its parameters as the builder's arguments: they are compiled as
- * placeholders and mapped back by position, so only values (never identifiers or shapes) may
- * depend on them.
- *
- * On SQLite the statement runs straight on the connection when Kysely is not using it (see
- * sqlite.ts): its executor's connection mutex, plugin hooks and promise hops cost more than a
- * small statement itself (on a session exchange, 0.15 to 0.35 ms of the event loop's 0.65 to 0.95).
+ * What the builder receives in place of a parameter's value while the query is compiled: an
+ * object found again by identity among the compiled parameters. Turning it into a primitive
+ * (arithmetic, a template string, an identifier) means it was not used as a value: refused.
  */
-export function prepared<A extends unknown[]>(arity: number, build: (db: Db, ...args: A) => Compilable): (db: Db, ...args: A) => Promise<QueryResult<unknown>> {
+class Placeholder {
+  constructor(readonly key: string) {}
+
+  [Symbol.toPrimitive](): never {
+    throw new PreparedQueryError(`prepared query: parameter "${this.key}" is used as something other than a value (in a computation, a literal or a name)`);
+  }
+}
+
+/** Where each compiled parameter comes from on a run: a parameter's key, or a constant of the query. */
+interface Compiled {
+  sql: string;
+  query: RootOperationNode;
+  keys: (string | null)[];
+  constants: unknown[];
+}
+
+function compile<P extends object>(db: Db, build: (db: Db, p: P) => Compilable<unknown>, given: P): Compiled {
+  const read = new Set<string>();
+  const placeholders = new Proxy({} as P, {
+    get(_target, key) {
+      if (typeof key !== 'string') return undefined;
+      read.add(key);
+      return new Placeholder(key);
+    },
+  });
+  let query: CompiledQuery<unknown>;
+  try {
+    query = build(db, placeholders).compile();
+  } catch (err) {
+    if (err instanceof PreparedQueryError) throw err;
+    // Kysely choked on a placeholder where it wanted a name or an immediate value.
+    throw new PreparedQueryError(`prepared query: a parameter (${[...read].join(', ')}) is used where a name or a literal is expected: ${(err as Error).message}`, { cause: err });
+  }
+  const keys = query.parameters.map((value) => (value instanceof Placeholder ? value.key : null));
+  const constants = query.parameters.map((value) => (value instanceof Placeholder ? undefined : value));
+  const bound = new Set(keys);
+  for (const key of read) {
+    if (!bound.has(key)) throw new PreparedQueryError(`prepared query: parameter "${key}" is read but is not a value of the query (${query.sql})`);
+  }
+  for (const key of Object.keys(given)) {
+    if (!read.has(key)) throw new PreparedQueryError(`prepared query: parameter "${key}" is given but the query does not use it (${query.sql})`);
+  }
+  return { sql: query.sql, query: CompiledQuery.raw(query.sql).query, keys, constants };
+}
+
+/**
+ * A Kysely query built and compiled once per dialect, then run with fresh parameters: the one way
+ * to write a hot query (the rest of the store uses Kysely as usual). Kysely otherwise rebuilds its
+ * query tree and recompiles the same SQL on every call; on the hot paths (a message sent, a
+ * history page, a session exchange) that costs as much as running the statement.
+ *
+ * The query is written as usual; its parameters are declared once, with their types, as the
+ * builder's second argument, and are used as values only:
+ *
+ *   const page = prepared((db, p: { roomId: string; rows: number }) =>
+ *     db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).limit(p.rows));
+ *   const { rows } = await page(db, { roomId, rows: 51 }); // rows: Selectable<MessagesTable>[]
+ *
+ * While compiling, each `p.x` is a placeholder object that Kysely puts among the statement's
+ * parameters; it is found again there by identity. The first run checks the definition against the
+ * parameters given (pass them as an object literal) and throws a PreparedQueryError when one is
+ * unused or used other than as a value (an identifier, a computation, a branch).
+ *
+ * It runs through `db.executeQuery`, so the database decides how: on SQLite the root database runs
+ * it straight on the connection while Kysely is not using it (see sqlite.ts).
+ */
+export function prepared<P extends object, O>(build: (db: Db, p: P) => Compilable<O>): (db: Db, params: P) => Promise<QueryResult<O>> {
   // Per dialect adapter: a transaction shares its database's adapter.
-  const compiled = new WeakMap<object, { sql: string; order: number[] }>();
-  return (db, ...args) => {
+  const compiled = new WeakMap<object, Compiled>();
+  return (db, params) => {
     const { adapter } = db.getExecutor();
     let entry = compiled.get(adapter);
     if (entry === undefined) {
-      const markers = Array.from({ length: arity }, (_, i) => `\u0000ams-parameter-${i}\u0000`);
-      const query = build(db, ...(markers as A)).compile();
-      const order = query.parameters.map((p) => markers.indexOf(p as string));
-      if (order.some((i) => i < 0) || new Set(order).size !== arity || order.length !== arity) {
-        throw new Error(`prepared query: every one of the ${arity} arguments must be one parameter (${query.sql})`);
-      }
-      entry = { sql: query.sql, order };
-      compiled.set(adapter, entry);
-    }
-    const parameters = entry.order.map((i) => args[i]);
-    const direct = directRunners.get(db as Kysely<DB>);
-    if (direct !== undefined) {
       try {
-        const result = direct(entry.sql, parameters);
-        if (result !== undefined) return Promise.resolve(result);
+        entry = compile(db, build, params);
       } catch (err) {
         return Promise.reject(err as Error);
       }
+      compiled.set(adapter, entry);
     }
-    return db.executeQuery(CompiledQuery.raw(entry.sql, parameters));
+    const { keys, constants } = entry;
+    const values = params as Record<string, unknown>;
+    const parameters: unknown[] = new Array(keys.length);
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i]!;
+      parameters[i] = key === null ? constants[i] : values[key];
+    }
+    // The output type is the builder's own: the SQL is the one it compiled to.
+    const query: CompiledQuery<O> = { sql: entry.sql, query: entry.query, parameters, queryId: createQueryId() };
+    return db.executeQuery(query);
   };
 }

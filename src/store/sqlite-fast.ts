@@ -2,11 +2,15 @@ import type SQLite from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 
 /**
- * What Kysely's SQLite driver calls, made faster in two ways, both invisible to queries:
+ * Part of the SQLite driver, not an API for store code: the better-sqlite3 handle as Kysely's
+ * SqliteDialect sees it (and as the driver's direct path in sqlite.ts uses it), made faster in two
+ * ways, both invisible to queries:
  * - Statements are kept by SQL text: Kysely prepares every query anew, and parsing and planning
  *   cost as much as running a small query. Bounded (the service has a few dozen query shapes,
- *   `in (...)` lists of varying length aside); safe because Kysely runs one query at a time on
- *   the connection. Off until the migrations have run, so no statement outlives a schema change.
+ *   `in (...)` lists of varying length aside); safe because one query at a time runs on the
+ *   connection (Kysely's connection mutex; the direct path only while Kysely does not hold it, and
+ *   synchronously), so a statement is never reused while it is still being iterated. Off until the
+ *   migrations have run, so no statement outlives a schema change.
  * - Rows are read as arrays and made objects in JS: better-sqlite3 sets each property of each row
  *   through the V8 API, which costs more than the query itself on a page of 50 messages.
  */

@@ -34,13 +34,20 @@ export interface AuditRecord extends Required<AuditEntry> {
 }
 
 // Compiled once: one of these goes with every message sent.
-const insertAuditQuery = prepared(6, (db, id: string, event: string, actorId: string | null, subjectId: string | null, detail: string, createdAt: string) =>
-  db.insertInto('audit_log').values({ id, event, actor_id: actorId, subject_id: subjectId, detail, created_at: createdAt }),
+const insertAuditQuery = prepared((db, p: { id: string; event: string; actorId: string | null; subjectId: string | null; detail: string; createdAt: string }) =>
+  db.insertInto('audit_log').values({ id: p.id, event: p.event, actor_id: p.actorId, subject_id: p.subjectId, detail: p.detail, created_at: p.createdAt }),
 );
 
 /** Written inside the caller's transaction, so the record exists exactly when the change does. */
 export async function recordAudit(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): Promise<void> {
-  await insertAuditQuery(db, uuidv7(), entry.event, entry.actorId, entry.subjectId, JSON.stringify(entry.detail ?? {}), nowIso());
+  await insertAuditQuery(db, {
+    id: uuidv7(),
+    event: entry.event,
+    actorId: entry.actorId,
+    subjectId: entry.subjectId,
+    detail: JSON.stringify(entry.detail ?? {}),
+    createdAt: nowIso(),
+  });
 }
 
 /** For operators and tests: the most recent records of one event. */

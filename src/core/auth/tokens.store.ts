@@ -46,17 +46,17 @@ export async function insertToken(db: Db, token: StoredToken): Promise<void> {
 
 /** The token with its agent's role, for a session exchange. */
 // Compiled once: it runs on every session exchange.
-const tokenByPrefixQuery = prepared(1, (db, prefix: string) =>
+const tokenByPrefixQuery = prepared((db, p: { prefix: string }) =>
   db
     .selectFrom('api_tokens')
     .innerJoin('agents', 'agents.id', 'api_tokens.agent_id')
     .selectAll('api_tokens')
     .select('agents.role')
-    .where('api_tokens.prefix', '=', prefix),
+    .where('api_tokens.prefix', '=', p.prefix),
 );
 
 export async function findTokenByPrefix(db: Db, prefix: string): Promise<(StoredToken & { role: Role }) | null> {
-  const row = (await tokenByPrefixQuery(db, prefix)).rows[0] as (Selectable<ApiTokensTable> & { role: Role }) | undefined;
+  const [row] = (await tokenByPrefixQuery(db, { prefix })).rows;
   return row ? { ...toToken(row), role: row.role } : null;
 }
 

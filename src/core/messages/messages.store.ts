@@ -1,4 +1,4 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
@@ -22,27 +22,36 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 }
 
 // Compiled once: the statements of every send and every history page.
-const insertMessageQuery = prepared(8, (db, id: string, roomId: string, senderId: string, body: string, mentions: string | null, replyTo: string | null, clientMsgId: string | null, createdAt: string) =>
+const insertMessageQuery = prepared((db, p: Required<Insertable<MessagesTable>>) =>
   db.insertInto('messages').values({
-    id,
-    room_id: roomId,
-    sender_id: senderId,
-    body,
-    mentions,
-    reply_to: replyTo,
-    client_msg_id: clientMsgId,
-    created_at: createdAt,
+    id: p.id,
+    room_id: p.room_id,
+    sender_id: p.sender_id,
+    body: p.body,
+    mentions: p.mentions,
+    reply_to: p.reply_to,
+    client_msg_id: p.client_msg_id,
+    created_at: p.created_at,
   }),
 );
-const latestPageQuery = prepared(2, (db, roomId: string, rows: number) =>
-  db.selectFrom('messages').selectAll().where('room_id', '=', roomId).orderBy('id', 'desc').limit(rows),
+const latestPageQuery = prepared((db, p: { roomId: string; rows: number }) =>
+  db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).orderBy('id', 'desc').limit(p.rows),
 );
-const olderPageQuery = prepared(3, (db, roomId: string, before: string, rows: number) =>
-  db.selectFrom('messages').selectAll().where('room_id', '=', roomId).where('id', '<', before).orderBy('id', 'desc').limit(rows),
+const olderPageQuery = prepared((db, p: { roomId: string; before: string; rows: number }) =>
+  db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('id', '<', p.before).orderBy('id', 'desc').limit(p.rows),
 );
 
 export async function insertMessage(db: Db, m: Message): Promise<void> {
-  await insertMessageQuery(db, m.id, m.roomId, m.senderId, m.body, m.mentions ? JSON.stringify(m.mentions) : null, m.replyTo ?? null, m.clientMsgId ?? null, m.createdAt);
+  await insertMessageQuery(db, {
+    id: m.id,
+    room_id: m.roomId,
+    sender_id: m.senderId,
+    body: m.body,
+    mentions: m.mentions ? JSON.stringify(m.mentions) : null,
+    reply_to: m.replyTo ?? null,
+    client_msg_id: m.clientMsgId ?? null,
+    created_at: m.createdAt,
+  });
 }
 
 export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {
@@ -63,8 +72,7 @@ export async function findByClientMsgId(db: Db, roomId: string, senderId: string
 
 /** Newest first; `before` exclusive. Fetches one extra row to tell whether older messages exist. */
 export async function pageMessages(db: Db, roomId: string, before: string | null, limit: number): Promise<{ messages: Message[]; hasMore: boolean }> {
-  const result = before === null ? await latestPageQuery(db, roomId, limit + 1) : await olderPageQuery(db, roomId, before, limit + 1);
-  const rows = result.rows as Selectable<MessagesTable>[];
+  const { rows } = before === null ? await latestPageQuery(db, { roomId, rows: limit + 1 }) : await olderPageQuery(db, { roomId, before, rows: limit + 1 });
   const hasMore = rows.length > limit;
   return { messages: rows.slice(0, limit).map(toMessage), hasMore };
 }

@@ -47,13 +47,13 @@ export async function deleteMembership(db: Db, roomId: string, agentId: string):
   return Number(result.numDeletedRows) > 0;
 }
 
-const roomByIdQuery = prepared(1, (db, id: string) => db.selectFrom('rooms').selectAll().where('id', '=', id));
-const isMemberQuery = prepared(2, (db, roomId: string, agentId: string) =>
-  db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).where('agent_id', '=', agentId),
+const roomByIdQuery = prepared((db, p: { id: string }) => db.selectFrom('rooms').selectAll().where('id', '=', p.id));
+const isMemberQuery = prepared((db, p: { roomId: string; agentId: string }) =>
+  db.selectFrom('room_members').select('agent_id').where('room_id', '=', p.roomId).where('agent_id', '=', p.agentId),
 );
 
 export async function findRoomById(db: Db, id: string): Promise<Room | null> {
-  const row = (await roomByIdQuery(db, id)).rows[0] as Selectable<RoomsTable> | undefined;
+  const [row] = (await roomByIdQuery(db, { id })).rows;
   return row ? toRoom(row) : null;
 }
 
@@ -73,5 +73,5 @@ export async function listRoomsOfAgent(db: Db, agentId: string): Promise<Room[]>
 }
 
 export async function isMember(db: Db, roomId: string, agentId: string): Promise<boolean> {
-  return (await isMemberQuery(db, roomId, agentId)).rows.length > 0;
+  return (await isMemberQuery(db, { roomId, agentId })).rows.length > 0;
 }
