@@ -52,11 +52,11 @@ export async function findExistingAgentIds(db: Db, ids: string[]): Promise<Set<s
 export type AgentStatus = 'active' | 'disabled' | 'unknown';
 
 // Compiled once: authentication runs it whenever its per-node cache has no answer.
-const agentStatusQuery = prepared(1, (db, id: string) => db.selectFrom('agents').select('disabled_at').where('id', '=', id));
+const agentStatusQuery = prepared((db, p: { id: string }) => db.selectFrom('agents').select('disabled_at').where('id', '=', p.id));
 
 /** Whether the agent exists and is active: a primary-key lookup (authentication). */
 export async function agentStatus(db: Db, id: string): Promise<AgentStatus> {
-  const row = (await agentStatusQuery(db, id)).rows[0] as { disabled_at: unknown } | undefined;
+  const row = (await agentStatusQuery(db, { id })).rows[0];
   if (row === undefined) return 'unknown';
   return row.disabled_at === null ? 'active' : 'disabled';
 }
