@@ -4,7 +4,7 @@
 #   npm start &   then   sh examples/social.sh
 # Every call prints "<status> <body>".
 set -eu
-B=${AMS_URL:-http://localhost:3000}
+B=${AMS_URL:-http://127.0.0.1:3000}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 field() { node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(process.argv[1].split(".").slice(1).reduce((o, k) => o[k], JSON.parse(s))))' "$1"; }

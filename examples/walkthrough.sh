@@ -1,13 +1,10 @@
 #!/bin/sh
-# Walk-through: an admin, an agent and its API token, a session JWT, a room, messages, history, revocation.
-# Run from the repository against a server on a fresh database (open or strict mode), e.g.
-#   npm start &   then   sh examples/walkthrough.sh
-# `ams` (step 1) must see the same DATABASE_URL as the server. Needs curl and node; nothing else.
+# Walk-through: an admin, an agent, its API token and JWT, a room, messages, history, revocation.
+# From the repository, against a server on a fresh database with the same DATABASE_URL (for `ams`):
+#   npm start &   then   sh examples/walkthrough.sh      (AMS_URL: the server, default 127.0.0.1:3000)
 set -eu
-B=${AMS_URL:-http://localhost:3000}
-
-# The admin's API token is a secret: it goes to a private temporary folder, never into the repository.
-WORK=$(mktemp -d)
+B=${AMS_URL:-http://127.0.0.1:3000}
+WORK=$(mktemp -d)   # a private folder for the API tokens: they are secrets, never in the repository
 trap 'rm -rf "$WORK"' EXIT
 # field .a.b < file.json: prints one field of a JSON document (node is there wherever the service is).
 field() { node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(process.argv[1].split(".").slice(1).reduce((o, k) => o[k], JSON.parse(s))))' "$1"; }

@@ -2,7 +2,7 @@
 // Run against a fresh server: AMS_URL=http://127.0.0.1:3000 node examples/websocket.mjs
 import { io } from 'socket.io-client';
 
-const BASE = process.env.AMS_URL ?? 'http://localhost:3000';
+const BASE = process.env.AMS_URL ?? 'http://127.0.0.1:3000';
 
 async function call(method, path, body, headers = {}) {
   const res = await fetch(`${BASE}${path}`, {
@@ -15,7 +15,7 @@ async function call(method, path, body, headers = {}) {
   return json;
 }
 
-// Setup over REST (open mode, as in SPEC.md Phase 1): an admin, an agent, a token, a JWT, a room.
+// Setup over REST (open mode, the Phase 1 rules): an admin, an agent, a token, a JWT, a room.
 const suffix = Date.now().toString(36);
 const admin = await call('POST', '/api/v1/agents', { name: `admin-${suffix}`, displayName: 'Admin', role: 'admin' });
 const agent = await call('POST', '/api/v1/agents', { name: `bot-${suffix}`, displayName: 'Bot', role: 'agent' });
