@@ -37,7 +37,8 @@ interface AdminCreated {
   token: { id: string; token: string; prefix: string; scopes: object; expiresAt: string | null; createdAt: string };
 }
 
-describe('the ams command line', () => {
+// Every test spawns several processes: on a busy machine they take longer than the default 30 s.
+describe('the ams command line', { timeout: 120_000 }, () => {
   let db: TestDatabase;
   let server: TestServer | undefined;
   beforeAll(ensureBuilt, 180_000);
@@ -136,12 +137,10 @@ describe('the ams command line', () => {
       [['token', 'issue', '--agent', 'x', '--name', 'y'], 'token issue takes no --name'],
       [['serve', '--agent', 'x'], 'serve takes no --agent'],
     ];
-    for (const [args, message] of mistakes) {
-      const res = await ams(db.url, ...args);
-      expect(res.code, args.join(' ')).toBe(2);
-      expect(res.stdout).toBe('');
-      expect(res.stderr).toBe(`ams: ${message} (ams --help for usage)\n`);
-    }
+    const results = await Promise.all(mistakes.map(([args]) => ams(db.url, ...args)));
+    mistakes.forEach(([args, message], i) => {
+      expect(results[i], args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `ams: ${message} (ams --help for usage)\n` });
+    });
   });
 
   it('--version prints the version of the package', async () => {
@@ -198,11 +197,9 @@ describe('the ams command line', () => {
     db = await createTestDatabase();
     const buildInfo = join(ROOT, 'dist', '.tsbuildinfo');
     const before = statSync(buildInfo).mtimeMs;
-    const started = performance.now();
+    // The script marks every build it runs on dist/.tsbuildinfo, so an unchanged time means no build.
     await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
     expect(statSync(buildInfo).mtimeMs).toBe(before);
-    // A build takes seconds; the check, a few file stats.
-    expect(performance.now() - started).toBeLessThan(1500);
   });
 
   it('a configuration error is one line naming the variable', async () => {
