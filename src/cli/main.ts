@@ -3,13 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildConfig, ConfigError } from '../config/config.js';
 import { readEnv } from '../config/env.js';
-import { createAgentsService } from '../core/agents/agents.service.js';
-import { createAuthz } from '../core/auth/authz.js';
-import { createTokensService } from '../core/auth/tokens.service.js';
-import { nullPublisher } from '../core/events.js';
 import { AppError, type ErrorDetails } from '../errors.js';
-import { createLogger } from '../logger.js';
-import { openDatabase } from '../store/database.js';
 
 const USAGE = `Usage: ams <command> [options]
 
@@ -115,6 +109,15 @@ async function run(argv: string[]): Promise<number | null> {
 
   // The command line signs no JWT, so it needs no JWT_SECRET, even with PostgreSQL.
   const config = buildConfig(readEnv(), { requireJwtSecret: false });
+  // Loaded only for the commands that use them, so --help, --version and mistakes answer at once.
+  const [{ createAgentsService }, { createAuthz }, { createTokensService }, { nullPublisher }, { createLogger }, { openDatabase }] = await Promise.all([
+    import('../core/agents/agents.service.js'),
+    import('../core/auth/authz.js'),
+    import('../core/auth/tokens.service.js'),
+    import('../core/events.js'),
+    import('../logger.js'),
+    import('../store/database.js'),
+  ]);
   const logger = createLogger('warn');
   const database = await openDatabase(config.database, logger);
   try {
