@@ -31,12 +31,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**'],
+    files: ['src/cli/**', 'bench/**', 'examples/**'],
     rules: { 'no-console': 'off' },
   },
   {
-    // The bench is plain ESM JavaScript run by Node 20 directly.
-    files: ['bench/**'],
+    // The bench and the examples are plain ESM JavaScript run by Node 20 directly.
+    files: ['bench/**', 'examples/**'],
     languageOptions: { globals: { fetch: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly' } },
   },
 );

@@ -1,18 +1,15 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildConfig, ConfigError } from '../config/config.js';
 import { readEnv } from '../config/env.js';
-import { createAgentsService } from '../core/agents/agents.service.js';
-import { createAuthz } from '../core/auth/authz.js';
-import { createTokensService } from '../core/auth/tokens.service.js';
-import { nullPublisher } from '../core/events.js';
-import { AppError } from '../errors.js';
-import { createLogger } from '../logger.js';
-import { openDatabase } from '../store/database.js';
+import { AppError, type ErrorDetails } from '../errors.js';
 
-const USAGE = `Usage: ams <command>
+const USAGE = `Usage: ams <command> [options]
 
 Commands:
+  serve
+      Start the server (the same as npm start), configured by the environment.
   admin create --name <name> [--display-name <text>]
       Create an admin agent and print it with a fresh API token (shown once).
   token issue --agent <agent-id> [--expires-at <ISO timestamp>]
@@ -20,44 +17,107 @@ Commands:
   migrate
       Apply database migrations and exit.
 
-The database is the one configured by DATABASE_URL (default sqlite:./data/ams.sqlite).`;
+Options:
+  -h, --help     print this help
+  --version      print the version
+
+The database is the one configured by DATABASE_URL (default sqlite:./data/ams.sqlite).
+Exit codes: 0 done, 1 error, 2 usage mistake.`;
+
+/** Each command, the options it takes, and how the domain's field names read on the command line. */
+const COMMANDS = {
+  serve: { options: [], fields: {} },
+  'admin create': { options: ['name', 'display-name'], fields: { name: '--name', displayName: '--display-name' } },
+  'token issue': { options: ['agent', 'expires-at'], fields: { id: '--agent', expiresAt: '--expires-at' } },
+  migrate: { options: [], fields: {} },
+} as const satisfies Record<string, { options: readonly string[]; fields: Record<string, string> }>;
+type Command = keyof typeof COMMANDS;
+
+/** A mistake in the command line itself: exit code 2. */
+class UsageError extends Error {}
 
 function parseCommandLine(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      name: { type: 'string' },
-      'display-name': { type: 'string' },
-      agent: { type: 'string' },
-      'expires-at': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        'display-name': { type: 'string' },
+        agent: { type: 'string' },
+        'expires-at': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    // An unknown option or a missing option value. Node's message for the first goes on to explain
+    // `--`, which is beside the point here.
+    const message = err instanceof Error ? err.message : String(err);
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
+    throw new UsageError(unknown ? `unknown option ${unknown[1]}` : message);
+  }
 }
 
-async function run(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseCommandLine>;
-  try {
-    parsed = parseCommandLine(argv);
-  } catch (err) {
-    // An unknown option or a missing option value is a usage mistake, like an unknown command.
-    console.error(`ams: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
-    return 2;
+function packageVersion(): string {
+  // dist/cli/main.js -> the package root, in the repository and in an installed package alike.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+function required(value: string | undefined, option: string, command: Command): string {
+  if (value === undefined || value === '') throw new UsageError(`${command} needs ${option}`);
+  return value;
+}
+
+/** A validation error as the user typed it: `--agent must be a UUID`, not the domain's `id`. */
+function describeError(err: AppError, command: Command): string {
+  if (!err.details) return err.message;
+  const fields: Record<string, string> = COMMANDS[command].fields;
+  const details: ErrorDetails = err.details;
+  return Object.entries(details)
+    .map(([field, message]) => `${fields[field] ?? field} ${message}`)
+    .join('; ');
+}
+
+/** The exit code, or null while the server started by `serve` runs. */
+async function run(argv: string[]): Promise<number | null> {
+  const { values, positionals } = parseCommandLine(argv);
+  const typed = positionals.join(' ');
+  if (values.version) {
+    console.log(packageVersion());
+    return 0;
   }
-  const { values, positionals } = parsed;
-  const command = positionals.join(' ');
-  if (values.help || command === '' || command === 'help') {
+  if (values.help || typed === '' || typed === 'help') {
     console.log(USAGE);
     return 0;
   }
-  if (!['admin create', 'token issue', 'migrate'].includes(command)) {
-    console.error(`ams: unknown command "${command}"\n\n${USAGE}`);
-    return 2;
+  if (!Object.hasOwn(COMMANDS, typed)) throw new UsageError(`unknown command "${typed}"`);
+  const command = typed as Command;
+  const allowed: readonly string[] = COMMANDS[command].options;
+  const stray = Object.keys(values).find((option) => !allowed.includes(option));
+  if (stray !== undefined) throw new UsageError(`${command} takes no --${stray}`);
+
+  if (command === 'serve') {
+    // The server's own entry point: it reports its errors and exits by itself.
+    const { serveOrExit } = await import('../serve.js');
+    serveOrExit();
+    return null;
   }
+  const name = command === 'admin create' ? required(values.name, '--name <name>', command) : undefined;
+  const agentId = command === 'token issue' ? required(values.agent, '--agent <agent-id>', command) : undefined;
 
   // The command line signs no JWT, so it needs no JWT_SECRET, even with PostgreSQL.
   const config = buildConfig(readEnv(), { requireJwtSecret: false });
+  // Loaded only for the commands that use them, so --help, --version and mistakes answer at once.
+  const [{ createAgentsService }, { createAuthz }, { createTokensService }, { nullPublisher }, { createLogger }, { openDatabase }] = await Promise.all([
+    import('../core/agents/agents.service.js'),
+    import('../core/auth/authz.js'),
+    import('../core/auth/tokens.service.js'),
+    import('../core/events.js'),
+    import('../logger.js'),
+    import('../store/database.js'),
+  ]);
   const logger = createLogger('warn');
   const database = await openDatabase(config.database, logger);
   try {
@@ -65,31 +125,36 @@ async function run(argv: string[]): Promise<number> {
     const authz = createAuthz('open');
     const agents = createAgentsService({ db: database.db, authz });
     const tokens = createTokensService({ db: database.db, authz, events: nullPublisher });
-    if (command === 'migrate') {
-      console.log('migrations applied');
-    } else if (command === 'admin create') {
-      if (values.name === undefined) throw new AppError('VALIDATION_ERROR', 'admin create needs --name <name>');
-      const agent = await agents.create(null, { name: values.name, displayName: values['display-name'] ?? values.name, role: 'admin' });
+    if (name !== undefined) {
+      const agent = await agents.create(null, { name, displayName: values['display-name'] ?? name, role: 'admin' });
       const token = await tokens.issue(null, agent.id, {});
       console.log(JSON.stringify({ agent, token }, null, 2));
-    } else {
-      if (values.agent === undefined) throw new AppError('VALIDATION_ERROR', 'token issue needs --agent <agent-id>');
-      const token = await tokens.issue(null, values.agent, values['expires-at'] ? { expiresAt: values['expires-at'] } : {});
+    } else if (agentId !== undefined) {
+      const token = await tokens.issue(null, agentId, values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {});
       console.log(JSON.stringify(token, null, 2));
+    } else {
+      console.log('migrations applied');
     }
     return 0;
+  } catch (err) {
+    if (err instanceof AppError) {
+      console.error(`ams: ${describeError(err, command)}`);
+      return 1;
+    }
+    throw err;
   } finally {
     await database.close();
   }
 }
 
 run(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    if (code !== null) process.exit(code);
+  },
   (err: unknown) => {
-    if (err instanceof AppError) {
-      const details = err.details ? ` ${JSON.stringify(err.details)}` : '';
-      console.error(`ams: ${err.message}${details}`);
-      process.exit(1);
+    if (err instanceof UsageError) {
+      console.error(`ams: ${err.message} (ams --help for usage)`);
+      process.exit(2);
     }
     if (err instanceof ConfigError) {
       console.error(`ams: configuration error: ${err.message}`);

@@ -1,9 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { Api, uniqueName } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { createTestDatabase, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -16,8 +19,13 @@ interface CliResult {
 
 /** Runs `ams <args>` (dist/cli/main.js) against `databaseUrl`, with no other configuration. */
 function ams(databaseUrl: string, ...args: string[]): Promise<CliResult> {
+  return amsWithEnv({ DATABASE_URL: databaseUrl }, ...args);
+}
+
+/** Runs `ams <args>` with exactly `env` (plus PATH). */
+function amsWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['dist/cli/main.js', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl } }, (error, stdout, stderr) => {
+    execFile(process.execPath, ['dist/cli/main.js', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
       resolve({ code, stdout, stderr });
     });
@@ -29,7 +37,8 @@ interface AdminCreated {
   token: { id: string; token: string; prefix: string; scopes: object; expiresAt: string | null; createdAt: string };
 }
 
-describe('the ams command line', () => {
+// Every test spawns several processes: on a busy machine they take longer than the default 30 s.
+describe('the ams command line', { timeout: 120_000 }, () => {
   let db: TestDatabase;
   let server: TestServer | undefined;
   beforeAll(ensureBuilt, 180_000);
@@ -103,29 +112,94 @@ describe('the ams command line', () => {
 
     const invalid = await ams(db.url, 'admin', 'create', '--name', 'Not Valid');
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr.trim().split('\n')).toHaveLength(1);
-    expect(invalid.stderr).toContain('must match pattern ^[a-z0-9][a-z0-9-]{0,63}$');
+    expect(invalid.stderr).toBe('ams: --name must match pattern ^[a-z0-9][a-z0-9-]{0,63}$\n');
 
     const missing = await ams(db.url, 'admin', 'create');
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain('--name');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe('ams: admin create needs --name <name> (ams --help for usage)\n');
 
     server = await startTestServer({ db });
     const agents = (await new Api(server.url).get('/api/v1/agents')).body as { name: string }[];
     expect(agents.map((a) => a.name)).toEqual([name]);
   });
 
-  it('usage: --help prints it (exit 0); an unknown command or option prints it on stderr (exit 2)', async () => {
+  it('usage: --help prints it (exit 0); a usage mistake is one `ams:` line on stderr and exit 2', async () => {
     db = await createTestDatabase();
     const help = await ams(db.url, '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('admin create --name <name>');
-    for (const args of [['frobnicate'], ['admin', 'create', '--nmae', 'x']]) {
-      const res = await ams(db.url, ...args);
-      expect(res.code, args.join(' ')).toBe(2);
-      expect(res.stdout).toBe('');
-      expect(res.stderr).toContain('Usage: ams <command>');
-    }
+    expect(help.stdout).toContain('serve');
+    const mistakes: [string[], string][] = [
+      [['frobnicate'], 'unknown command "frobnicate"'],
+      [['admin', 'create', '--nmae', 'x'], 'unknown option --nmae'],
+      [['admin', 'create', '--name'], "Option '--name <value>' argument missing"],
+      [['token', 'issue'], 'token issue needs --agent <agent-id>'],
+      [['token', 'issue', '--agent', 'x', '--name', 'y'], 'token issue takes no --name'],
+      [['serve', '--agent', 'x'], 'serve takes no --agent'],
+    ];
+    const results = await Promise.all(mistakes.map(([args]) => ams(db.url, ...args)));
+    mistakes.forEach(([args, message], i) => {
+      expect(results[i], args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `ams: ${message} (ams --help for usage)\n` });
+    });
+  });
+
+  it('--version prints the version of the package', async () => {
+    db = await createTestDatabase();
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    const res = await ams(db.url, '--version');
+    expect(res).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
+  });
+
+  it('names the option the user typed in a validation error: --agent, --expires-at', async () => {
+    db = await createTestDatabase();
+    const badId = await ams(db.url, 'token', 'issue', '--agent', 'nope');
+    expect(badId).toEqual({ code: 1, stdout: '', stderr: 'ams: --agent must be a UUID\n' });
+    const created = JSON.parse((await ams(db.url, 'admin', 'create', '--name', uniqueName('root'))).stdout) as AdminCreated;
+    const badDate = await ams(db.url, 'token', 'issue', '--agent', created.agent.id, '--expires-at', 'soon');
+    expect(badDate.code).toBe(1);
+    expect(badDate.stderr).toMatch(/^ams: --expires-at [^\n]+\n$/);
+  });
+
+  it('serve starts the server from the environment, as node dist/main.js does, and stops on SIGTERM', async () => {
+    db = await createTestDatabase();
+    const child = spawn(process.execPath, ['dist/cli/main.js', 'serve'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET },
+    });
+    const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        const listening = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"agent messaging service listening"/.exec(output);
+        if (listening) resolve(listening[1]!);
+      });
+      void exit.then((code) => reject(new Error(`ams serve exited (${code}) before listening: ${output}`)));
+    });
+    const api = new Api(url);
+    expect((await api.get('/healthz')).status).toBe(200);
+    const name = uniqueName('served');
+    expect((await api.post('/api/v1/agents', { name, displayName: 'S', role: 'agent' })).status).toBe(201);
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    // The same database: the agent is there for the next process.
+    server = await startTestServer({ db });
+    expect(((await new Api(server.url).get('/api/v1/agents')).body as { name: string }[]).map((a) => a.name)).toContain(name);
+  });
+
+  it('serve with an invalid configuration fails as npm start does: one line, exit 1', async () => {
+    db = await createTestDatabase();
+    const res = await amsWithEnv({ DATABASE_URL: db.url, PORT: 'abc' }, 'serve');
+    expect(res).toEqual({ code: 1, stdout: '', stderr: 'configuration error: PORT must be a whole number, got "abc"\n' });
+  });
+
+  it('npm run ams does not rebuild when dist/ is up to date', async () => {
+    db = await createTestDatabase();
+    const buildInfo = join(ROOT, 'dist', '.tsbuildinfo');
+    const before = statSync(buildInfo).mtimeMs;
+    // The script marks every build it runs on dist/.tsbuildinfo, so an unchanged time means no build.
+    await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
+    expect(statSync(buildInfo).mtimeMs).toBe(before);
   });
 
   it('a configuration error is one line naming the variable', async () => {
