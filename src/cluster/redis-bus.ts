@@ -103,9 +103,9 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
     }
   };
 
-  sub.on('message', (from: string, message: string) => {
-    if (from === ackChannel) acknowledged(message);
-    else if (from === channel) void received(message);
+  sub.on('message', (source: string, message: string) => {
+    if (source === ackChannel) acknowledged(message);
+    else if (source === channel) void received(message);
   });
 
   const subscribe = async (): Promise<void> => {
@@ -118,16 +118,19 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
       // not live: the next 'ready' tries again
     }
   };
-  sub.on('ready', () => void subscribe());
+  let subscribing: Promise<void> | undefined;
+  sub.on('ready', () => {
+    subscribing = subscribe();
+  });
+  // A Redis that is down does not stop the node from starting: it goes on, not live, after a while.
   await new Promise<void>((resolve) => {
-    if (sub.status === 'ready') return resolve();
     const timer = setTimeout(resolve, options.startupWaitMs ?? 3000);
     sub.once('ready', () => {
       clearTimeout(timer);
-      setImmediate(resolve); // after the 'ready' handler above started subscribing
+      resolve();
     });
   });
-  if (sub.status === 'ready' && !live) await subscribe();
+  await subscribing;
 
   /** To the other nodes, and waits (bounded) for each one's acknowledgement. */
   const crossNodes = async (topic: BusTopic, payload: unknown): Promise<void> => {
