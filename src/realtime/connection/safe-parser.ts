@@ -13,10 +13,13 @@ import { Decoder, Encoder, type Packet } from 'socket.io-parser';
 class SafeAckDecoder extends Decoder {
   override on(event: string, listener: (...args: never[]) => void): this {
     if (event !== 'decoded') return super.on(event as 'decoded', listener as (packet: Packet) => void);
-    return super.on('decoded', (packet: Packet) => {
+    const checked = (packet: Packet): void => {
       if (packet.id !== undefined && !Number.isSafeInteger(packet.id)) throw new Error('invalid acknowledgement id');
       (listener as (packet: Packet) => void)(packet);
-    });
+    };
+    // The emitter's convention for wrapped listeners (as `once` does): `off(event, listener)` still finds it.
+    (checked as { fn?: unknown }).fn = listener;
+    return super.on('decoded', checked);
   }
 }
 
