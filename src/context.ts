@@ -1,5 +1,8 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { ClusterBus } from './cluster/bus.js';
+import { createMemoryBus } from './cluster/memory-bus.js';
+import { createRedisBus } from './cluster/redis-bus.js';
 import type { Config } from './config/config.js';
 import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
 import { createAuthz, type Authz } from './core/auth/authz.js';
@@ -12,13 +15,12 @@ import { createDirectoryService, type DirectoryService } from './core/directory/
 import { PublisherRelay } from './core/events.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
-import { createRedisMembershipRemovals } from './store/membership-removals.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
-import { createMemoryPresence, type PresenceTracker } from './realtime/presence.js';
-import { createRedisPresence } from './realtime/redis-presence.js';
+import { createMemoryPresence, type PresenceTracker } from './realtime/presence/presence-tracker.js';
+import { createRedisPresence } from './realtime/presence/redis-presence.js';
 import { openDatabase, type Database } from './store/database.js';
 import { connectRedis } from './store/redis.js';
 
@@ -31,6 +33,8 @@ export interface AppContext {
   logger: Logger;
   database: Database;
   redis: Redis | null;
+  /** What crosses between nodes (membership changes, token revocations): in-process on one node, Redis pub/sub on several. */
+  bus: ClusterBus;
   metrics: Metrics;
   rateLimits: RateLimits;
   authz: Authz;
@@ -72,24 +76,34 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   events.attach(metrics.publisher);
   const authz = createAuthz(config.authzMode);
   const jwt = createJwtCodec(await resolveJwtSecret(db, config.jwtSecret), config.jwtTtlSeconds);
-  // Membership checks from memory; with several nodes, removals travel through Redis and entries
-  // expire after a few seconds in case an announcement was lost (see membership-cache.ts).
+  const bus = redis ? await createRedisBus(redis, { keyPrefix: config.redisKeyPrefix, logger }) : createMemoryBus(logger);
+  // Membership checks from memory; with several nodes, removals travel through the bus and entries
+  // expire after a few seconds in case a message was lost (see membership-cache.ts).
   const membershipCache = new MembershipCache(redis ? { ttlMs: MEMBERSHIP_TTL_MS_MULTI_NODE } : {});
-  const membershipRemovals = redis
-    ? await createRedisMembershipRemovals(redis, `${config.redisKeyPrefix}membership-removed`, membershipCache, logger)
-    : null;
-  const rooms = createRoomsService({ db, authz, events, membershipCache, membershipRemovals });
+  const rooms = createRoomsService({ db, authz, events, bus, membershipCache });
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
   const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   events.attach(sessionAuth.publisher);
+  // Strict mode: a revocation reaches every node's session cache before the revoking request answers.
+  // The same for a disabled (or enabled) agent.
+  bus.subscribe('token.revoked', ({ tokenId }) => sessionAuth.revoked(tokenId));
+  bus.subscribe('agent.changed', ({ agentId }) => sessionAuth.agentChanged(agentId));
+  events.attach({
+    publish(event) {
+      if (event.type === 'token.revoked' && event.sessionsEnded) return bus.publish('token.revoked', { tokenId: event.tokenId });
+      if (event.type === 'agent.disabled' || event.type === 'agent.enabled') return bus.publish('agent.changed', { agentId: event.agentId });
+      return Promise.resolve();
+    },
+  });
 
   const ctx: AppContext = {
     config,
     logger,
     database,
     redis,
+    bus,
     metrics,
     rateLimits: overrides.rateLimits ?? createRateLimits(config, redis),
     authz,
@@ -104,7 +118,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,
     async close() {
-      await membershipRemovals?.close();
+      await bus.close();
       await database.close();
       if (redis) redis.disconnect();
     },

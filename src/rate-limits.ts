@@ -3,14 +3,29 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { Config } from './config/config.js';
 
 /**
- * Rate limiters, in memory by default and in Redis when configured (then counters are shared by
- * every node). One interface, chosen at wiring time.
+ * Every rate limit of the service, REST and WebSocket, built here from the configuration: counters in
+ * memory by default and in Redis when configured (then shared by every node), one interface chosen at
+ * wiring time. The REST hook (http/plugins/auth.ts) and the WebSocket guard
+ * (realtime/connection/event-guard.ts) only consume them, through `admit`.
  */
 export interface RateLimits {
+  /** REST, per IP, without a valid session. */
   restAnon: RateLimiterAbstract;
+  /** REST, per agent. */
   restAgent: RateLimiterAbstract;
+  /** WebSocket events, per connection. */
   wsEvents: RateLimiterAbstract;
+  /**
+   * WebSocket events, per agent over all its connections: what one agent can make the server do and
+   * send to others stays bounded however many sockets it opens.
+   */
+  wsAgentEvents: RateLimiterAbstract;
+  /** Per connection: the sustained-abuse rule (DESIGN.md section 3), which disconnects. */
+  abuseDetector(): AbuseDetector;
 }
+
+/** An agent's event budget per second, as a number of connections' worth of `ws.eventsPerSecond`. */
+export const WS_AGENT_EVENTS_CONNECTIONS = 4;
 
 /** The Redis key prefix of one limiter: `<REDIS_KEY_PREFIX>rl:<name>`, then `:<agent id or IP>`. */
 export const rateLimitKeyPrefix = (config: Pick<Config, 'redisKeyPrefix'>, name: string): string => `${config.redisKeyPrefix}rl:${name}`;
@@ -32,8 +47,56 @@ export function createRateLimits(config: Config, redis: Redis | null): RateLimit
     restAnon: make('rest-anon', config.rateLimit.anonPerMinute, 60),
     restAgent: make('rest-agent', config.rateLimit.agentPerMinute, 60),
     wsEvents: make('ws-events', config.ws.eventsPerSecond, 1),
+    wsAgentEvents: make('ws-agent-events', config.ws.eventsPerSecond * WS_AGENT_EVENTS_CONNECTIONS, 1),
+    abuseDetector: () => createAbuseDetector(config.ws.abuseEventsPerSecond, config.ws.abuseSeconds),
   };
 }
 
 /** rate-limiter-flexible rejects with a RateLimiterRes when over the limit, and with an Error when its store fails. */
 export const isOverLimit = (err: unknown): err is RateLimiterRes => err instanceof RateLimiterRes;
+
+export type Admission = { admitted: true } | { admitted: false; reason: 'limited' } | { admitted: false; reason: 'unavailable'; error: unknown };
+
+/** Takes one point from each `[limiter, key]`; refused when any is over its limit or its store failed. */
+export async function admit(...checks: readonly (readonly [RateLimiterAbstract, string])[]): Promise<Admission> {
+  const outcomes = await Promise.allSettled(checks.map(([limiter, key]) => limiter.consume(key)));
+  let storeError: { error: unknown } | undefined;
+  for (const outcome of outcomes) {
+    if (outcome.status === 'fulfilled') continue;
+    if (isOverLimit(outcome.reason)) return { admitted: false, reason: 'limited' };
+    storeError ??= { error: outcome.reason };
+  }
+  return storeError ? { admitted: false, reason: 'unavailable', error: storeError.error } : { admitted: true };
+}
+
+export interface AbuseDetector {
+  /** Counts one event; true when the connection is to be dropped for sustained abuse. */
+  hit(): boolean;
+}
+
+/**
+ * Sustained-abuse detection (DESIGN.md section 3): every event the client sends counts, refused ones
+ * included, in one-second buckets; more than `eventsPerSecond` in each of more than `seconds`
+ * consecutive buckets trips it. O(1) per event: a bucket is judged the moment it goes over.
+ */
+export function createAbuseDetector(eventsPerSecond: number, seconds: number, now: () => number = Date.now): AbuseDetector {
+  let bucket = -1;
+  let count = 0;
+  let lastOverBucket = -2;
+  let streak = 0;
+  return {
+    hit() {
+      const second = Math.floor(now() / 1000);
+      if (second !== bucket) {
+        bucket = second;
+        count = 0;
+      }
+      count++;
+      if (count === eventsPerSecond + 1) {
+        streak = lastOverBucket === second - 1 ? streak + 1 : 1;
+        lastOverBucket = second;
+      }
+      return lastOverBucket === second && streak > seconds;
+    },
+  };
+}

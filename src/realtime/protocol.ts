@@ -1,3 +1,4 @@
+import type { Namespace, Socket } from 'socket.io';
 import type { Message } from '../core/messages/messages.service.js';
 import type { Principal } from '../core/principal.js';
 import type { WsErrorCode } from '../errors.js';
@@ -57,23 +58,8 @@ export interface ServerToClientEvents {
 /** Client payloads are untrusted: every handler receives `unknown` and validates it. */
 export type ClientToServerEvents = Record<string, (...args: unknown[]) => void>;
 
-/** A room operation on every socket of an agent, applied by each node to its own sockets (room-sync.ts). */
-export interface RoomSyncRequest {
-  action: 'join' | 'leave';
-  agentId: string;
-  /** The Socket.IO room (`room:<id>`). */
-  channel: string;
-}
-
-/**
- * Between nodes (Redis adapter serverSideEmit), beyond the adapter's own broadcasts: membership
- * changes (room-sync.ts) and, in strict mode, token revocations so every node stops trusting its
- * cached token state. Each node acknowledges once it applied the change.
- */
-export interface InterServerEvents {
-  'rooms:sync': (request: RoomSyncRequest, ack: (applied: boolean) => void) => void;
-  'token:revoked': (tokenId: string, done: (ok: boolean) => void) => void;
-}
+/** Nodes talk through the cluster bus (src/cluster/bus.ts), not through Socket.IO's server-side events. */
+export type InterServerEvents = Record<string, never>;
 
 /** Kept small: with the Redis adapter it travels to other nodes on fetchSockets. */
 export interface SocketData {
@@ -99,3 +85,6 @@ export const ROOM_PREFIX = 'room:';
 export const roomChannel = (roomId: string): string => `${ROOM_PREFIX}${roomId}`;
 export const agentChannel = (agentId: string): string => `agent:${agentId}`;
 export const tokenChannel = (tokenId: string): string => `token:${tokenId}`;
+
+export type AgentsNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+export type AgentSocket = Socket<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;

@@ -1,18 +1,20 @@
 import type { Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
-import type { Logger } from 'pino';
 import type { AppContext } from '../context.js';
-import { createConnectionHandler } from './connection.js';
-import { createRealtimePublisher } from './fan-out.js';
-import { InFlight } from './in-flight.js';
-import type { PresenceTracker } from './presence.js';
+import { AppError } from '../errors.js';
+import { syncMembershipsFromBus } from './cluster/membership-sync.js';
+import { adapterKey, createRedisAdapter } from './cluster/redis-adapter.js';
+import { createConnectionHandler } from './connection/connection.js';
+import { safeParser } from './connection/safe-parser.js';
+import { toWsError } from './connection/ws-errors.js';
+import { InFlight } from './drain.js';
+import { createRealtimePublisher } from './outbound/fan-out.js';
+import type { PresenceTracker } from './presence/presence-tracker.js';
+import { announcePresence, createSubscriptions } from './presence/room-subscriptions.js';
 import {
-  NAMESPACE, ROOM_PREFIX, roomChannel,
-  type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
+  NAMESPACE, ROOM_PREFIX,
+  type AgentsNamespace, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
 } from './protocol.js';
-import { adapterKey, createRedisAdapter } from './redis-adapter.js';
-import { createClusterRoomSync, createLocalRoomSync } from './room-sync.js';
-import { createSubscriptions, type AgentsNamespace } from './subscriptions.js';
 
 /**
  * Socket.IO limits, set deliberately:
@@ -28,9 +30,6 @@ export const WS_MAX_FRAME_BYTES = 256 * 1024;
 export const WS_PING_INTERVAL_MS = 25_000;
 export const WS_PING_TIMEOUT_MS = 20_000;
 export const WS_CONNECT_TIMEOUT_MS = 10_000;
-
-/** How long a revocation waits for the other nodes to acknowledge it (their cache is right within ACTIVE_TTL_MS anyway). */
-const REVOCATION_RELAY_TIMEOUT_MS = 2_000;
 
 /** Shutdown budget (main.ts gives the whole close 15 s). */
 const DRAIN_TIMEOUT_MS = 5_000;
@@ -69,6 +68,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     pingTimeout: WS_PING_TIMEOUT_MS,
     connectTimeout: WS_CONNECT_TIMEOUT_MS,
     perMessageDeflate: false,
+    parser: safeParser, // refuses acknowledgement ids beyond 2^53 (connection/safe-parser.ts)
     ...(redisAdapter ? { adapter: redisAdapter.adapter } : {}),
     allowRequest(req, callback) {
       if (closing) return callback('Server is shutting down', false);
@@ -83,14 +83,14 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
 
   // The service lives on /agents only; say so to a client that connected to the main namespace.
   io.of('/').on('connection', (socket) => {
-    socket.emit('error', { code: 'VALIDATION_ERROR', message: `Unknown namespace "/"; connect to ${NAMESPACE}` });
+    socket.emit('error', toWsError(new AppError('VALIDATION_ERROR', `Unknown namespace "/"; connect to ${NAMESPACE}`), log, 'connect'));
     socket.disconnect(true);
   });
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
   const inFlight = new InFlight();
-  const roomSync = redisAdapter ? createClusterRoomSync(nsp, log) : createLocalRoomSync(nsp);
-  const subscriptions = createSubscriptions(nsp, presence, roomSync);
+  syncMembershipsFromBus(ctx.bus, nsp);
+  const subscriptions = createSubscriptions(nsp, presence);
   const connections = createConnectionHandler({
     config: config.ws,
     logger: log,
@@ -105,9 +105,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   });
   nsp.use(connections.authenticate);
   nsp.on('connection', connections.connected);
-  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log, {
-    relayRevocation: redisAdapter ? (tokenId) => relayRevocation(nsp, tokenId, log) : undefined,
-  }));
+  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
   // A shared tracker's own work: heartbeat, sweeping dead nodes, re-registering after Redis lost data.
   presence.start({
     localSockets: () => [...nsp.sockets.values()]
@@ -117,14 +115,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
         socketId: s.id,
         roomIds: [...s.rooms].filter((r) => r.startsWith(ROOM_PREFIX)).map((r) => r.slice(ROOM_PREFIX.length)),
       })),
-    announce: (agentId, roomId, status) => {
-      nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
-    },
-  });
-  // Another node revoked a token (strict mode): stop trusting what this node cached about it.
-  nsp.on('token:revoked', (tokenId: unknown, done: unknown) => {
-    if (typeof tokenId === 'string') ctx.sessionAuth.revoked(tokenId);
-    if (typeof done === 'function') (done as (ok: boolean) => void)(true);
+    announce: (agentId, roomId, status) => announcePresence(nsp, roomId, agentId, status),
   });
 
   let closed: Promise<void> | undefined;
@@ -152,18 +143,3 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   };
 }
 
-/**
- * Tells every other node that a token was revoked and waits (bounded) for their acknowledgements, so
- * that the revocation request answers only once no reachable node still accepts the token's sessions.
- */
-async function relayRevocation(nsp: AgentsNamespace, tokenId: string, log: Logger): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), REVOCATION_RELAY_TIMEOUT_MS);
-  });
-  // The adapter never settles the promise when Redis is unreachable, hence the race.
-  const acknowledged = nsp.serverSideEmitWithAck('token:revoked', tokenId).then(() => true, () => false);
-  const ok = await Promise.race([acknowledged, timedOut]);
-  clearTimeout(timer);
-  if (!ok) log.warn({ tokenId }, 'token revocation not acknowledged by every node; they stop accepting its sessions within the cache lifetime');
-}

@@ -4,14 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { ACTIVE_TTL_MS } from '../../src/core/auth/session-auth.js';
 import { createAuthz } from '../../src/core/auth/authz.js';
 import { createTokensService } from '../../src/core/auth/tokens.service.js';
 import { nullPublisher } from '../../src/core/events.js';
 import { AppError } from '../../src/errors.js';
 import { Api, newAdmin, newAgent, newRoom, uniqueName, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
-import { servicesAvailable, waitUntil } from '../helpers/services.js';
+import { servicesAvailable } from '../helpers/services.js';
 import { connect, connectReady, disconnected, record, waitFor, type ClientSocket } from '../helpers/ws.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -270,20 +269,19 @@ describe.skipIf(!redisReady)('disabled agents on two nodes sharing one database 
     await db?.drop();
   });
 
-  it('disabling on node A closes the agent’s sockets on node B; node B refuses its handshakes at once and its JWTs within the cache lifetime', async () => {
+  it('disabling on node A closes the agent’s sockets on node B; node B refuses its handshakes and its JWTs as soon as the request answered', async () => {
     const agent = await newAgent(a);
     // Node B has seen (and cached) the agent as active.
     expect((await b.get('/api/v1/social/channels', { jwt: agent.jwt })).status).toBe(200);
     const { socket: onB } = await connectReady(nodeB.url, agent.jwt);
     const closed = expectAuthFailed(onB);
 
-    const disabledAt = Date.now();
     expect((await a.post(`/api/v1/agents/${agent.id}/disable`, undefined, { jwt: admin.jwt })).status).toBe(200);
+    // The cluster bus made node B forget its cached "active" before the request answered.
+    expect((await b.get('/api/v1/social/channels', { jwt: agent.jwt })).status).toBe(401);
     expect(await closed).toBe('This agent is disabled');
     // A handshake is checked against the database once the socket joined its channels.
     await expectHandshakeRefused(nodeB.url, agent.jwt);
-    await waitUntil('node B refuses the disabled agent’s JWT', async () => (await b.get('/api/v1/social/channels', { jwt: agent.jwt })).status === 401, ACTIVE_TTL_MS + 2000, 100);
-    expect(Date.now() - disabledAt).toBeLessThan(ACTIVE_TTL_MS + 2000);
     expect((await b.post('/api/v1/sessions', { apiToken: agent.apiToken })).status).toBe(403);
 
     expect((await a.post(`/api/v1/agents/${agent.id}/enable`, undefined, { jwt: admin.jwt })).status).toBe(200);

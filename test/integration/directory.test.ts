@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
-import { createMemoryPresence, type PresenceTracker } from '../../src/realtime/presence.js';
+import { createMemoryPresence, type PresenceTracker } from '../../src/realtime/presence/presence-tracker.js';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
 

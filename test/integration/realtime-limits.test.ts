@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig, type Config } from '../../src/config/config.js';
-import { createAbuseDetector } from '../../src/realtime/limits.js';
+import { createAbuseDetector } from '../../src/rate-limits.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type Payload } from '../helpers/ws.js';

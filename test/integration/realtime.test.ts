@@ -313,15 +313,15 @@ describe('WebSocket namespace /agents', () => {
   });
 
   describe('room:join and room:leave', () => {
-    it('room:join subscribes and always announces online; room:leave unsubscribes and announces offline', async () => {
+    it('room:join of a room the socket is in announces nothing; room:leave unsubscribes and announces offline; joining again announces online', async () => {
       const { socket: a } = await open(alice);
       const { socket: b } = await open(bob);
       const bobSees = record(b, 'presence:update');
 
-      // Joining a room the socket is already in still announces online (presence is a state).
-      a.emit('room:join', { roomId: room.id, requestId: 'j1' });
-      await until(() => bobSees.some((p) => p.agentId === alice.id && p.status === 'online'));
-      expect(bobSees).toContainEqual({ agentId: alice.id, status: 'online' });
+      // Joining a room the socket is already in announces nothing (DESIGN.md section 3).
+      expect(await emitWithAck(a, 'room:join', { roomId: room.id, requestId: 'j1' })).toEqual({ ok: true });
+      await roundTrip(b);
+      expect(bobSees.filter((p) => p.agentId === alice.id)).toEqual([]);
 
       const leftAck = await emitWithAck(a, 'room:leave', { roomId: room.id });
       expect(leftAck).toEqual({ ok: true });
@@ -333,8 +333,9 @@ describe('WebSocket namespace /agents', () => {
       await roundTrip(a);
       expect(aliceSees).toEqual([]);
 
-      // Joining again subscribes again.
+      // Joining again subscribes again, and the agent is seen online again.
       expect(await emitWithAck(a, 'room:join', { roomId: room.id })).toEqual({ ok: true });
+      await until(() => bobSees.filter((p) => p.agentId === alice.id).at(-1)?.status === 'online');
       const back = waitFor(a, 'message:new', (m) => m.body === 'after rejoin');
       await emitWithAck(b, 'message:send', { roomId: room.id, body: 'after rejoin' });
       await back;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../../src/config/config.js';
-import { bufferedBytesOf } from '../../src/realtime/backpressure.js';
-import type { AgentSocket } from '../../src/realtime/subscriptions.js';
+import { bufferedBytesOf } from '../../src/realtime/outbound/slow-consumers.js';
+import type { AgentSocket } from '../../src/realtime/protocol.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, roundTrip, type Payload } from '../helpers/ws.js';

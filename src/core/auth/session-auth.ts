@@ -23,9 +23,8 @@ export type SessionPrincipal = Principal & { exp: number };
  * on every request cost 25 to 40 % of the throughput of a cheap endpoint; docs/reliability.md):
  * - "active" / "not revoked" is kept for at most ACTIVE_TTL_MS; nothing else is cached;
  * - a change made on this node applies here before its request answers (the `agent.disabled` and
- *   `token.revoked` events, see `publisher`); other nodes learn of a revocation through `revoked()`,
- *   which the real-time layer calls when another node relays it, and of a disabled agent through
- *   `agentChanged()` once a relay carries it (until then, within ACTIVE_TTL_MS);
+ *   `token.revoked` events, see `publisher`); other nodes learn of them through the cluster bus,
+ *   which calls `revoked()` and `agentChanged()` on every node before the change's request answers;
  * - so a node that missed a relay (Redis away) is wrong for at most ACTIVE_TTL_MS.
  * Checks that must not trust the cache (after a socket joined its agent's and token's channels) pass `fresh`.
  */

@@ -5,8 +5,8 @@
  * its now stale answer afterwards (the generation moved on).
  *
  * On one node every change goes through this process, so the cache is exact. With several nodes a
- * removal made elsewhere arrives through `MembershipRemovals` (Redis pub/sub, milliseconds); while
- * that channel is down the cache is not consulted, it is cleared when the channel comes back, and
+ * removal made elsewhere arrives through the cluster bus (`membership.removed`, milliseconds); while
+ * the bus is not live the cache is not consulted, it is cleared when the bus is live again, and
  * entries expire after `ttlMs` so that even a lost announcement cannot be trusted for long.
  */
 export class MembershipCache {
@@ -56,13 +56,3 @@ export class MembershipCache {
   }
 }
 
-/**
- * The other nodes' removals, for the cache (a port: Redis pub/sub implements it in the store).
- * Absent on a single node.
- */
-export interface MembershipRemovals {
-  /** True while removals made on other nodes are known to reach this node. */
-  readonly live: boolean;
-  /** Tells the other nodes that a membership was removed (best effort: failures are logged). */
-  announce(roomId: string, agentId: string): Promise<void>;
-}

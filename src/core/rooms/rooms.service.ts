@@ -6,11 +6,12 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
+import type { ClusterBus } from '../../cluster/bus.js';
 import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
-import type { MembershipCache, MembershipRemovals } from './membership-cache.js';
+import type { MembershipCache } from './membership-cache.js';
 import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
 import {
   deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRooms, listRoomsOfAgent,
@@ -40,14 +41,22 @@ export interface RoomsServiceDeps {
   events: EventPublisher;
   /** Answers membership checks from memory (see membership-cache.ts). */
   membershipCache?: MembershipCache | null;
-  /** With several nodes: removals made elsewhere, and where to announce ours. */
-  membershipRemovals?: MembershipRemovals | null;
+  /**
+   * Membership changes cross to every node through it (their sockets follow, their caches forget),
+   * and it says whether other nodes' removals are known to reach this one.
+   */
+  bus: ClusterBus;
 }
 
 export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
-  const { db, authz, events } = deps;
+  const { db, authz, events, bus } = deps;
   const cache = deps.membershipCache ?? null;
-  const removals = deps.membershipRemovals ?? null;
+  if (cache) {
+    // A removal, made here or on another node, forgets its entry on every node; after a gap in the
+    // bus, removals may have been missed: everything is forgotten.
+    bus.subscribe('membership.removed', ({ roomId, agentId }) => cache.forget(roomId, agentId));
+    bus.onResume(() => cache.clear());
+  }
 
   // A room, once created, is never changed or deleted: one seen in the database exists for good,
   // on every node. A bounded cache spares the lookup every message and history page starts with.
@@ -84,7 +93,10 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         if (isUniqueViolation(err)) throw conflict(`Room slug "${slug}" already exists`);
         throw err;
       }
-      for (const m of memberships) await events.publish({ type: 'membership.added', roomId: m.roomId, agentId: m.agentId });
+      for (const m of memberships) {
+        await bus.publish('membership.added', { roomId: m.roomId, agentId: m.agentId });
+        await events.publish({ type: 'membership.added', roomId: m.roomId, agentId: m.agentId });
+      }
       return room;
     },
 
@@ -115,6 +127,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         if (isUniqueViolation(err)) throw conflict('Agent is already a member of this room');
         throw err;
       }
+      await bus.publish('membership.added', { roomId, agentId });
       await events.publish({ type: 'membership.added', roomId, agentId });
       return membership;
     },
@@ -131,8 +144,9 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         return deleted;
       });
       if (!removed) throw notFound('Membership');
-      cache?.forget(roomId, agent);
-      await removals?.announce(roomId, agent);
+      // Once, to every node: the cache entry is forgotten and the agent's sockets leave the room,
+      // acknowledged after both, so no node delivers this room to the agent once this answers.
+      await bus.publish('membership.removed', { roomId, agentId: agent });
       await events.publish({ type: 'membership.removed', roomId, agentId: agent });
     },
 
@@ -140,7 +154,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const roomId = parseId(rawRoomId, 'roomId');
       await getRoomOr404(roomId);
       // With several nodes the cache is trusted only while other nodes' removals reach it.
-      if (cache && (removals?.live ?? true) && cache.has(roomId, agentId)) return;
+      if (cache && bus.live && cache.has(roomId, agentId)) return;
       const since = cache?.begin() ?? 0;
       if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
       cache?.remember(since, roomId, agentId);

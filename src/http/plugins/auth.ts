@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { looksLikeApiToken } from '../../core/auth/api-token.js';
 import { AppError } from '../../errors.js';
 import { OPS_ROUTES } from '../../ops/ops.routes.js';
-import { isOverLimit } from '../../rate-limits.js';
+import { admit } from '../../rate-limits.js';
 
 /** The bearer value of the Authorization header, if any. */
 export function bearerOf(request: FastifyRequest): string | undefined {
@@ -33,17 +33,16 @@ export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext):
     }
     const limiter = request.principal ? ctx.rateLimits.restAgent : ctx.rateLimits.restAnon;
     const key = request.principal ? request.principal.agentId : request.ip;
-    try {
-      await limiter.consume(key);
-    } catch (err) {
-      if (isOverLimit(err)) {
-        ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
-        throw new AppError('RATE_LIMITED', 'Too Many Requests');
-      }
-      // The limiter's store (Redis) failed: refuse rather than run unlimited, except for probes.
-      if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
-      request.log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'rate limiter unavailable');
-      throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
+    const admission = await admit([limiter, key]);
+    if (admission.admitted) return;
+    if (admission.reason === 'limited') {
+      ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
+      throw new AppError('RATE_LIMITED', 'Too Many Requests');
     }
+    // The limiter's store (Redis) failed: refuse rather than run unlimited, except for probes.
+    if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
+    const { error } = admission;
+    request.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'rate limiter unavailable');
+    throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
   });
 }

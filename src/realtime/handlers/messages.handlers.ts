@@ -1,5 +1,5 @@
 import type { MessagesService } from '../../core/messages/messages.service.js';
-import type { EventSpec } from '../event-handler.js';
+import type { EventSpec } from '../connection/register-event.js';
 import { toWsMessage } from '../protocol.js';
 
 /**

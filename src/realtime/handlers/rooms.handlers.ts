@@ -1,7 +1,7 @@
 import type { RoomsService } from '../../core/rooms/rooms.service.js';
 import { parseId } from '../../core/validation.js';
-import type { EventSpec } from '../event-handler.js';
-import type { Subscriptions } from '../subscriptions.js';
+import type { EventSpec } from '../connection/register-event.js';
+import type { Subscriptions } from '../presence/room-subscriptions.js';
 
 /** `room:join`, `room:leave`, `room:list` (SPEC.md "Client to server"). */
 export function roomHandlers(deps: { rooms: RoomsService; subscriptions: Subscriptions }): Record<'room:join' | 'room:leave' | 'room:list', EventSpec> {

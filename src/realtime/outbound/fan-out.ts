@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
-import type { DomainEvent, EventPublisher } from '../core/events.js';
-import { agentChannel, roomChannel, tokenChannel, toWsMessage } from './protocol.js';
-import type { AgentsNamespace, Subscriptions } from './subscriptions.js';
+import type { DomainEvent, EventPublisher } from '../../core/events.js';
+import { unauthenticated } from '../../errors.js';
+import { toWsError } from '../connection/ws-errors.js';
+import type { Subscriptions } from '../presence/room-subscriptions.js';
+import { agentChannel, roomChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
 
 type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { type: K }>) => void | Promise<void> };
 
@@ -11,31 +13,27 @@ type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { ty
  * WebSocket-sent one). It never fails the caller: the change is committed, and a broadcast problem
  * is logged.
  */
-export interface RealtimePublisherOptions {
-  /** Tells the other nodes (if any) that a token's sessions ended; resolves once they know, or gave up. */
-  relayRevocation?(tokenId: string): Promise<void>;
-}
-
-export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Subscriptions, logger: Logger, options: RealtimePublisherOptions = {}): EventPublisher {
+export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Subscriptions, logger: Logger): EventPublisher {
   const reactions: Reactions = {
     'message.created': ({ message }) => {
       nsp.to(roomChannel(message.roomId)).emit('message:new', toWsMessage(message));
     },
+    // The sockets moved already, on every node, through the cluster bus (cluster/membership-sync.ts).
     'membership.added': ({ agentId, roomId }) => subscriptions.membershipAdded(agentId, roomId),
     'membership.removed': ({ agentId, roomId }) => subscriptions.membershipRemoved(agentId, roomId),
     // Strict mode only (core decides): the token's sessions end, so do their live sockets, on every
     // node (room operations go through the adapter). In open mode (SPEC.md Phase 1) they stay up.
-    'token.revoked': async ({ tokenId, sessionsEnded }) => {
+    // The other nodes' session caches learn it through the cluster bus (context.ts).
+    'token.revoked': ({ tokenId, sessionsEnded }) => {
       if (!sessionsEnded) return;
       const sockets = nsp.in(tokenChannel(tokenId));
-      sockets.emit('error', { code: 'AUTH_FAILED', message: 'The API token of this session was revoked' });
+      sockets.emit('error', toWsError(unauthenticated('The API token of this session was revoked'), logger, 'token.revoked'));
       sockets.disconnectSockets(true);
-      await options.relayRevocation?.(tokenId);
     },
     // The agent's sessions end on every node (room operations go through the adapter).
     'agent.disabled': ({ agentId }) => {
       const sockets = nsp.in(agentChannel(agentId));
-      sockets.emit('error', { code: 'AUTH_FAILED', message: 'This agent is disabled' });
+      sockets.emit('error', toWsError(unauthenticated('This agent is disabled'), logger, 'agent.disabled'));
       sockets.disconnectSockets(true);
     },
     'agent.enabled': () => undefined,

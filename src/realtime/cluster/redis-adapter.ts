@@ -1,7 +1,7 @@
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ROOM_SYNC_TIMEOUT_MS } from './room-sync.js';
+import { BUS_ACK_TIMEOUT_MS } from '../../cluster/bus.js';
 
 export interface RedisAdapterHandle {
   adapter: ReturnType<typeof createAdapter>;
@@ -19,7 +19,8 @@ export const adapterKey = (redisKeyPrefix: string): string => `${redisKeyPrefix}
  * `@socket.io/redis-adapter` on two connections duplicated from the context's Redis client (one is
  * put in subscriber mode). Broadcasts and room operations (socketsJoin/socketsLeave/
  * disconnectSockets) then reach the sockets of every node; those room operations are
- * fire-and-forget across nodes, which is why membership changes go through room-sync.ts.
+ * fire-and-forget across nodes, which is why membership changes cross through the cluster bus
+ * (cluster/membership-sync.ts). Nothing else crosses through the adapter.
  */
 export async function createRedisAdapter(redis: Redis, key: string, logger: Logger): Promise<RedisAdapterHandle> {
   // The publisher fails fast while Redis is away (a stale broadcast is worth nothing later). The
@@ -42,20 +43,26 @@ export async function createRedisAdapter(redis: Redis, key: string, logger: Logg
   }
   // The adapter fires these commands without handling their rejections; during a Redis outage that
   // would be an unhandled rejection (a crash), so each result gets a handler here.
-  guardCommands(pub, ['publish'], onCommandError);
-  guardCommands(sub, ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'], onCommandError);
+  guardCommands(pub, GUARDED_ADAPTER_COMMANDS.pub, onCommandError);
+  guardCommands(sub, GUARDED_ADAPTER_COMMANDS.sub, onCommandError);
 
   const ready = await Promise.all([whenReady(pub), whenReady(sub)]);
   if (ready.includes(false)) logger.warn('socket.io redis adapter: Redis not ready yet; continuing, it will connect when Redis does');
 
   return {
-    // requestsTimeout bounds serverSideEmitWithAck (room-sync.ts) and fetchSockets.
-    adapter: createAdapter(pub, sub, { key, requestsTimeout: ROOM_SYNC_TIMEOUT_MS }),
+    // requestsTimeout bounds the adapter's own requests (fetchSockets), like the bus's acknowledgements.
+    adapter: createAdapter(pub, sub, { key, requestsTimeout: BUS_ACK_TIMEOUT_MS }),
     async close() {
       await Promise.all([quit(pub), quit(sub)]);
     },
   };
 }
+
+/**
+ * A patch on the adapter's habits, not its API: it calls these commands of its clients and drops
+ * their promises. test/integration/realtime-library-patches.test.ts fails if it starts calling others.
+ */
+export const GUARDED_ADAPTER_COMMANDS = { pub: ['publish'], sub: ['subscribe', 'psubscribe', 'unsubscribe', 'punsubscribe'] } as const;
 
 function guardCommands(client: Redis, names: readonly string[], onError: (err: unknown) => void): void {
   const target = client as unknown as Record<string, (...args: unknown[]) => unknown>;

@@ -1,20 +1,17 @@
-import type { Namespace, Socket } from 'socket.io';
-import type { PresenceTracker } from './presence.js';
-import type { RoomSync } from './room-sync.js';
-import {
-  roomChannel,
-  type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
-} from './protocol.js';
+import { roomChannel, type AgentsNamespace, type AgentSocket, type PresenceUpdate } from '../protocol.js';
+import type { PresenceTracker } from './presence-tracker.js';
 
-export type AgentsNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
-export type AgentSocket = Socket<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
+/** The one place `presence:update` is sent from: to everyone subscribed to the room. */
+export function announcePresence(nsp: AgentsNamespace, roomId: string, agentId: string, status: PresenceUpdate['status']): void {
+  nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
+}
 
 /**
  * Room subscriptions and the presence they imply, in one place. Socket.IO rooms carry the
  * broadcasts (`room:<id>`, and `agent:<id>` to reach all sockets of an agent); the PresenceTracker
- * decides when `presence:update` goes out. Only Socket.IO's own room operations are used, so with
- * the Redis adapter they reach sockets on every node; membership changes go through RoomSync,
- * which waits until every node has applied them.
+ * decides when `presence:update` goes out (first socket of the agent in a room: online; last one
+ * out: offline), and announcePresence sends it. Membership changes move the sockets on every node
+ * through the cluster bus (cluster/membership-sync.ts) before the presence part here runs.
  */
 export interface Subscriptions {
   /**
@@ -25,20 +22,18 @@ export interface Subscriptions {
   connect(socket: AgentSocket, roomIds: readonly string[], maxConnections: number): Promise<boolean>;
   /** After a socket disconnected: offline where it was the agent's last socket. */
   disconnect(socket: AgentSocket): Promise<void>;
-  /** `room:join`: subscribes the socket and always announces online (DESIGN.md: presence is a state). */
+  /** `room:join`: subscribes the socket; online only when the agent had no socket in the room before (DESIGN.md). */
   join(socket: AgentSocket, roomId: string): Promise<void>;
   /** `room:leave`: unsubscribes the socket; offline when it was the agent's last socket there. */
   leave(socket: AgentSocket, roomId: string): Promise<void>;
-  /** A membership was added: the agent's live sockets (on every node) are subscribed. */
+  /** A membership was added (its sockets already joined on every node): online when the agent is newly present. */
   membershipAdded(agentId: string, roomId: string): Promise<void>;
-  /** A membership was removed: the agent's sockets are unsubscribed at once, then offline is announced. */
+  /** A membership was removed (its sockets already left on every node): offline when the agent was present. */
   membershipRemoved(agentId: string, roomId: string): Promise<void>;
 }
 
-export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker, roomSync: RoomSync): Subscriptions {
-  const announce = (roomId: string, agentId: string, status: 'online' | 'offline'): void => {
-    nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
-  };
+export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker): Subscriptions {
+  const announce = (roomId: string, agentId: string, status: PresenceUpdate['status']): void => announcePresence(nsp, roomId, agentId, status);
 
   return {
     async connect(socket, roomIds, maxConnections) {
@@ -64,8 +59,8 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
       // The socket may have gone while membership was checked; joining now would leak it into the room.
       if (!socket.connected) return;
       socket.join(roomChannel(roomId));
-      await presence.join(agentId, socket.id, roomId);
-      announce(roomId, agentId, 'online');
+      // A repeat, or a join while another socket of the agent is in the room, announces nothing.
+      if (await presence.join(agentId, socket.id, roomId)) announce(roomId, agentId, 'online');
     },
 
     async leave(socket, roomId) {
@@ -75,13 +70,10 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
     },
 
     async membershipAdded(agentId, roomId) {
-      await roomSync.joinAll(agentId, roomChannel(roomId));
       if (await presence.joinAllSockets(agentId, roomId)) announce(roomId, agentId, 'online');
     },
 
     async membershipRemoved(agentId, roomId) {
-      // First: once this resolves, no node delivers a message:new of this room to the agent.
-      await roomSync.leaveAll(agentId, roomChannel(roomId));
       if (await presence.leaveAllSockets(agentId, roomId)) announce(roomId, agentId, 'offline');
     },
   };

@@ -1,19 +1,23 @@
 import type { Logger } from 'pino';
-import type { Config } from '../config/config.js';
-import type { MessagesService } from '../core/messages/messages.service.js';
-import type { SessionAuth } from '../core/auth/session-auth.js';
-import type { RoomsService } from '../core/rooms/rooms.service.js';
-import type { Metrics } from '../ops/metrics.js';
-import type { RateLimits } from '../rate-limits.js';
-import { boundOutgoing, coalesceWrites } from './backpressure.js';
-import { registerEvent, toWsError } from './event-handler.js';
-import { messageHandlers } from './handlers/messages.handlers.js';
-import { roomHandlers } from './handlers/rooms.handlers.js';
+import type { Config } from '../../config/config.js';
+import type { MessagesService } from '../../core/messages/messages.service.js';
+import type { SessionAuth } from '../../core/auth/session-auth.js';
+import type { RoomsService } from '../../core/rooms/rooms.service.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { RateLimits } from '../../rate-limits.js';
+import { AppError } from '../../errors.js';
+import type { InFlight } from '../drain.js';
+import { messageHandlers } from '../handlers/messages.handlers.js';
+import { roomHandlers } from '../handlers/rooms.handlers.js';
+import { boundOutgoing } from '../outbound/slow-consumers.js';
+import { coalesceWrites } from '../outbound/write-coalescing.js';
+import type { Subscriptions } from '../presence/room-subscriptions.js';
+import { agentChannel, tokenChannel, type AgentSocket, type ClientEventName, type WsError } from '../protocol.js';
+import { guardEvents } from './event-guard.js';
 import { authenticateHandshake } from './handshake.js';
-import { SerialQueue, type InFlight } from './in-flight.js';
-import { guardEvents } from './limits.js';
-import { agentChannel, tokenChannel, type ClientEventName, type WsError } from './protocol.js';
-import type { AgentSocket, Subscriptions } from './subscriptions.js';
+import { registerEvent } from './register-event.js';
+import { SerialQueue } from './serial-queue.js';
+import { toWsError } from './ws-errors.js';
 
 export interface ConnectionDeps {
   config: Config['ws'];
@@ -69,16 +73,14 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
   };
 
   const connected = (socket: AgentSocket): void => {
-    if (deps.isClosing()) {
-      socket.emit('error', { code: 'UNAVAILABLE', message: 'Server is shutting down; reconnect shortly' });
+    const turnAway = (error: WsError): void => {
+      socket.emit('error', error);
       socket.disconnect(true);
-      return;
-    }
+    };
+    if (deps.isClosing()) return turnAway(toWsError(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'), logger, 'connect'));
     const failure = refused.get(socket);
     if (failure !== undefined || socket.data.principal === undefined) {
-      socket.emit('error', failure ?? { code: 'AUTH_FAILED', message: 'Authentication failed' });
-      socket.disconnect(true);
-      return;
+      return turnAway(failure ?? toWsError(new AppError('UNAUTHENTICATED', 'Authentication failed'), logger, 'connect'));
     }
     const { agentId, tokenId } = socket.data.principal;
     // Joined at once, so a membership change or a token revocation published during the setup below
@@ -91,7 +93,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     boundOutgoing(socket, { maxBytes: deps.config.maxBufferedBytes, logger: log });
     coalesceWrites(socket);
     const queue = new SerialQueue(deps.inFlight);
-    guardEvents(socket, queue, { config: deps.config, limiter: deps.rateLimits.wsEvents, metrics, logger: log, isClosing: deps.isClosing });
+    guardEvents(socket, queue, { config: deps.config, rateLimits: deps.rateLimits, metrics, logger: log, isClosing: deps.isClosing });
     for (const [name, spec] of Object.entries(handlers)) registerEvent(socket, queue, { metrics, logger: log }, name as ClientEventName, spec);
 
     queue.push(async () => {
@@ -103,9 +105,8 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent);
         if (!subscribed && socket.connected) {
           metrics.rateLimitExceeded.inc({ transport: 'ws' });
-          socket.emit('error', { code: 'RATE_LIMIT_EXCEEDED', message: `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})` });
-          socket.disconnect(true);
-          return;
+          const tooMany = new AppError('RATE_LIMITED', `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})`);
+          return turnAway(toWsError(tooMany, log, 'connect'));
         }
         // A membership removed between the read above and the join found the socket not yet in the
         // room (its socketsLeave was a no-op): read again and leave what is no longer ours. Removals
@@ -113,8 +114,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         const current = new Set((await deps.rooms.listForAgent(agentId)).map((room) => room.id));
         for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {
-        socket.emit('error', toWsError(err, log, 'connect'));
-        socket.disconnect(true);
+        turnAway(toWsError(err, log, 'connect'));
       }
     });
 

@@ -1,7 +1,7 @@
 import type { Socket } from 'socket.io';
-import type { SessionAuth } from '../core/auth/session-auth.js';
-import type { Principal } from '../core/principal.js';
-import { AppError, unauthenticated } from '../errors.js';
+import type { SessionAuth } from '../../core/auth/session-auth.js';
+import type { Principal } from '../../core/principal.js';
+import { AppError, unauthenticated } from '../../errors.js';
 
 type Handshake = Socket['handshake'];
 

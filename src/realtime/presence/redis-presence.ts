@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { unavailable } from '../errors.js';
-import type { PresenceHooks, PresenceTracker } from './presence.js';
+import { unavailable } from '../../errors.js';
+import type { PresenceHooks, PresenceTracker } from './presence-tracker.js';
 
 /**
  * Presence shared by every node through Redis, so that an agent online on node A and node B goes

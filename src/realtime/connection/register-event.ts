@@ -1,19 +1,17 @@
 import type { Logger } from 'pino';
-import type { Principal } from '../core/principal.js';
-import { codePointLength } from '../core/validation.js';
-import { toPublicError, validationError, type AppError } from '../errors.js';
-import type { Metrics } from '../ops/metrics.js';
-import { classifyStorageError } from '../store/errors.js';
-import type { SerialQueue } from './in-flight.js';
-import type { ClientEventName, WsError } from './protocol.js';
-import type { AgentSocket } from './subscriptions.js';
+import type { Principal } from '../../core/principal.js';
+import { codePointLength } from '../../core/validation.js';
+import { validationError } from '../../errors.js';
+import type { Metrics } from '../../ops/metrics.js';
+import type { AgentSocket, ClientEventName } from '../protocol.js';
+import type { SerialQueue } from './serial-queue.js';
+import { reply, toWsError, type Ack } from './ws-errors.js';
 
 /**
  * The one wrapper every client event goes through: payload envelope, queueing, the service call,
- * the acknowledgement or `error` event, and the latency metric. Handlers are then a few lines.
+ * the acknowledgement or `error` event (ws-errors.ts), and the latency metric. Handlers are then a
+ * few lines.
  */
-
-export type Ack = (response: unknown) => void;
 
 export interface EventContext {
   socket: AgentSocket;
@@ -57,31 +55,6 @@ function checkEnvelope(payload: unknown, spec: EventSpec): Record<string, unknow
     throw validationError({ requestId: `must be a string of at most ${REQUEST_ID_MAX} characters` });
   }
   return payload;
-}
-
-/** What a client may see of any thrown value; internal failures are logged, never described. */
-export function toWsError(err: unknown, logger: Logger, event: string): WsError {
-  const appError = toPublicError(classifyStorageError(err));
-  if (appError.code === 'INTERNAL') {
-    const e = err instanceof Error ? { name: err.name, message: err.message } : { message: String(err) };
-    logger.error({ err: e, event }, 'websocket event failed');
-  } else if (appError.code === 'UNAVAILABLE') {
-    logger.warn({ event }, 'websocket event refused: dependency unavailable');
-  }
-  return { code: appError.wsCode, message: describe(appError) };
-}
-
-/** The ack error has no `details` key (DESIGN.md shape), so a validation message names the fields. */
-function describe(err: AppError): string {
-  if (err.details === undefined) return err.message;
-  const fields = Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`);
-  return `${err.message}: ${fields.join('; ')}`;
-}
-
-/** Into the acknowledgement when there is one, as an `error` event (with `requestId`) otherwise. */
-export function reply(socket: AgentSocket, error: WsError, ack: Ack | undefined, requestId: string | undefined): void {
-  if (ack) ack({ error: { code: error.code, message: error.message } });
-  else socket.emit('error', requestId === undefined ? error : { ...error, requestId });
 }
 
 export interface EventDeps {

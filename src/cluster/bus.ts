@@ -1,0 +1,92 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+
+/**
+ * The one way nodes tell each other something: a typed publish/subscribe with acknowledgement.
+ * `publish` runs the topic's handlers on every live node (this one included) and resolves once each
+ * node acknowledged, having run all its handlers, or once BUS_ACK_TIMEOUT_MS passed; a node that did
+ * not answer in time (frozen, cut off) is logged and not waited for, it applies the message when it
+ * reads it. Redis failures are logged the same way: publishing never throws, the change it announces
+ * is committed already.
+ *
+ * One node: handlers run in-process (memory-bus.ts). Several nodes: Redis pub/sub (redis-bus.ts).
+ * This file imports neither Redis nor Socket.IO, so core services publish through it.
+ */
+
+const Id = Type.String({ minLength: 1, maxLength: 64 });
+
+/**
+ * Topic -> payload schema; payloads are checked against it when they arrive from another node.
+ * Adding a topic is one line here.
+ */
+export const BUS_TOPICS = {
+  /** A membership was added: every node subscribes the agent's live sockets to the room. */
+  'membership.added': Type.Object({ roomId: Id, agentId: Id }),
+  /** A membership was removed: every node forgets its cached membership and unsubscribes the agent's sockets. */
+  'membership.removed': Type.Object({ roomId: Id, agentId: Id }),
+  /** A token's sessions ended (strict mode): every node stops trusting its cached token state. */
+  'token.revoked': Type.Object({ tokenId: Id }),
+  /** An agent was disabled or enabled: every node forgets its cached state of the agent. */
+  'agent.changed': Type.Object({ agentId: Id }),
+} satisfies Record<string, TSchema>;
+
+export type BusTopic = keyof typeof BUS_TOPICS;
+export type BusPayload<T extends BusTopic> = Static<(typeof BUS_TOPICS)[T]>;
+export type BusHandler<T extends BusTopic> = (payload: BusPayload<T>) => void | Promise<void>;
+
+/** How long `publish` waits for the other nodes' acknowledgements: the one timeout of the bus. */
+export const BUS_ACK_TIMEOUT_MS = 2000;
+
+export interface ClusterBus {
+  /**
+   * True while messages from other nodes are known to reach this node (always on one node). State
+   * kept from them (the membership cache) must not be trusted while false.
+   */
+  readonly live: boolean;
+  /** Runs the topic's handlers on every live node; resolves when all acknowledged or the timeout passed. */
+  publish<T extends BusTopic>(topic: T, payload: BusPayload<T>): Promise<void>;
+  /** Adds a handler of the topic on this node; a node acknowledges after all its handlers ran. */
+  subscribe<T extends BusTopic>(topic: T, handler: BusHandler<T>): void;
+  /** Called each time the bus becomes live again after a gap: whatever was sent meanwhile was missed. */
+  onResume(listener: () => void): void;
+  close(): Promise<void>;
+}
+
+export interface BusLogger {
+  warn(obj: object, msg: string): void;
+}
+
+const checks = Object.fromEntries(
+  Object.entries(BUS_TOPICS).map(([topic, schema]) => [topic, TypeCompiler.Compile(schema)]),
+) as { [T in BusTopic]: TypeCheck<(typeof BUS_TOPICS)[T]> };
+
+export const isBusTopic = (topic: unknown): topic is BusTopic => typeof topic === 'string' && Object.hasOwn(BUS_TOPICS, topic);
+
+/** A payload that came from another node, when it is what its topic says. */
+export const isValidPayload = <T extends BusTopic>(topic: T, payload: unknown): payload is BusPayload<T> => checks[topic].Check(payload);
+
+const errorMessage = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/** This node's handlers, shared by both implementations. */
+export class LocalHandlers {
+  private readonly handlers = new Map<BusTopic, BusHandler<BusTopic>[]>();
+
+  constructor(private readonly logger: BusLogger) {}
+
+  add<T extends BusTopic>(topic: T, handler: BusHandler<T>): void {
+    const list = this.handlers.get(topic) ?? [];
+    list.push(handler as BusHandler<BusTopic>);
+    this.handlers.set(topic, list);
+  }
+
+  /** Runs every handler of the topic in order; a failing one is logged and does not stop the others. */
+  async run<T extends BusTopic>(topic: T, payload: BusPayload<T>): Promise<void> {
+    for (const handler of this.handlers.get(topic) ?? []) {
+      try {
+        await handler(payload);
+      } catch (err) {
+        this.logger.warn({ topic, err: { message: errorMessage(err) } }, 'cluster bus handler failed');
+      }
+    }
+  }
+}

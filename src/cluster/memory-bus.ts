@@ -1,0 +1,13 @@
+import { LocalHandlers, type BusLogger, type ClusterBus } from './bus.js';
+
+/** One node: a message is its handlers, run here and awaited. */
+export function createMemoryBus(logger: BusLogger): ClusterBus {
+  const handlers = new LocalHandlers(logger);
+  return {
+    live: true,
+    publish: (topic, payload) => handlers.run(topic, payload),
+    subscribe: (topic, handler) => handlers.add(topic, handler),
+    onResume: () => undefined,
+    close: () => Promise.resolve(),
+  };
+}

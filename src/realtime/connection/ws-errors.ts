@@ -1,0 +1,41 @@
+import type { Logger } from 'pino';
+import { toPublicError, type AppError } from '../../errors.js';
+import type { AgentSocket, WsError } from '../protocol.js';
+
+/** Socket.IO's acknowledgement callback, when the client asked for one. */
+export type Ack = (response: unknown) => void;
+
+/**
+ * What a client may see of any thrown value, refusals included (they are AppErrors of the catalog in
+ * src/errors.ts): toPublicError decides, the catalog gives the WebSocket code. Internal failures are
+ * logged, never described.
+ */
+export function toWsError(err: unknown, logger: Logger, event: string): WsError {
+  const appError = toPublicError(err);
+  if (appError.code === 'INTERNAL') {
+    const e = err instanceof Error ? { name: err.name, message: err.message } : { message: String(err) };
+    logger.error({ err: e, event }, 'websocket event failed');
+  } else if (appError.code === 'UNAVAILABLE') {
+    logger.warn({ event }, 'websocket event refused: dependency unavailable');
+  }
+  return { code: appError.wsCode, message: describe(appError) };
+}
+
+/** The ack error has no `details` key (DESIGN.md shape), so a validation message names the fields. */
+function describe(err: AppError): string {
+  if (err.details === undefined) return err.message;
+  const fields = Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`);
+  return `${err.message}: ${fields.join('; ')}`;
+}
+
+/** Into the acknowledgement when there is one, as an `error` event (with `requestId`) otherwise. */
+export function reply(socket: AgentSocket, error: WsError, ack: Ack | undefined, requestId: string | undefined): void {
+  if (ack) ack({ error: { code: error.code, message: error.message } });
+  else socket.emit('error', requestId === undefined ? error : { ...error, requestId });
+}
+
+/** As an `error` event and, when the event carried one, into its acknowledgement too. */
+export function refuse(socket: AgentSocket, error: WsError, ack: Ack | undefined, requestId: string | undefined): void {
+  socket.emit('error', requestId === undefined ? error : { ...error, requestId });
+  ack?.({ error: { code: error.code, message: error.message } });
+}

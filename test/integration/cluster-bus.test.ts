@@ -1,0 +1,131 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BusPayload, ClusterBus } from '../../src/cluster/bus.js';
+import { createMemoryBus } from '../../src/cluster/memory-bus.js';
+import { createRedisBus } from '../../src/cluster/redis-bus.js';
+import { REDIS_TEST_URL } from '../helpers/server.js';
+import { servicesAvailable } from '../helpers/services.js';
+
+// The cluster bus (src/cluster): what nodes tell each other, acknowledged.
+
+interface Warning {
+  obj: object;
+  msg: string;
+}
+const recorder = (): { warn(obj: object, msg: string): void; warnings: Warning[] } => {
+  const warnings: Warning[] = [];
+  return { warnings, warn: (obj, msg) => void warnings.push({ obj, msg }) };
+};
+
+describe('the memory bus (one node)', () => {
+  it('runs every handler of the topic, in order, before publish resolves; a failing one does not stop the others', async () => {
+    const log = recorder();
+    const bus = createMemoryBus(log);
+    const seen: string[] = [];
+    bus.subscribe('membership.removed', async ({ roomId }) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      seen.push(`a:${roomId}`);
+    });
+    bus.subscribe('membership.removed', () => {
+      throw new Error('boom');
+    });
+    bus.subscribe('membership.removed', ({ agentId }) => void seen.push(`c:${agentId}`));
+    bus.subscribe('token.revoked', () => void seen.push('other topic'));
+    await bus.publish('membership.removed', { roomId: 'r', agentId: 'x' });
+    expect(seen).toEqual(['a:r', 'c:x']);
+    expect(log.warnings.map((w) => w.msg)).toEqual(['cluster bus handler failed']);
+    expect(bus.live).toBe(true);
+  });
+});
+
+const ready = await servicesAvailable('cluster bus on Redis', ['redis']);
+
+describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
+  const clients: Redis[] = [];
+  const buses: ClusterBus[] = [];
+  afterEach(async () => {
+    await Promise.all(buses.splice(0).map((b) => b.close()));
+    for (const c of clients.splice(0)) c.disconnect();
+  });
+
+  const node = async (keyPrefix: string, timeoutMs = 2000) => {
+    const redis = new Redis(REDIS_TEST_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    await new Promise((resolve) => redis.once('ready', resolve));
+    clients.push(redis);
+    const log = recorder();
+    const bus = await createRedisBus(redis, { keyPrefix, logger: log, timeoutMs });
+    buses.push(bus);
+    return { redis, bus, log };
+  };
+  const prefix = () => `ams-test-${randomBytes(5).toString('hex')}:`;
+
+  it('publish resolves once every node ran its handlers: one message, acknowledged after all of them', async () => {
+    const keyPrefix = prefix();
+    const [a, b, c] = await Promise.all([node(keyPrefix), node(keyPrefix), node(keyPrefix)]);
+    const done: string[] = [];
+    for (const [name, n] of [['a', a], ['b', b], ['c', c]] as const) {
+      n.bus.subscribe('membership.removed', () => void done.push(`${name}:cache`));
+      n.bus.subscribe('membership.removed', async () => {
+        await new Promise((resolve) => setTimeout(resolve, name === 'c' ? 100 : 1));
+        done.push(`${name}:sockets`);
+      });
+    }
+    const published: [string, unknown][] = [];
+    const publish = a.redis.publish.bind(a.redis);
+    a.redis.publish = ((channel: string, message: string) => {
+      published.push([channel, JSON.parse(message)]);
+      return publish(channel, message);
+    }) as typeof a.redis.publish;
+
+    await a.bus.publish('membership.removed', { roomId: 'room-1', agentId: 'agent-1' });
+    expect(done.sort()).toEqual(['a:cache', 'a:sockets', 'b:cache', 'b:sockets', 'c:cache', 'c:sockets']);
+    expect(a.log.warnings).toEqual([]);
+    // The removal crossed once: one message for both jobs of every node.
+    expect(published).toEqual([[`${keyPrefix}bus`, expect.objectContaining({ topic: 'membership.removed', payload: { roomId: 'room-1', agentId: 'agent-1' } })]]);
+  });
+
+  it('a payload that is not what its topic says is dropped on receipt, not acknowledged: the sender logs the timeout and goes on', async () => {
+    const keyPrefix = prefix();
+    const [a, b] = await Promise.all([node(keyPrefix, 300), node(keyPrefix, 300)]);
+    const got: BusPayload<'token.revoked'>[] = [];
+    b.bus.subscribe('token.revoked', (p) => void got.push(p));
+    await a.bus.publish('token.revoked', { tokenId: 42 } as unknown as BusPayload<'token.revoked'>);
+    expect(got).toEqual([]);
+    expect(b.log.warnings.map((w) => w.msg)).toEqual(['cluster bus: message with an invalid payload ignored']);
+    expect(a.log.warnings.map((w) => w.msg)).toEqual(['cluster bus: not acknowledged by every node in time; they apply it when they read it']);
+  });
+
+  it('a node that stops answering is waited for at most the one timeout', async () => {
+    const keyPrefix = prefix();
+    const [a, b] = await Promise.all([node(keyPrefix, 300), node(keyPrefix, 300)]);
+    b.bus.subscribe('membership.added', () => new Promise(() => undefined)); // never finishes
+    const started = Date.now();
+    await a.bus.publish('membership.added', { roomId: 'r', agentId: 'x' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(a.log.warnings).toHaveLength(1);
+  });
+
+  it('is not live while its subscriber is down, and tells its listeners when it is live again', async () => {
+    const { bus } = await node(prefix());
+    expect(bus.live).toBe(true);
+    let resumed = 0;
+    bus.onResume(() => void resumed++);
+    // Kill the bus's subscriber connection from the server side; it reconnects and subscribes again.
+    const admin = new Redis(REDIS_TEST_URL);
+    clients.push(admin);
+    const list = (await admin.client('LIST')) as string;
+    const subscribers = list.split('\n').filter((line) => / cmd=(p?subscribe|ssubscribe)/.test(line) && line.includes('sub=2'));
+    for (const line of subscribers) await admin.client('KILL', 'ID', /id=(\d+)/.exec(line)![1]!);
+    const deadline = Date.now() + 5000;
+    let sawDown = !bus.live;
+    while (resumed === 0 && Date.now() < deadline) {
+      sawDown ||= !bus.live;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(sawDown).toBe(true);
+    expect(resumed).toBe(1);
+    expect(bus.live).toBe(true);
+  });
+});

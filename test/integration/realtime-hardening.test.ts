@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testConfig, type Config } from '../../src/config/config.js';
+import { WS_AGENT_EVENTS_CONNECTIONS } from '../../src/rate-limits.js';
+import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { connectReady, emitWithAck, record, roundTrip, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { rawAgentSocket } from '../reliability/ws-support.js';
+
+// Issue 16, items 5 and 7 (WebSocket part).
+
+const wsConfig = (overrides: Partial<Config['ws']>): Config['ws'] => ({ ...testConfig().ws, ...overrides });
+
+describe('presence amplification', () => {
+  let server: TestServer;
+  let api: Api;
+  let admin: TestAgent;
+  let talker: TestAgent;
+  let listener: TestAgent;
+  let room: TestRoom;
+
+  beforeAll(async () => {
+    // Limits high enough that every room:join below is admitted: only the announcement rule bounds it.
+    server = await startTestServer({ config: { ws: wsConfig({ eventsPerSecond: 1000, abuseEventsPerSecond: 100_000, maxConnectionsPerAgent: 20 }) } });
+    api = new Api(server.url);
+    admin = await newAdmin(api);
+    talker = await newAgent(api);
+    listener = await newAgent(api);
+    room = await newRoom(api, admin, [talker, listener]);
+  });
+  afterAll(() => server.close());
+
+  it('five sockets of one agent repeating room:join 100 times make no presence:update beyond the first online', async () => {
+    const { socket: watcher } = await connectReady(server.url, listener.jwt);
+    const seen = record(watcher, 'presence:update');
+    const sockets: ClientSocket[] = [];
+    for (let i = 0; i < 5; i++) sockets.push((await connectReady(server.url, talker.jwt)).socket);
+    try {
+      const acks = await Promise.all(sockets.flatMap((s) => Array.from({ length: 100 }, () => emitWithAck(s, 'room:join', { roomId: room.id }))));
+      expect(acks.every((ack: Payload) => ack.ok === true)).toBe(true);
+      await roundTrip(watcher);
+      // The first socket's connect announced online; nothing the joins did is announced.
+      expect(seen.filter((p) => p.agentId === talker.id)).toEqual([{ agentId: talker.id, status: 'online' }]);
+    } finally {
+      for (const s of sockets) s.disconnect();
+      watcher.disconnect();
+    }
+  });
+});
+
+describe('the per-agent event budget', () => {
+  let server: TestServer;
+  let api: Api;
+  let agent: TestAgent;
+  const perConnection = 10;
+
+  beforeAll(async () => {
+    server = await startTestServer({ config: { ws: wsConfig({ eventsPerSecond: perConnection, maxConnectionsPerAgent: 20 }) } });
+    api = new Api(server.url);
+    agent = await newAgent(api);
+  });
+  afterAll(() => server.close());
+
+  it('bounds the events of all sockets of one agent together, though none is over its own rate', async () => {
+    const connections = WS_AGENT_EVENTS_CONNECTIONS + 4;
+    const sockets: ClientSocket[] = [];
+    for (let i = 0; i < connections; i++) sockets.push((await connectReady(server.url, agent.jwt)).socket);
+    try {
+      // Each socket sends exactly its per-connection allowance at once.
+      const acks = await Promise.all(sockets.flatMap((s) => Array.from({ length: perConnection }, () => emitWithAck(s, 'room:list', {}))));
+      const served = acks.filter((ack: Payload) => ack.rooms !== undefined).length;
+      const refused = acks.filter((ack: Payload) => ack.error?.code === 'RATE_LIMIT_EXCEEDED').length;
+      expect(served + refused).toBe(connections * perConnection);
+      // The agent's budget is WS_AGENT_EVENTS_CONNECTIONS connections' worth (twice that across a window boundary).
+      expect(served).toBeLessThanOrEqual(2 * WS_AGENT_EVENTS_CONNECTIONS * perConnection);
+      expect(refused).toBeGreaterThan(0);
+    } finally {
+      for (const s of sockets) s.disconnect();
+    }
+  });
+});
+
+describe('acknowledgement ids', () => {
+  let server: TestServer;
+  let api: Api;
+  let agent: TestAgent;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    api = new Api(server.url);
+    agent = await newAgent(api);
+  });
+  afterAll(() => server.close());
+
+  it('answers an id up to 2^53 - 1 with that id', async () => {
+    const raw = await rawAgentSocket(server.url, agent.jwt);
+    try {
+      raw.send(`42/agents,${Number.MAX_SAFE_INTEGER}["room:list",{}]`);
+      const answer = await raw.next((t) => t.startsWith('43/agents,'));
+      expect(answer.startsWith(`43/agents,${Number.MAX_SAFE_INTEGER}[`)).toBe(true);
+    } finally {
+      raw.destroy();
+    }
+  });
+
+  it('refuses a packet whose id is beyond 2^53 (it could only be answered in a form clients cannot parse): the connection is closed', async () => {
+    const raw = await rawAgentSocket(server.url, agent.jwt);
+    try {
+      raw.send('42/agents,1234567890123456789012345["room:list",{}]');
+      await expect(raw.next((t) => t.startsWith('43/agents,'), 3000)).rejects.toThrow('connection closed');
+      expect(raw.closed).toBe(true);
+    } finally {
+      raw.destroy();
+    }
+  });
+});
