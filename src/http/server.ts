@@ -6,6 +6,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './plugins/errors.j
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
+import { inboxRoutes } from './routes/inbox.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
@@ -78,6 +79,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   authRoutes(app, ctx);
   roomsRoutes(app, ctx);
   messagesRoutes(app, ctx);
+  inboxRoutes(app, ctx);
   socialRoutes(app, ctx);
   directoryRoutes(app, ctx);
   return app;

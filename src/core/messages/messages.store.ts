@@ -13,6 +13,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     senderId: row.sender_id,
     body: row.body,
     createdAt: toIso(row.created_at),
+    seq: Number(row.seq),
   };
   const mentions = row.mentions === null ? null : fromJson(row.mentions);
   if (Array.isArray(mentions)) message.mentions = mentions as string[];
@@ -22,7 +23,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 }
 
 // Compiled once: the statements of every send and every history page.
-const insertMessageQuery = prepared(8, (db, id: string, roomId: string, senderId: string, body: string, mentions: string | null, replyTo: string | null, clientMsgId: string | null, createdAt: string) =>
+const insertMessageQuery = prepared(9, (db, id: string, roomId: string, senderId: string, body: string, mentions: string | null, replyTo: string | null, clientMsgId: string | null, createdAt: string, seq: number) =>
   db.insertInto('messages').values({
     id,
     room_id: roomId,
@@ -32,6 +33,7 @@ const insertMessageQuery = prepared(8, (db, id: string, roomId: string, senderId
     reply_to: replyTo,
     client_msg_id: clientMsgId,
     created_at: createdAt,
+    seq,
   }),
 );
 const latestPageQuery = prepared(2, (db, roomId: string, rows: number) =>
@@ -42,7 +44,7 @@ const olderPageQuery = prepared(3, (db, roomId: string, before: string, rows: nu
 );
 
 export async function insertMessage(db: Db, m: Message): Promise<void> {
-  await insertMessageQuery(db, m.id, m.roomId, m.senderId, m.body, m.mentions ? JSON.stringify(m.mentions) : null, m.replyTo ?? null, m.clientMsgId ?? null, m.createdAt);
+  await insertMessageQuery(db, m.id, m.roomId, m.senderId, m.body, m.mentions ? JSON.stringify(m.mentions) : null, m.replyTo ?? null, m.clientMsgId ?? null, m.createdAt, m.seq);
 }
 
 export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {

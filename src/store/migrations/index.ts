@@ -2,6 +2,7 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { Dialect } from '../database.js';
 import { initialSchema } from './001-initial-schema.js';
 import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
+import { messageSeq } from './004-message-seq.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -11,6 +12,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001-initial-schema': initialSchema(dialect),
     '002-partial-client-msg-id-index': partialClientMsgIdIndex,
+    // 003 comes from another branch; the lead orders them when merging.
+    '004-message-seq': messageSeq,
   };
 }
 
