@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { createAuthz } from '../../src/core/auth/authz.js';
 import { createTokensService } from '../../src/core/auth/tokens.service.js';
+import { testConfig } from '../../src/config/config.js';
 import { nullPublisher } from '../../src/core/events.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
@@ -43,7 +44,8 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     ((await api.get('/api/v1/rooms', { jwt: agent.jwt })).body.rooms as Payload[]).find((r) => r.id === roomId);
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { ws: { ...(await import('../../src/config/config.js')).testConfig().ws, eventsPerSecond: 10_000, abuseEventsPerSecond: 10_000 } } });
+    // Four sockets send back to back; the per-connection limits are tested elsewhere.
+    server = await startTestServer({ config: { ws: { ...testConfig().ws, eventsPerSecond: 10_000, abuseEventsPerSecond: 10_000 } } });
     api = new Api(server.url);
     admin = await newAdmin(api);
     [alice, bob, outsider] = [await newAgent(api), await newAgent(api), await newAgent(api)];
@@ -194,7 +196,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
 
     it('room:sync errors: VALIDATION_ERROR, ROOM_NOT_FOUND; the reply needs an acknowledgement', async () => {
       const { socket } = await open(alice);
-      const invalid = [{ roomId: room.id }, { roomId: room.id, afterSeq: -1 }, { roomId: room.id, afterSeq: '3' }, { roomId: room.id, afterSeq: 1.5 },
+      const invalid = [{ roomId: room.id }, { roomId: room.id, afterSeq: -1 }, { roomId: room.id, afterSeq: 'x' }, { roomId: room.id, afterSeq: 1.5 },
         { roomId: room.id, afterSeq: 0, before: UNKNOWN_ID }, { roomId: room.id, afterSeq: 0, limit: 0 }, { roomId: 'nope', afterSeq: 0 }];
       for (const payload of invalid) {
         expect(await emitWithAck(socket, 'room:sync', payload), JSON.stringify(payload)).toEqual({ error: { code: 'VALIDATION_ERROR', message: expect.any(String) } });
@@ -375,7 +377,7 @@ describe('exact catch-up across a server restart', () => {
           });
         });
         for (const roomId of ready.hello.rooms) {
-          if (ready.hello.lastSeqs[roomId] > (lastSeq.get(roomId) ?? 0)) chain = chain.then(() => catchUp(s, roomId));
+          if ((ready.hello.lastSeqs[roomId] ?? 0) > (lastSeq.get(roomId) ?? 0)) chain = chain.then(() => catchUp(s, roomId));
         }
         await chain;
       };

@@ -342,7 +342,7 @@ describe('WebSocket fuzzing (fast-check)', () => {
     const b = await connectReady(app.url, other.jwt);
     const arrived = waitFor(b.socket, 'message:new', (m) => m.body === 'still works');
     const ack = await emitWithAck(a.socket, 'message:send', { roomId: fixture.room.id, body: 'still works' });
-    expect(ack).toEqual({ messageId: expect.stringMatching(UUID_RE) });
+    expect(ack).toEqual({ messageId: expect.stringMatching(UUID_RE), seq: expect.any(Number) });
     expect((await arrived).id).toBe(ack.messageId);
     const page = await emitWithAck(b.socket, 'message:history', { roomId: fixture.room.id, limit: 1 });
     expect(page.messages[0]).toMatchObject({ id: ack.messageId, authorAgentId: agent.id, body: 'still works' });
