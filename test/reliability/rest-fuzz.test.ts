@@ -84,8 +84,23 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/rooms/:id/members', params: { id: 'room' }, fields: ['agentId'], success: { status: [201], schema: Type.Object({ roomId: Id, agentId: Id, joinedAt: Timestamp }) } },
   { method: 'DELETE', path: '/rooms/:roomId/members/:agentId', params: { roomId: 'room', agentId: 'guest' }, success: { status: [204], schema: 'empty' } },
   {
-    method: 'GET', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, query: ['limit', 'cursor', 'before'],
-    success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }) },
+    method: 'GET', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, query: ['limit', 'cursor', 'before', 'afterSeq'],
+    success: {
+      status: [200],
+      schema: Type.Union([
+        Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }, { additionalProperties: false }),
+        Type.Object({ messages: Type.Array(MessageSchema), lastSeq: Type.Integer({ minimum: 0 }), hasMore: Type.Boolean() }, { additionalProperties: false }),
+      ]),
+    },
+  },
+  {
+    method: 'POST', path: '/api/v1/rooms/:id/read', params: { id: 'room' }, fields: ['seq'],
+    success: { status: [200], schema: Type.Object({ roomId: Id, readSeq: Type.Integer({ minimum: 0 }), unreadCount: Type.Integer({ minimum: 0 }) }) },
+  },
+  // No `wait` here: a held request would only slow the fuzzer down (tested in inbox.test.ts).
+  {
+    method: 'GET', path: '/api/v1/inbox', query: ['limit'],
+    success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
   { method: 'GET', path: '/api/v1/social/channels', success: { status: [200], schema: Type.Object({ channels: Type.Array(ChannelSchema) }) } },
@@ -355,6 +370,8 @@ describe('REST fuzzing', () => {
         return fixtureId('guest');
       case 'replyTo':
         return fixtureId('message');
+      case 'seq':
+        return fc.integer({ min: 0, max: 1 }).map((n) => ({ num: String(n) })); // the fixture room has a message: both valid
       default:
         return fc.constant(null);
     }
