@@ -47,7 +47,7 @@ describe.skipIf(!ready)('seq with two nodes on one PostgreSQL', () => {
               return { roomId: room.id, id: res.body.id as string, seq: res.body.seq as number };
             }));
           } else {
-            sends.push(emitWithAck(sockets[i]!, 'message:send', { roomId: room.id, body: `ws ${i}.${n}` }).then((ack: Payload) => {
+            sends.push(emitWithAck(sockets[i]!, 'message:send', { roomId: room.id, body: `ws ${i}.${n}` }, 20_000).then((ack: Payload) => {
               expect(ack.error).toBeUndefined();
               return { roomId: room.id, id: ack.messageId as string, seq: ack.seq as number };
             }));
