@@ -39,6 +39,8 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
     url: `http://${host}:${port}`,
     close() {
       closing ??= (async () => {
+        // Held inbox requests answer now (empty), so they do not keep the close waiting.
+        ctx.inboxWaiters.close();
         // Both stop accepting at once; the HTTP server finishes closing only once the sockets are gone.
         const httpClosed = http.close();
         await realtime.close();

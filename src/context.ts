@@ -13,7 +13,10 @@ import { createSessionsService, type SessionsService } from './core/auth/session
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
+import { createInboxService, type InboxService } from './core/inbox/inbox.service.js';
+import { crossNodeWakePublisher, InboxWaiters, inboxWakePublisher } from './core/inbox/inbox-waiters.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
+import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
@@ -47,6 +50,14 @@ export interface AppContext {
   sessionAuth: SessionAuth;
   rooms: RoomsService;
   messages: MessagesService;
+  /** Read cursors, unread counts and the room listings that show them. */
+  readCursors: ReadCursorsService;
+  inbox: InboxService;
+  /**
+   * Held inbox requests. Its `wake(roomId, senderId)` is fed by this node's message.created events;
+   * a cluster bus subscriber calls it for messages committed on other nodes.
+   */
+  inboxWaiters: InboxWaiters;
   social: SocialService;
   directory: DirectoryService;
   /** Who is online: kept by the real-time layer from live sockets, read by the directory. */
@@ -97,6 +108,13 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       return Promise.resolve();
     },
   });
+  // Held inbox requests wake for messages committed here, and (through the bus) on other nodes.
+  const inboxWaiters = new InboxWaiters();
+  events.attach(inboxWakePublisher(inboxWaiters));
+  events.attach(crossNodeWakePublisher(bus));
+  bus.subscribe('messages.committed', ({ messages }) => {
+    for (const { roomId, senderId } of messages) inboxWaiters.wake(roomId, senderId);
+  });
 
   const ctx: AppContext = {
     config,
@@ -114,10 +132,14 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessionAuth,
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
+    readCursors: createReadCursorsService({ db, authz, rooms }),
+    inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters }),
+    inboxWaiters,
     social: createSocialService({ db, dialect: database.dialect, authz }),
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,
     async close() {
+      inboxWaiters.close();
       await bus.close();
       await database.close();
       if (redis) redis.disconnect();

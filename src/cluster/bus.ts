@@ -28,6 +28,11 @@ export const BUS_TOPICS = {
   'token.revoked': Type.Object({ tokenId: Id }),
   /** An agent was disabled or enabled: every node forgets its cached state of the agent. */
   'agent.changed': Type.Object({ agentId: Id }),
+  /**
+   * Messages committed on the sending node (batched per turn of its event loop): every other node
+   * wakes its held inbox requests of those rooms. Sent with `notify` (no acknowledgement).
+   */
+  'messages.committed': Type.Object({ messages: Type.Array(Type.Object({ roomId: Id, senderId: Id }), { maxItems: 1024 }) }),
 } satisfies Record<string, TSchema>;
 
 export type BusTopic = keyof typeof BUS_TOPICS;
@@ -45,6 +50,12 @@ export interface ClusterBus {
   readonly live: boolean;
   /** Runs the topic's handlers on every live node; resolves when all acknowledged or the timeout passed. */
   publish<T extends BusTopic>(topic: T, payload: BusPayload<T>): Promise<void>;
+  /**
+   * Tells the other nodes only, without waiting for anything: for frequent hints whose loss costs
+   * a delay, never correctness (an inbox waiter that misses one answers at its timeout and the
+   * next read finds the message). This node's handlers do not run: the caller acted here already.
+   */
+  notify<T extends BusTopic>(topic: T, payload: BusPayload<T>): void;
   /** Adds a handler of the topic on this node; a node acknowledges after all its handlers ran. */
   subscribe<T extends BusTopic>(topic: T, handler: BusHandler<T>): void;
   /** Called each time the bus becomes live again after a gap: whatever was sent meanwhile was missed. */

@@ -6,6 +6,7 @@ export function createMemoryBus(logger: BusLogger): ClusterBus {
   return {
     live: true,
     publish: (topic, payload) => handlers.run(topic, payload),
+    notify: () => undefined, // no other node
     subscribe: (topic, handler) => handlers.add(topic, handler),
     onResume: () => undefined,
     close: () => Promise.resolve(),

@@ -33,6 +33,8 @@ interface Envelope {
   from: string;
   topic: BusTopic;
   payload: unknown;
+  /** False for `notify`: receivers run their handlers and send no acknowledgement. */
+  ack?: boolean;
 }
 
 interface Pending {
@@ -48,9 +50,9 @@ function parseEnvelope(message: string): Envelope | null {
   try {
     const value: unknown = JSON.parse(message);
     if (typeof value !== 'object' || value === null) return null;
-    const { id, from, topic, payload } = value as Record<string, unknown>;
+    const { id, from, topic, payload, ack } = value as Record<string, unknown>;
     if (typeof id !== 'string' || typeof from !== 'string' || !isBusTopic(topic)) return null;
-    return { id, from, topic, payload };
+    return { id, from, topic, payload, ack: ack !== false };
   } catch {
     return null;
   }
@@ -88,14 +90,15 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
       logger.warn({}, 'cluster bus: unreadable message ignored');
       return;
     }
-    const { id, from, topic, payload } = envelope;
+    const { id, from, topic, payload, ack } = envelope;
     // Our own message: its handlers ran in `publish`; this copy is our acknowledgement.
-    if (from === nodeId) return acknowledged(id);
+    if (from === nodeId) return ack ? acknowledged(id) : undefined;
     if (!isValidPayload(topic, payload)) {
       logger.warn({ topic }, 'cluster bus: message with an invalid payload ignored');
       return;
     }
     await handlers.run(topic, payload);
+    if (!ack) return;
     try {
       await redis.publish(`${options.keyPrefix}bus:ack:${from}`, id);
     } catch (err) {
@@ -166,6 +169,12 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
     },
     async publish<T extends BusTopic>(topic: T, payload: BusPayload<T>) {
       await Promise.all([handlers.run(topic, payload), crossNodes(topic, payload)]);
+    },
+    notify(topic, payload) {
+      const envelope: Envelope = { id: randomUUID(), from: nodeId, topic, payload, ack: false };
+      redis.publish(channel, JSON.stringify(envelope)).catch((err: unknown) => {
+        logger.warn({ topic, err: { message: errorMessage(err) } }, 'cluster bus: notification not sent to the other nodes');
+      });
     },
     subscribe: (topic, handler) => handlers.add(topic, handler),
     onResume(listener) {

@@ -9,6 +9,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
+import { inboxRoutes } from './routes/inbox.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
@@ -169,6 +170,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   authRoutes(app, ctx);
   roomsRoutes(app, ctx);
   messagesRoutes(app, ctx);
+  inboxRoutes(app, ctx);
   socialRoutes(app, ctx);
   directoryRoutes(app, ctx);
   return app;

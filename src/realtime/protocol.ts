@@ -11,7 +11,7 @@ import type { WsErrorCode } from '../errors.js';
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -33,6 +33,7 @@ export interface WsMessage {
   authorAgentId: string;
   body: string;
   createdAt: string;
+  seq: number;
   mentions?: string[];
   replyTo?: string;
   clientMsgId?: string;
@@ -46,6 +47,8 @@ export interface PresenceUpdate {
 export interface HelloAck {
   agentId: string;
   rooms: string[];
+  /** `{roomId: lastSeq}` for every room in `rooms`, read after the socket joined them. */
+  lastSeqs: Record<string, number>;
 }
 
 export interface ServerToClientEvents {
@@ -73,6 +76,7 @@ export function toWsMessage(message: Message): WsMessage {
     authorAgentId: message.senderId,
     body: message.body,
     createdAt: message.createdAt,
+    seq: message.seq,
   };
   if (message.mentions !== undefined) out.mentions = message.mentions;
   if (message.replyTo !== undefined) out.replyTo = message.replyTo;

@@ -98,6 +98,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     rateLimits: ctx.rateLimits,
     sessionAuth: ctx.sessionAuth,
     rooms: ctx.rooms,
+    readCursors: ctx.readCursors,
     messages: ctx.messages,
     subscriptions,
     inFlight,

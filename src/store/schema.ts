@@ -42,12 +42,16 @@ export interface RoomsTable {
   name: string;
   created_by: string;
   created_at: Timestamp;
+  /** The room's latest message `seq`, 0 without messages (migration 004). */
+  last_seq: Generated<number>;
 }
 
 export interface RoomMembersTable {
   room_id: string;
   agent_id: string;
   joined_at: Timestamp;
+  /** The member's read cursor: messages with a higher `seq` are unread (migration 004). */
+  read_seq: Generated<number>;
 }
 
 export interface MessagesTable {
@@ -59,6 +63,8 @@ export interface MessagesTable {
   reply_to: string | null;
   client_msg_id: string | null;
   created_at: Timestamp;
+  /** Per room, from 1, gapless, in commit order (migration 004). */
+  seq: number;
 }
 
 export interface AuditLogTable {

@@ -82,7 +82,7 @@ export async function newRoom(api: Api, admin: TestAgent, members: TestAgent[] =
   return res.body;
 }
 
-export async function sendMessage(api: Api, agent: TestAgent, roomId: string, body: string): Promise<{ id: string; createdAt: string }> {
+export async function sendMessage(api: Api, agent: TestAgent, roomId: string, body: string): Promise<{ id: string; createdAt: string; seq: number }> {
   const res = await api.post(`/api/v1/rooms/${roomId}/messages`, { body }, { jwt: agent.jwt });
   expectStatus(res, 201, 'send message');
   return res.body;

@@ -56,7 +56,7 @@ export function waitFor<T = Payload>(socket: ClientSocket, event: string, predic
 }
 
 /** Connects and resolves once `agent:hello-ack` arrived; rejects on `error` or a failed connection. */
-export async function connectReady(url: string, jwt: string, options: ConnectOptions = {}): Promise<{ socket: ClientSocket; hello: { agentId: string; rooms: string[] } }> {
+export async function connectReady(url: string, jwt: string, options: ConnectOptions = {}): Promise<{ socket: ClientSocket; hello: { agentId: string; rooms: string[]; lastSeqs: Record<string, number> } }> {
   const socket = connect(url, jwt, options);
   const hello = waitFor(socket, 'agent:hello-ack');
   const failed = new Promise<never>((_, reject) => {

@@ -48,7 +48,7 @@ describe.skipIf(!ready)('real-time across nodes through Redis and PostgreSQL res
   const deliveredAcross = async (body: string, timeoutMs = 5000): Promise<void> => {
     const arrived = waitFor(onB, 'message:new', (m) => m.body === body, timeoutMs);
     const ack = await send(onA, body);
-    expect(ack).toEqual({ messageId: expect.any(String) });
+    expect(ack).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     expect((await arrived).id).toBe(ack.messageId);
   };
   const online = async (node: number): Promise<Record<string, boolean>> => {

@@ -123,7 +123,7 @@ describe('WebSocket handshake with an expired JWT', () => {
     const session = await api.post('/api/v1/sessions', { apiToken: agent.apiToken });
     expect(session.status).toBe(201);
     const { socket, hello } = await connectReady(server.url, session.body.token);
-    expect(hello).toEqual({ agentId: agent.id, rooms: [room.id] });
+    expect(hello).toEqual({ agentId: agent.id, rooms: [room.id], lastSeqs: { [room.id]: expect.any(Number) } });
     socket.disconnect();
   });
 });

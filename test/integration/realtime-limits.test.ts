@@ -122,7 +122,7 @@ describe('WebSocket limits', () => {
     expect(Buffer.byteLength(body)).toBe(65_536);
     const arrived = waitFor(socket, 'message:new', (m) => m.body.length === body.length);
     const ack = await emitWithAck(socket, 'message:send', { roomId: room.id, body });
-    expect(ack).toEqual({ messageId: expect.any(String) });
+    expect(ack).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     expect((await arrived).body).toBe(body);
     expect(await emitWithAck(socket, 'message:send', { roomId: room.id, body: `${body}😀` }))
       .toEqual({ error: { code: 'VALIDATION_ERROR', message: expect.stringContaining('16384') } });
@@ -142,7 +142,7 @@ describe('WebSocket limits', () => {
     expect(await emitWithAck(bystander.socket, 'room:list')).toEqual({ rooms: [] });
     expect((await api.get('/healthz')).status).toBe(200);
     const fresh = await connectReady(server.url, agent.jwt);
-    expect(await emitWithAck(fresh.socket, 'message:send', { roomId: room.id, body: 'after the big one' })).toEqual({ messageId: expect.any(String) });
+    expect(await emitWithAck(fresh.socket, 'message:send', { roomId: room.id, body: 'after the big one' })).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     fresh.socket.disconnect();
     bystander.socket.disconnect();
   });
@@ -256,7 +256,7 @@ describe('WebSocket graceful shutdown', () => {
     newcomer.disconnect();
 
     release();
-    expect(await ack).toEqual({ messageId: expect.any(String) });
+    expect(await ack).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     // The transport closes (not a Socket.IO disconnect), so a real client would reconnect by itself.
     expect(await gone).toBe('transport close');
     expect(order).toEqual(['ack', 'disconnect']);

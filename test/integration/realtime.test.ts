@@ -52,8 +52,10 @@ describe('WebSocket namespace /agents', () => {
     it('acknowledges with agent:hello-ack {agentId, rooms} and auto-joins every room of the agent', async () => {
       const second = await newRoom(api, admin, [alice]);
       const { socket, hello } = await open(alice);
-      expect(hello).toEqual({ agentId: alice.id, rooms: expect.any(Array) });
+      expect(hello).toEqual({ agentId: alice.id, rooms: expect.any(Array), lastSeqs: expect.any(Object) });
       expect([...hello.rooms].sort()).toEqual([room.id, second.id].sort());
+      expect(Object.keys(hello.lastSeqs).sort()).toEqual([room.id, second.id].sort());
+      expect(hello.lastSeqs[second.id]).toBe(0);
       // Auto-joined: a message to the second room arrives without any room:join.
       const arrived = waitFor(socket, 'message:new', (m) => m.roomId === second.id);
       await sendMessage(api, alice, second.id, 'auto-joined');
@@ -67,7 +69,7 @@ describe('WebSocket namespace /agents', () => {
 
     it('hands an agent with no rooms an empty list', async () => {
       const { hello } = await open(carol);
-      expect(hello).toEqual({ agentId: carol.id, rooms: [] });
+      expect(hello).toEqual({ agentId: carol.id, rooms: [], lastSeqs: {} });
     });
 
     it('processes an event sent right after connect, behind the auto-join', async () => {
@@ -82,11 +84,12 @@ describe('WebSocket namespace /agents', () => {
   });
 
   describe('room:list', () => {
-    it('acknowledges {rooms: [{id, slug, name}]} with the rooms the agent is a member of', async () => {
+    it('acknowledges {rooms: [{id, slug, name, lastSeq, readSeq, unreadCount}]} with the rooms the agent is a member of', async () => {
       const { socket } = await open(bob);
-      expect(await emitWithAck(socket, 'room:list', { requestId: 'r1' })).toEqual({ rooms: [{ id: room.id, slug: room.slug, name: room.name }] });
+      const listed = { id: room.id, slug: room.slug, name: room.name, lastSeq: expect.any(Number), readSeq: expect.any(Number), unreadCount: expect.any(Number) };
+      expect(await emitWithAck(socket, 'room:list', { requestId: 'r1' })).toEqual({ rooms: [listed] });
       // The payload is optional.
-      expect(await emitWithAck(socket, 'room:list')).toEqual({ rooms: [{ id: room.id, slug: room.slug, name: room.name }] });
+      expect(await emitWithAck(socket, 'room:list')).toEqual({ rooms: [listed] });
     });
 
     it('without an acknowledgement callback answers with an error event carrying the requestId', async () => {
@@ -98,7 +101,7 @@ describe('WebSocket namespace /agents', () => {
   });
 
   describe('message:send', () => {
-    it('stores the message, acknowledges {messageId} and sends message:new to every member, sender included, not to others', async () => {
+    it('stores the message, acknowledges {messageId, seq} and sends message:new to every member, sender included, not to others', async () => {
       const { socket: a } = await open(alice);
       const { socket: b } = await open(bob);
       const { socket: c } = await open(carol);
@@ -107,8 +110,8 @@ describe('WebSocket namespace /agents', () => {
       const toBob = waitFor(b, 'message:new', (m) => m.body === 'hello room');
 
       const ack = await emitWithAck(a, 'message:send', { roomId: room.id, body: 'hello room', requestId: 'm1' });
-      expect(ack).toEqual({ messageId: expect.any(String) });
-      const expected = { id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'hello room', createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/) };
+      expect(ack).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
+      const expected = { id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'hello room', createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), seq: ack.seq };
       expect(await toAlice).toEqual(expected);
       expect(await toBob).toEqual(expected);
 
@@ -117,7 +120,7 @@ describe('WebSocket namespace /agents', () => {
 
       // Stored, and visible over REST under the REST field names.
       const history = await api.get(`/api/v1/rooms/${room.id}/messages?limit=1`, { jwt: bob.jwt });
-      expect(history.body.messages[0]).toMatchObject({ id: ack.messageId, senderId: alice.id, body: 'hello room' });
+      expect(history.body.messages[0]).toMatchObject({ id: ack.messageId, senderId: alice.id, body: 'hello room', seq: ack.seq });
     });
 
     it('without an acknowledgement still broadcasts; the sender sees its own message:new', async () => {
@@ -131,7 +134,7 @@ describe('WebSocket namespace /agents', () => {
       const { socket: b } = await open(bob);
       const arrived = waitFor(b, 'message:new', (m) => m.body === 'via REST');
       const sent = await sendMessage(api, alice, room.id, 'via REST');
-      expect(await arrived).toEqual({ id: sent.id, roomId: room.id, authorAgentId: alice.id, body: 'via REST', createdAt: sent.createdAt });
+      expect(await arrived).toEqual({ id: sent.id, roomId: room.id, authorAgentId: alice.id, body: 'via REST', createdAt: sent.createdAt, seq: sent.seq });
     });
 
     it('stores, acknowledges and broadcasts one connection\'s messages in the order they were sent', async () => {
@@ -156,7 +159,10 @@ describe('WebSocket namespace /agents', () => {
       const seenByB = record(b, 'message:new');
       const bodies = Array.from({ length: 25 }, (_, i) => `burst ${i}`); // within 30 events/s per connection
       const acks = await Promise.all(bodies.map((body) => emitWithAck(a, 'message:send', { roomId: room.id, body })));
-      expect(acks).toEqual(bodies.map(() => ({ messageId: expect.any(String) })));
+      expect(acks).toEqual(bodies.map(() => ({ messageId: expect.any(String), seq: expect.any(Number) })));
+      // Committed together, numbered in send order without a gap.
+      const seqs = acks.map((ack: Payload) => ack.seq as number);
+      expect(seqs).toEqual(seqs.map((_: number, i: number) => seqs[0]! + i));
       const burst = (seen: Payload[]) => seen.filter((m) => m.body.startsWith('burst ')).map((m) => m.body as string);
       await until(() => burst(seenByA).length === bodies.length && burst(seenByB).length === bodies.length);
       expect(burst(seenByA)).toEqual(bodies);
@@ -172,7 +178,7 @@ describe('WebSocket namespace /agents', () => {
       expect(await received).toMatchObject({ id: reply.messageId, mentions: [bob.id], replyTo: first.messageId });
       // A retry repeats the whole send; the same clientMsgId with other content is a conflict.
       expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'reply', mentions: [bob.id], replyTo: first.messageId, clientMsgId: 'c-1' }))
-        .toEqual({ messageId: reply.messageId });
+        .toEqual({ messageId: reply.messageId, seq: reply.seq });
       expect(await emitWithAck(a, 'message:send', { roomId: room.id, body: 'another body', clientMsgId: 'c-1' }))
         .toEqual({ error: { code: 'CONFLICT', message: expect.any(String) } });
     });
@@ -188,8 +194,8 @@ describe('WebSocket namespace /agents', () => {
       const first = await emitWithAck(socket, 'message:history', { roomId: own.id, limit: 2, requestId: 'h' });
       expect(first).toEqual({
         messages: [
-          { id: sent[4]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h4', createdAt: sent[4]!.createdAt },
-          { id: sent[3]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h3', createdAt: sent[3]!.createdAt },
+          { id: sent[4]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h4', createdAt: sent[4]!.createdAt, seq: 5 },
+          { id: sent[3]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h3', createdAt: sent[3]!.createdAt, seq: 4 },
         ],
         hasMore: true,
         cursor: sent[3]!.id,
@@ -295,7 +301,7 @@ describe('WebSocket namespace /agents', () => {
       socket.emit('message:send', 'just a string');
       expect(await error).toEqual({ code: 'VALIDATION_ERROR', message: expect.any(String) });
       // The connection is still fine.
-      expect(await emitWithAck(socket, 'message:send', { roomId: room.id, body: 'still here' })).toEqual({ messageId: expect.any(String) });
+      expect(await emitWithAck(socket, 'message:send', { roomId: room.id, body: 'still here' })).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     });
 
     it('survives hostile payloads: binary, deep nesting, extra arguments', async () => {
@@ -308,7 +314,7 @@ describe('WebSocket namespace /agents', () => {
         expect(ack.error.code).toBe('VALIDATION_ERROR');
       }
       const ack = await socket.timeout(5000).emitWithAck('message:send', { roomId: room.id, body: 'extra args' }, 'ignored', 3);
-      expect(ack).toEqual({ messageId: expect.any(String) });
+      expect(ack).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     });
   });
 

@@ -19,7 +19,7 @@ describe('the whole REST flow', () => {
     const history = await api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: admin.jwt });
     expect(history.status).toBe(200);
     expect(history.body).toEqual({
-      messages: [{ id: sent.id, roomId: room.id, senderId: member.id, body: 'hello', createdAt: sent.createdAt }],
+      messages: [{ id: sent.id, roomId: room.id, senderId: member.id, body: 'hello', createdAt: sent.createdAt, seq: 1 }],
       nextCursor: sent.id,
       hasMore: false,
     });

@@ -27,9 +27,10 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
 
 const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp) });
-const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), createdBy: Id, createdAt: Timestamp });
+const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
+  readSeq: Type.Optional(Type.Integer({ minimum: 0 })), unreadCount: Type.Optional(Type.Integer({ minimum: 0 })) });
 const MessageSchema = Type.Object({
-  id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp,
+  id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),
   mentions: Type.Optional(Type.Array(Id)), replyTo: Type.Optional(Id), clientMsgId: Type.Optional(Type.String({ minLength: 1 })),
 });
 const ChannelSchema = Type.Object({ id: Id, slug: Type.String(), name: Type.String(), createdAt: Timestamp });
@@ -86,8 +87,23 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/rooms/:id/members', params: { id: 'room' }, fields: ['agentId'], success: { status: [201], schema: Type.Object({ roomId: Id, agentId: Id, joinedAt: Timestamp }) } },
   { method: 'DELETE', path: '/rooms/:roomId/members/:agentId', params: { roomId: 'room', agentId: 'guest' }, success: { status: [204], schema: 'empty' } },
   {
-    method: 'GET', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, query: ['limit', 'cursor', 'before'],
-    success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }) },
+    method: 'GET', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, query: ['limit', 'cursor', 'before', 'afterSeq'],
+    success: {
+      status: [200],
+      schema: Type.Union([
+        Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }, { additionalProperties: false }),
+        Type.Object({ messages: Type.Array(MessageSchema), lastSeq: Type.Integer({ minimum: 0 }), hasMore: Type.Boolean() }, { additionalProperties: false }),
+      ]),
+    },
+  },
+  {
+    method: 'POST', path: '/api/v1/rooms/:id/read', params: { id: 'room' }, fields: ['seq'],
+    success: { status: [200], schema: Type.Object({ roomId: Id, readSeq: Type.Integer({ minimum: 0 }), unreadCount: Type.Integer({ minimum: 0 }) }) },
+  },
+  // No `wait` here: a held request would only slow the fuzzer down (tested in inbox.test.ts).
+  {
+    method: 'GET', path: '/api/v1/inbox', query: ['limit'],
+    success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
   { method: 'GET', path: '/api/v1/social/channels', success: { status: [200], schema: Type.Object({ channels: Type.Array(ChannelSchema) }) } },
@@ -357,6 +373,8 @@ describe('REST fuzzing', () => {
         return fixtureId('guest');
       case 'replyTo':
         return fixtureId('message');
+      case 'seq':
+        return fc.integer({ min: 0, max: 1 }).map((n) => ({ num: String(n) })); // the fixture room has a message: both valid
       default:
         return fc.constant(null);
     }

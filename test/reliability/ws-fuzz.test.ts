@@ -47,16 +47,19 @@ function isErrorEvent(payload: unknown): boolean {
 }
 
 const isWsMessage = (m: unknown): boolean =>
-  isObject(m) && ['id', 'roomId', 'authorAgentId', 'body', 'createdAt'].every((k) => typeof m[k] === 'string');
+  isObject(m) && ['id', 'roomId', 'authorAgentId', 'body', 'createdAt'].every((k) => typeof m[k] === 'string') && Number.isInteger(m.seq);
 
 /** The success acknowledgement of each event (SPEC.md, docs/websocket.md). */
 const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
   'room:join': (a) => keysAre(a, ['ok']) && a.ok === true,
   'room:leave': (a) => keysAre(a, ['ok']) && a.ok === true,
-  'room:list': (a) => keysAre(a, ['rooms']) && Array.isArray(a.rooms) && a.rooms.every((r) => isObject(r) && keysAre(r, ['id', 'slug', 'name'])),
-  'message:send': (a) => keysAre(a, ['messageId']) && typeof a.messageId === 'string' && UUID_RE.test(a.messageId),
+  'room:list': (a) => keysAre(a, ['rooms']) && Array.isArray(a.rooms) && a.rooms.every((r) => isObject(r) && keysAre(r, ['id', 'slug', 'name', 'lastSeq', 'readSeq', 'unreadCount'])),
+  'message:send': (a) => keysAre(a, ['messageId', 'seq']) && typeof a.messageId === 'string' && UUID_RE.test(a.messageId) && Number.isInteger(a.seq),
   'message:history': (a) => keysAre(a, ['messages', 'hasMore', 'cursor']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
     && typeof a.hasMore === 'boolean' && (a.cursor === null || (typeof a.cursor === 'string' && UUID_RE.test(a.cursor))),
+  'room:sync': (a) => keysAre(a, ['messages', 'lastSeq', 'hasMore']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
+    && Number.isInteger(a.lastSeq) && typeof a.hasMore === 'boolean',
+  'room:read': (a) => keysAre(a, ['roomId', 'readSeq', 'unreadCount']) && Number.isInteger(a.readSeq) && Number.isInteger(a.unreadCount),
 };
 
 // ---- arbitraries ------------------------------------------------------------------------------
@@ -145,6 +148,8 @@ function shapedFor(event: string, f: Fixture): fc.Arbitrary<Record<string, unkno
       clientMsgId: mostly(fc.string({ minLength: 1, maxLength: 64 })),
     },
     'message:history': { roomId, before: ownMessage, cursor: ownMessage, limit: mostly(fc.integer({ min: 1, max: 100 })) },
+    'room:sync': { roomId, afterSeq: mostly(fc.integer({ min: 0, max: 5 })), limit: mostly(fc.integer({ min: 1, max: 100 })) },
+    'room:read': { roomId, seq: mostly(fc.integer({ min: 0, max: 1 })) },
   };
   const spec = fields[event] ?? { roomId };
   const model: Record<string, fc.Arbitrary<unknown>> = { ...spec, requestId: mostly(fc.string({ maxLength: 128 })) };
@@ -337,7 +342,7 @@ describe('WebSocket fuzzing (fast-check)', () => {
     const b = await connectReady(app.url, other.jwt);
     const arrived = waitFor(b.socket, 'message:new', (m) => m.body === 'still works');
     const ack = await emitWithAck(a.socket, 'message:send', { roomId: fixture.room.id, body: 'still works' });
-    expect(ack).toEqual({ messageId: expect.stringMatching(UUID_RE) });
+    expect(ack).toEqual({ messageId: expect.stringMatching(UUID_RE), seq: expect.any(Number) });
     expect((await arrived).id).toBe(ack.messageId);
     const page = await emitWithAck(b.socket, 'message:history', { roomId: fixture.room.id, limit: 1 });
     expect(page.messages[0]).toMatchObject({ id: ack.messageId, authorAgentId: agent.id, body: 'still works' });

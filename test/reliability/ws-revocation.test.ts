@@ -73,7 +73,7 @@ describe('strict mode: revoking an API token ends its sessions', () => {
     // The other token of the same agent is not affected, on either interface.
     expect((await api.get('/api/v1/rooms', { jwt: second.jwt })).status).toBe(200);
     expect(kept.socket.connected).toBe(true);
-    expect(await emitWithAck(kept.socket, 'message:send', { roomId: room.body.id, body: 'still here' })).toEqual({ messageId: expect.any(String) });
+    expect(await emitWithAck(kept.socket, 'message:send', { roomId: room.body.id, body: 'still here' })).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     expect(keptErrors).toEqual([]);
     kept.socket.disconnect();
   });

@@ -60,8 +60,8 @@ describe('graceful close with WebSocket events in flight (in process)', () => {
     release();
 
     const [ack1, ack2] = await Promise.all([first, second]);
-    expect(ack1).toEqual({ messageId: expect.any(String) });
-    expect(ack2).toEqual({ messageId: expect.any(String) });
+    expect(ack1).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
+    expect(ack2).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     expect(await disconnected(a.socket)).toBe('transport close');
     await closed;
     expect(order.slice(0, 2)).toEqual(['ack 1', 'ack 2']);
@@ -145,7 +145,7 @@ describe.skipIf(!pgAvailable && !requireServices)('SIGTERM with a message:send i
     await locker.query('commit');
 
     const acked = await ack;
-    expect(acked).toEqual({ messageId: expect.any(String) });
+    expect(acked).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     expect(await disconnected(socket)).toBe('transport close');
     const exit = await running.exit;
     expect(exit).toMatchObject({ code: 0, signal: null });

@@ -99,7 +99,7 @@ describe('slow consumers (WS_MAX_BUFFERED_BYTES)', () => {
     // The dropped agent can come back (a new connection starts with an empty buffer).
     raw.destroy();
     const back = await connectReady(server.url, stalled.jwt);
-    expect(await emitWithAck(back.socket, 'message:send', { roomId: room.id, body: 'back' })).toEqual({ messageId: expect.any(String) });
+    expect(await emitWithAck(back.socket, 'message:send', { roomId: room.id, body: 'back' })).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     back.socket.disconnect();
     normal.disconnect();
   });

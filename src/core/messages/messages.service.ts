@@ -14,6 +14,8 @@ import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
 import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
+import { assignSeqs, findLastSeq, pageAfterSeq } from './seq.store.js';
+import { parseAfterSeq } from './sync.js';
 
 export interface Message {
   id: string;
@@ -21,6 +23,8 @@ export interface Message {
   senderId: string;
   body: string;
   createdAt: string;
+  /** Per room, from 1, gapless, in commit order (assigned in the insert's transaction). */
+  seq: number;
   mentions?: string[];
   replyTo?: string;
   clientMsgId?: string;
@@ -40,6 +44,24 @@ export interface HistoryPage {
   hasMore: boolean;
 }
 
+export interface SyncQuery {
+  /** Required: the last `seq` the client has; the page starts after it. */
+  afterSeq?: unknown;
+  limit?: unknown;
+  /** Refused together with afterSeq (they page the other way). */
+  before?: unknown;
+  cursor?: unknown;
+}
+
+export interface SyncPage {
+  /** Oldest first. */
+  messages: Message[];
+  /** The room's latest `seq`. */
+  lastSeq: number;
+  /** Whether messages after this page exist (up to lastSeq). */
+  hasMore: boolean;
+}
+
 export interface SendResult {
   message: Message;
   /** False when a clientMsgId repeat returned the original message. */
@@ -49,6 +71,8 @@ export interface SendResult {
 export interface MessagesService {
   send(principal: Principal | null, roomId: unknown, input: unknown): Promise<SendResult>;
   history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
+  /** Forward catch-up (`afterSeq`): authorised like history. */
+  sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
 }
 
 const sendInput = compile(SendMessageInput);
@@ -66,6 +90,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   // are at least 4 ms apart (at most 4 ms more latency, far fewer commits); a lone send waits for
   // nothing.
   const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
+    // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
+    await assignSeqs(trx, messages);
     for (const message of messages) {
       await insertMessage(trx, message);
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
@@ -83,7 +109,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
         throw validationError({ replyTo: 'must be the id of a message in this room' });
       }
-      const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso() };
+      // `seq` is set by the write, inside its transaction.
+      const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
       if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
       if (replyTo !== undefined) message.replyTo = replyTo;
       if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
@@ -126,6 +153,19 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       }
       const { messages, hasMore } = await pageMessages(db, roomId, before, limit);
       return { messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };
+    },
+
+    async sync(principal, rawRoomId, query) {
+      const reader = authz.requireAgent(principal);
+      const roomId = parseId(rawRoomId, 'roomId');
+      const afterSeq = parseAfterSeq(query);
+      const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
+      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
+      else await rooms.get(roomId);
+      // lastSeq first: every seq up to it is committed, so the page below has no hole.
+      const lastSeq = (await findLastSeq(db, roomId)) ?? 0;
+      const { messages, hasMore } = await pageAfterSeq(db, roomId, afterSeq, lastSeq, limit);
+      return { messages, lastSeq, hasMore };
     },
   };
 }

@@ -13,6 +13,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     senderId: row.sender_id,
     body: row.body,
     createdAt: toIso(row.created_at),
+    seq: Number(row.seq),
   };
   const mentions = row.mentions === null ? null : fromJson(row.mentions);
   if (Array.isArray(mentions)) message.mentions = mentions as string[];
@@ -32,6 +33,7 @@ const insertMessageQuery = prepared((db, p: Required<Insertable<MessagesTable>>)
     reply_to: p.reply_to,
     client_msg_id: p.client_msg_id,
     created_at: p.created_at,
+    seq: p.seq,
   }),
 );
 const latestPageQuery = prepared((db, p: { roomId: string; rows: number }) =>
@@ -51,6 +53,7 @@ export async function insertMessage(db: Db, m: Message): Promise<void> {
     reply_to: m.replyTo ?? null,
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
+    seq: m.seq,
   });
 }
 

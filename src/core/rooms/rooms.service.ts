@@ -11,7 +11,9 @@ import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
+import { findLastSeqs } from '../messages/seq.store.js';
 import type { MembershipCache } from './membership-cache.js';
+import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
 import {
   deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRooms, listRoomsOfAgent,
@@ -29,8 +31,10 @@ export interface RoomsService {
   listForAgent(agentId: string): Promise<Room[]>;
   addMember(principal: Principal | null, roomId: string, input: unknown): Promise<Membership>;
   removeMember(principal: Principal | null, roomId: string, agentId: string): Promise<void>;
-  /** Throws ROOM_NOT_FOUND unless the room exists. */
+  /** Throws ROOM_NOT_FOUND unless the room exists (its `lastSeq` may be stale: see lastSeqs). */
   get(roomId: string): Promise<Room>;
+  /** `{roomId: lastSeq}`, read now (agent:hello-ack). */
+  lastSeqs(roomIds: readonly string[]): Promise<Record<string, number>>;
   /** Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member. */
   assertMember(roomId: string, agentId: string): Promise<void>;
 }
@@ -81,7 +85,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const unknown = wanted.filter((id) => !existing.has(id));
       if (unknown.length > 0) throw validationError({ members: `unknown agent id(s): ${unknown.join(', ')}` });
 
-      const room: Room = { id: uuidv7(), slug, name, createdBy: creator.agentId, createdAt: nowIso() };
+      const room: Room = { id: uuidv7(), slug, name, createdBy: creator.agentId, createdAt: nowIso(), lastSeq: 0 };
       const memberships = wanted.map((agentId) => ({ roomId: room.id, agentId, joinedAt: room.createdAt }));
       try {
         await db.transaction().execute(async (trx) => {
@@ -110,6 +114,8 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
 
     get: (roomId) => getRoomOr404(parseId(roomId, 'roomId')),
 
+    lastSeqs: (roomIds) => findLastSeqs(db, roomIds),
+
     async addMember(principal, rawRoomId, input) {
       authz.requireAdminWhenStrict(principal);
       const roomId = parseId(rawRoomId, 'id');
@@ -121,6 +127,8 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       try {
         await db.transaction().execute(async (trx) => {
           await insertMemberships(trx, [membership]);
+          // Old history is not unread for a new member (PHASE2.md 1.3).
+          await startReadCursorAtLastSeq(trx, roomId, agentId);
           await recordAudit(trx, { event: 'member-added', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId } });
         });
       } catch (err) {

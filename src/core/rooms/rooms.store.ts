@@ -11,6 +11,8 @@ export interface Room {
   name: string;
   createdBy: string;
   createdAt: string;
+  /** The room's latest message `seq` when it was read (0 without messages). */
+  lastSeq: number;
 }
 
 export interface Membership {
@@ -25,6 +27,7 @@ const toRoom = (row: Selectable<RoomsTable>): Room => ({
   name: row.name,
   createdBy: row.created_by,
   createdAt: toIso(row.created_at),
+  lastSeq: Number(row.last_seq),
 });
 
 export async function insertRoom(db: Db, room: Room): Promise<void> {

@@ -28,7 +28,11 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.get('/rooms', async (request) => ctx.rooms.list(request.principal));
 
-  app.get('/api/v1/rooms', async (request) => ({ rooms: await ctx.rooms.list(request.principal) }));
+  // With a JWT, the caller's member rooms carry readSeq and unreadCount (PHASE2.md 1.3).
+  app.get('/api/v1/rooms', async (request) => ({ rooms: await ctx.readCursors.list(request.principal) }));
+
+  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/read', async (request) =>
+    ctx.readCursors.markRead(request.principal, request.params.id, request.body));
 
   app.post<{ Params: { id: string } }>('/rooms/:id/members', async (request, reply) => {
     const membership = await ctx.rooms.addMember(request.principal, request.params.id, request.body);

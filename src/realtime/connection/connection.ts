@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { MessagesService } from '../../core/messages/messages.service.js';
 import type { SessionAuth } from '../../core/auth/session-auth.js';
+import type { ReadCursorsService } from '../../core/rooms/read-cursors.service.js';
 import type { RoomsService } from '../../core/rooms/rooms.service.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { RateLimits } from '../../rate-limits.js';
@@ -26,6 +27,7 @@ export interface ConnectionDeps {
   rateLimits: RateLimits;
   sessionAuth: SessionAuth;
   rooms: RoomsService;
+  readCursors: ReadCursorsService;
   messages: MessagesService;
   subscriptions: Subscriptions;
   inFlight: InFlight;
@@ -53,7 +55,7 @@ export interface ConnectionHandler {
 export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler {
   const { logger, metrics, subscriptions } = deps;
   const handlers: Record<ClientEventName, Parameters<typeof registerEvent>[4]> = {
-    ...roomHandlers({ rooms: deps.rooms, subscriptions }),
+    ...roomHandlers({ rooms: deps.rooms, readCursors: deps.readCursors, subscriptions }),
     ...messageHandlers({ messages: deps.messages }),
   };
   const refused = new WeakMap<AgentSocket, WsError>();
@@ -102,7 +104,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         // middleware's check has published (or will publish) to a channel this socket is already in.
         await deps.sessionAuth.assertLive(socket.data.principal, { fresh: true });
         const roomIds = (await deps.rooms.listForAgent(agentId)).map((room) => room.id);
-        const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent);
+        const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent, (ids) => deps.rooms.lastSeqs(ids));
         if (!subscribed && socket.connected) {
           metrics.rateLimitExceeded.inc({ transport: 'ws' });
           const tooMany = new AppError('RATE_LIMITED', `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})`);

@@ -3,17 +3,18 @@ import type { EventSpec } from '../connection/register-event.js';
 import { toWsMessage } from '../protocol.js';
 
 /**
- * `message:send` and `message:history`: the same domain functions as REST, so validation, storage,
+ * `message:send`, `message:history` and `room:sync`: the same domain functions as REST, so validation, storage,
  * audit, the metric and the `message:new` fan-out are one code path.
  */
-export function messageHandlers(deps: { messages: MessagesService }): Record<'message:send' | 'message:history', EventSpec> {
+export function messageHandlers(deps: { messages: MessagesService }): Record<'message:send' | 'message:history' | 'room:sync', EventSpec> {
   const { messages } = deps;
   return {
     'message:send': {
       async handle({ principal, payload }) {
         // Stored and audited, then published (message:new to the room, sender included), then acknowledged.
         const { message } = await messages.send(principal, payload.roomId, payload);
-        return { messageId: message.id };
+        // A clientMsgId repeat acknowledges the original's id and seq.
+        return { messageId: message.id, seq: message.seq };
       },
     },
 
@@ -24,6 +25,16 @@ export function messageHandlers(deps: { messages: MessagesService }): Record<'me
         const { before, cursor, limit } = payload;
         const page = await messages.history(principal, payload.roomId, { before, cursor, limit });
         return { messages: page.messages.map(toWsMessage), hasMore: page.hasMore, cursor: page.nextCursor };
+      },
+    },
+
+    'room:sync': {
+      // Forward catch-up (PHASE2.md 1.2): what REST gives for ?afterSeq=, oldest first.
+      requiresAck: true,
+      async handle({ principal, payload }) {
+        const { afterSeq, limit, before, cursor } = payload;
+        const page = await messages.sync(principal, payload.roomId, { afterSeq, limit, before, cursor });
+        return { messages: page.messages.map(toWsMessage), lastSeq: page.lastSeq, hasMore: page.hasMore };
       },
     },
   };

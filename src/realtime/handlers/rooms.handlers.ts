@@ -1,11 +1,12 @@
+import type { ReadCursorsService } from '../../core/rooms/read-cursors.service.js';
 import type { RoomsService } from '../../core/rooms/rooms.service.js';
 import { parseId } from '../../core/validation.js';
 import type { EventSpec } from '../connection/register-event.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
 
-/** `room:join`, `room:leave`, `room:list` (SPEC.md "Client to server"). */
-export function roomHandlers(deps: { rooms: RoomsService; subscriptions: Subscriptions }): Record<'room:join' | 'room:leave' | 'room:list', EventSpec> {
-  const { rooms, subscriptions } = deps;
+/** `room:join`, `room:leave`, `room:list` (SPEC.md "Client to server"), `room:read` (PHASE2.md 1.3). */
+export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCursorsService; subscriptions: Subscriptions }): Record<'room:join' | 'room:leave' | 'room:list' | 'room:read', EventSpec> {
+  const { rooms, readCursors, subscriptions } = deps;
   return {
     'room:join': {
       async handle({ socket, principal, payload }) {
@@ -26,8 +27,15 @@ export function roomHandlers(deps: { rooms: RoomsService; subscriptions: Subscri
       payloadOptional: true,
       requiresAck: true,
       async handle({ principal }) {
-        const list = await rooms.listForAgent(principal.agentId);
-        return { rooms: list.map(({ id, slug, name }) => ({ id, slug, name })) };
+        const list = await readCursors.listForAgent(principal.agentId);
+        return { rooms: list.map(({ id, slug, name, lastSeq, readSeq, unreadCount }) => ({ id, slug, name, lastSeq, readSeq, unreadCount })) };
+      },
+    },
+
+    'room:read': {
+      // Acknowledged with {roomId, readSeq, unreadCount}, as REST answers POST /api/v1/rooms/:id/read.
+      async handle({ principal, payload }) {
+        return readCursors.markRead(principal, payload.roomId, { seq: payload.seq });
       },
     },
   };

@@ -17,9 +17,16 @@ export interface Subscriptions {
   /**
    * Subscribes a newly authenticated socket to the agent's rooms, sends it `agent:hello-ack`, and
    * announces the agent online where this is its first socket. Refuses (false: nothing joined, sent
-   * or announced) beyond `maxConnections` live sockets of the agent.
+   * or announced) beyond `maxConnections` live sockets of the agent. The hello's `lastSeqs` are read
+   * (`readLastSeqs`) once the socket is in its rooms: a message numbered above them reaches the
+   * socket as `message:new`, so a client that catches up to `lastSeqs` misses nothing.
    */
-  connect(socket: AgentSocket, roomIds: readonly string[], maxConnections: number): Promise<boolean>;
+  connect(
+    socket: AgentSocket,
+    roomIds: readonly string[],
+    maxConnections: number,
+    readLastSeqs: (roomIds: readonly string[]) => Promise<Record<string, number>>,
+  ): Promise<boolean>;
   /** After a socket disconnected: offline where it was the agent's last socket. */
   disconnect(socket: AgentSocket): Promise<void>;
   /** `room:join`: subscribes the socket; online only when the agent had no socket in the room before (DESIGN.md). */
@@ -36,7 +43,7 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
   const announce = (roomId: string, agentId: string, status: PresenceUpdate['status']): void => announcePresence(nsp, roomId, agentId, status);
 
   return {
-    async connect(socket, roomIds, maxConnections) {
+    async connect(socket, roomIds, maxConnections, readLastSeqs) {
       const { agentId } = socket.data.principal;
       const { connections, firstInRooms } = await presence.connect(agentId, socket.id, roomIds);
       if (connections > maxConnections || !socket.connected) {
@@ -44,7 +51,10 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
         return false;
       }
       socket.join(roomIds.map(roomChannel));
-      socket.emit('agent:hello-ack', { agentId, rooms: [...roomIds] });
+      const known = await readLastSeqs(roomIds);
+      const lastSeqs: Record<string, number> = {};
+      for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;
+      socket.emit('agent:hello-ack', { agentId, rooms: [...roomIds], lastSeqs });
       for (const roomId of firstInRooms) announce(roomId, agentId, 'online');
       return true;
     },

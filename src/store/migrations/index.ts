@@ -3,6 +3,7 @@ import type { Dialect } from '../database.js';
 import { initialSchema } from './001-initial-schema.js';
 import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
 import { agentDisabled } from './003-agent-disabled.js';
+import { messageSeq } from './004-message-seq.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -13,6 +14,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '001-initial-schema': initialSchema(dialect),
     '002-partial-client-msg-id-index': partialClientMsgIdIndex,
     '003-agent-disabled': agentDisabled(dialect),
+    '004-message-seq': messageSeq,
   };
 }
 

@@ -1,0 +1,145 @@
+import type { ClusterBus } from '../../cluster/bus.js';
+import type { EventPublisher } from '../events.js';
+
+/**
+ * Held inbox requests (`GET /api/v1/inbox?wait=S`), woken when a message from someone else arrives
+ * in one of the waiting agent's rooms. A waiter is a few small objects in memory: no timer per room,
+ * no database connection.
+ *
+ * `wake(roomId, senderId)` is the one entry point for "a message was committed": this node's
+ * after-commit publisher calls it (inboxWakePublisher), and with several nodes a subscriber of the
+ * cluster bus calls it on every node for messages committed elsewhere.
+ */
+export interface InboxWaker {
+  wake(roomId: string, senderId: string): void;
+}
+
+export type WaitOutcome = 'woken' | 'timeout' | 'closed' | 'aborted';
+
+export interface InboxWait {
+  /** Settles once: a message came, the time ran out, the server is closing, or the caller gave up. */
+  readonly outcome: Promise<WaitOutcome>;
+  /** Withdraws the waiter (its outcome settles as 'aborted'). */
+  cancel(): void;
+}
+
+interface Waiter {
+  agentId: string;
+  roomIds: readonly string[];
+  settle(outcome: WaitOutcome): void;
+}
+
+export class InboxWaiters implements InboxWaker {
+  private readonly byRoom = new Map<string, Set<Waiter>>();
+  private readonly all = new Set<Waiter>();
+  private closed = false;
+
+  /** Waiting requests right now. */
+  get size(): number {
+    return this.all.size;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Registers a waiter for `agentId` on `roomIds` for at most `timeoutMs`. Register before reading
+   * the inbox: a message committed between the read and the wait then still wakes it.
+   */
+  wait(agentId: string, roomIds: readonly string[], timeoutMs: number, signal?: AbortSignal): InboxWait {
+    let settle!: (outcome: WaitOutcome) => void;
+    const outcome = new Promise<WaitOutcome>((resolve) => {
+      settle = resolve;
+    });
+    if (this.closed) {
+      settle('closed');
+      return { outcome, cancel: () => undefined };
+    }
+    if (signal?.aborted) {
+      settle('aborted');
+      return { outcome, cancel: () => undefined };
+    }
+    const onAbort = (): void => finish('aborted');
+    const waiter: Waiter = { agentId, roomIds, settle: (o) => finish(o) };
+    const timer = setTimeout(() => finish('timeout'), Math.max(0, timeoutMs));
+    let done = false;
+    const finish = (o: WaitOutcome): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      this.remove(waiter);
+      settle(o);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    this.all.add(waiter);
+    for (const roomId of roomIds) {
+      let set = this.byRoom.get(roomId);
+      if (set === undefined) this.byRoom.set(roomId, (set = new Set()));
+      set.add(waiter);
+    }
+    return { outcome, cancel: () => finish('aborted') };
+  }
+
+  wake(roomId: string, senderId: string): void {
+    const set = this.byRoom.get(roomId);
+    if (set === undefined) return;
+    // Own messages are never unread: they wake nobody of their sender.
+    for (const waiter of [...set]) if (waiter.agentId !== senderId) waiter.settle('woken');
+  }
+
+  /** Answers every waiter now and every later one at once (graceful shutdown). */
+  close(): void {
+    this.closed = true;
+    for (const waiter of [...this.all]) waiter.settle('closed');
+  }
+
+  private remove(waiter: Waiter): void {
+    this.all.delete(waiter);
+    for (const roomId of waiter.roomIds) {
+      const set = this.byRoom.get(roomId);
+      if (set === undefined) continue;
+      set.delete(waiter);
+      if (set.size === 0) this.byRoom.delete(roomId);
+    }
+  }
+}
+
+/** This node's after-commit events feed the waker (a message committed here). */
+export function inboxWakePublisher(waker: InboxWaker): EventPublisher {
+  return {
+    publish(event) {
+      if (event.type === 'message.created') waker.wake(event.message.roomId, event.message.senderId);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** At most this many (room, sender) pairs in one bus notification (the topic's schema allows 1024). */
+const WAKES_PER_NOTIFICATION = 1024;
+
+/**
+ * Tells the other nodes which rooms got messages from whom, so their held inbox requests wake too:
+ * one bus notification per turn of the event loop (a group commit's messages travel together),
+ * each (room, sender) pair once. Lost notifications cost a waiter its wait, never a message.
+ */
+export function crossNodeWakePublisher(bus: Pick<ClusterBus, 'notify'>): EventPublisher {
+  let batch = new Map<string, { roomId: string; senderId: string }>();
+  const flush = (): void => {
+    if (batch.size === 0) return;
+    const messages = [...batch.values()];
+    batch = new Map();
+    bus.notify('messages.committed', { messages });
+  };
+  return {
+    publish(event) {
+      if (event.type !== 'message.created') return Promise.resolve();
+      const { roomId, senderId } = event.message;
+      if (batch.size === 0) setImmediate(flush);
+      batch.set(`${roomId} ${senderId}`, { roomId, senderId });
+      if (batch.size >= WAKES_PER_NOTIFICATION) flush();
+      return Promise.resolve();
+    },
+  };
+}
