@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { servicesAvailable, startPrivatePostgres, startPrivateRedis, waitUntil, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { servicesAvailable, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 import { connect, connectReady, disconnected, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // Two nodes on a private PostgreSQL and a private Redis, each restarted under live WebSocket

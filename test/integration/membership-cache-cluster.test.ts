@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, REDIS_TEST_URL, type TestDatabase } from '../helpers/server.js';
-import { servicesAvailable, waitUntil } from '../helpers/services.js';
+import { servicesAvailable } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // Each node answers membership checks from memory; a removal on one node must reach the others'.
 const ready = await servicesAvailable('membership cache across nodes', ['redis']);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { sleep } from '../helpers/wait.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 const claimsOf = (jwt: string): { agentId: string; role: string; iat: number; exp: number } =>
@@ -116,7 +117,7 @@ describe('WebSocket handshake with an expired JWT', () => {
     const room = await newRoom(api, admin, [agent]);
     const { exp } = claimsOf(agent.jwt);
     // Wait (no assertion on timing) until the token is past its exp.
-    while (Date.now() < exp * 1000 + 50) await new Promise((resolve) => setTimeout(resolve, exp * 1000 + 50 - Date.now()));
+    while (Date.now() < exp * 1000 + 50) await sleep(exp * 1000 + 50 - Date.now());
 
     expect(await expectAuthFailure(connect(server.url, agent.jwt))).toMatch(/expired|invalid/i);
 

@@ -1,30 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, REDIS_TEST_URL, type TestDatabase } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { servicesAvailable } from '../helpers/services.js';
 
-async function redisReachable(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
+const available = await servicesAvailable('realtime-redis tests', ['redis']);
 
-const required = process.env.AMS_REQUIRE_SERVICES === '1';
-const available = await redisReachable(REDIS_TEST_URL);
-if (!available && !required) console.warn(`realtime-redis tests skipped: Redis is not reachable at ${REDIS_TEST_URL} (set AMS_REQUIRE_SERVICES=1 to make this a failure)`);
-
-describe.skipIf(!available && !required)('two nodes on one Redis (Socket.IO Redis adapter)', () => {
+describe.skipIf(!available)('two nodes on one Redis (Socket.IO Redis adapter)', () => {
   let db: TestDatabase;
   let node1: RunningApp;
   let node2: RunningApp;

@@ -5,6 +5,7 @@ import { createExchangeGate } from '../../src/core/auth/sessions.service.js';
 import { AppError } from '../../src/errors.js';
 import { Api, newAdmin, newAgent, type ApiResponse, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 /** Token-exchange abuse: bounded Argon2id work, fast refusals, and no oracle in the answers. */
 const CONCURRENCY = 8;
@@ -95,7 +96,7 @@ describe('a storm of bad API tokens', () => {
         const start = performance.now();
         expect(await healthz(server.url, probeAgent)).toBe(200);
         health.push(performance.now() - start);
-        await new Promise((r) => setTimeout(r, 10));
+        await sleep(10);
       }
     };
     await Promise.all([...Array.from({ length: 30 }, attacker), prober()]);

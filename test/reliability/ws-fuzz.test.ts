@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
-import { testConfig } from '../../src/config/config.js';
+import { testConfig } from '../helpers/config.js';
 import { ERROR_CATALOG } from '../../src/errors.js';
 import { CLIENT_EVENTS } from '../../src/realtime/protocol.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';

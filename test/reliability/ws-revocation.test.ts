@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
@@ -7,6 +6,7 @@ import { Api, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
 import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
 import { anotherSession, bootstrapAdmin } from './ws-support.js';
+import { servicesAvailable } from '../helpers/services.js';
 
 /**
  * Issue 7: in strict mode only (SPEC.md makes JWTs irrevocable in Phase 1), revoking an API token
@@ -136,24 +136,9 @@ describe('open mode (SPEC.md Phase 1): JWTs are irrevocable', () => {
   });
 });
 
-async function redisReachable(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
+const redisAvailable = await servicesAvailable('ws-revocation cross-node test', ['redis']);
 
-const requireServices = process.env.AMS_REQUIRE_SERVICES === '1';
-const redisAvailable = await redisReachable(REDIS_TEST_URL);
-if (!redisAvailable && !requireServices) console.warn(`ws-revocation cross-node test skipped: Redis is not reachable at ${REDIS_TEST_URL} (set AMS_REQUIRE_SERVICES=1 to make this a failure)`);
-
-describe.skipIf(!redisAvailable && !requireServices)('strict mode, two nodes on one Redis: revocation reaches every node at once', () => {
+describe.skipIf(!redisAvailable)('strict mode, two nodes on one Redis: revocation reaches every node at once', () => {
   let db: TestDatabase;
   let node1: RunningApp;
   let node2: RunningApp;

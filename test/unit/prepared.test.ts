@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { prepared } from '../../src/store/prepared.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('prepared (compiled once, run with fresh parameters)', () => {
   let database: Database;
@@ -61,7 +62,7 @@ describe('prepared on SQLite: straight on the connection while it is free', () =
       database.db.transaction().execute(async (trx) => {
         await insert(trx, 'inside', 'rolled back');
         outside = insert(database.db, 'outside', 'kept');
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
