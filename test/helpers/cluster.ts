@@ -48,6 +48,8 @@ export interface StartNodeOptions {
   readyTimeoutMs?: number;
 }
 
+const exitOf = ({ code, signal }: NodeExit): NodeExit => ({ code, signal });
+
 /** Starts one service process and resolves once it listens (and, by default, is ready). */
 export async function startNode(options: StartNodeOptions): Promise<NodeProcess> {
   const name = options.name ?? `node-${randomBytes(2).toString('hex')}`;
@@ -75,9 +77,9 @@ export async function startNode(options: StartNodeOptions): Promise<NodeProcess>
     },
     alive: () => current.alive(),
     logs: () => current.output(),
-    exited: () => current.exit,
-    kill: (signal = 'SIGKILL') => current.kill(signal),
-    stop: () => current.kill('SIGTERM'),
+    exited: async () => exitOf(await current.exit),
+    kill: async (signal = 'SIGKILL') => exitOf(await current.kill(signal)),
+    stop: async () => exitOf(await current.kill('SIGTERM')),
     async restart({ waitReady = true } = {}) {
       await current.kill('SIGKILL');
       current = await launch();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
 import { Api, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
-import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { connect, connectReady, emitWithAck, expectAuthFailed, record } from '../helpers/ws.js';
 import { anotherSession, bootstrapAdmin } from './ws-support.js';
 import { servicesAvailable } from '../helpers/services.js';
 
@@ -13,21 +13,6 @@ import { servicesAvailable } from '../helpers/services.js';
  * ends the JWTs issued from it: REST 401, handshake AUTH_FAILED, live sockets disconnected at once,
  * on every node. In open mode nothing of that happens.
  */
-
-/** `error` AUTH_FAILED, then a server disconnect (DESIGN.md), and no hello. */
-async function expectAuthFailed(socket: ClientSocket): Promise<string> {
-  const hellos = record(socket, 'agent:hello-ack');
-  const order: string[] = [];
-  socket.on('error', () => order.push('error'));
-  socket.on('disconnect', () => order.push('disconnect'));
-  const error = waitFor(socket, 'error');
-  const reason = await disconnected(socket);
-  expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.any(String) });
-  expect(reason).toBe('io server disconnect');
-  expect(order).toEqual(['error', 'disconnect']);
-  expect(hellos).toEqual([]);
-  return (await error).message as string;
-}
 
 describe('strict mode: revoking an API token ends its sessions', () => {
   let server: TestServer;
