@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createTestDatabase, REDIS_TEST_URL, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from './server.js';
+import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './services.js';
 import { waitUntil } from './wait.js';
 
 /**
@@ -176,4 +177,35 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     return node;
   };
   return { nodes, database, redisUrl, env, redisKeyPrefix, addNode, close };
+}
+
+export interface PrivateCluster extends Cluster {
+  /** The cluster's own PostgreSQL and Redis, which a test may stop, kill and restart. */
+  postgres: PrivatePostgres;
+  redis: PrivateRedis;
+}
+
+/** startCluster on a PostgreSQL and a Redis of its own (fault tests); close destroys them too. */
+export async function startPrivateCluster(options: Omit<StartClusterOptions, 'database' | 'redisUrl'> = {}): Promise<PrivateCluster> {
+  const [postgres, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
+  const destroy = async (): Promise<void> => {
+    await Promise.all([postgres.destroy(), redis.destroy()]);
+  };
+  let cluster: Cluster;
+  try {
+    // The private cluster is destroyed whole: no database of its own to drop.
+    cluster = await startCluster({ ...options, database: { url: postgres.url, drop: () => Promise.resolve() }, redisUrl: redis.url });
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+  return {
+    ...cluster,
+    postgres,
+    redis,
+    async close() {
+      await cluster.close();
+      await destroy();
+    },
+  };
 }

@@ -113,6 +113,36 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   };
 }
 
+export interface TestNodes {
+  nodes: TestServer[];
+  db: TestDatabase;
+  /** Closes every node, then drops the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * `count` servers in this process on one fresh database and the test Redis, as the nodes of a
+ * cluster: their Socket.IO adapters share a channel of their own (this Redis is shared with other runs).
+ */
+export async function startTestNodes(count: number, options: Omit<TestServerOptions, 'db'> = {}): Promise<TestNodes> {
+  const db = await createTestDatabase();
+  const realtimeAdapterKey = `ams-test:${randomBytes(5).toString('hex')}`;
+  const nodes: TestServer[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(nodes.map((node) => node.close({ keepDatabase: true })));
+    await db.drop();
+  };
+  try {
+    for (let i = 0; i < count; i++) {
+      nodes.push(await startTestServer({ ...options, db, config: { redisUrl: REDIS_TEST_URL, ...options.config }, context: { realtimeAdapterKey, ...options.context } }));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { nodes, db, close };
+}
+
 export type ServerProcess = SpawnedProcess;
 export type StartedServer = ServerProcess & { url: string };
 

@@ -26,7 +26,7 @@ describe('sessions: POST /api/v1/sessions', () => {
   });
   afterAll(() => server.close());
 
-  const viaHeader = (token: string) => api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+  const viaHeader = (token: string) => api.exchange(token);
   const issue = async (body: Record<string, unknown> = {}) => {
     const res = await api.post(`/api/v1/agents/${agent.id}/tokens`, body);
     expect(res.status).toBe(201);

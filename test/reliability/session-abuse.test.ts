@@ -72,7 +72,7 @@ describe('a storm of bad API tokens', () => {
   });
   afterAll(() => server.close());
 
-  const exchange = (token: string): Promise<ApiResponse> => api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+  const exchange = (token: string): Promise<ApiResponse> => api.exchange(token);
 
   it('admits a bounded number, refuses the rest fast with 503 {error}, keeps /healthz fast, and recovers', async () => {
     // A sustained storm: 30 clients sending bad tokens back to back for 2 s, far more than the gate
@@ -138,7 +138,7 @@ describe('exchanges that fail say nothing about why', () => {
 
   const exchange = async (token: string): Promise<{ res: ApiResponse; ms: number }> => {
     const start = performance.now();
-    const res = await api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+    const res = await api.exchange(token);
     return { res, ms: performance.now() - start };
   };
   const wrongSecret = (): string => `${agent.prefix}_${hex(32)}`;

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { Api, newAgent, type TestAgent } from '../helpers/api.js';
-import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { startTestNodes, startTestServer, type TestNodes, type TestServer } from '../helpers/server.js';
 import { connect, connectReady, emitWithAck, expectAuthFailed, record } from '../helpers/ws.js';
 import { anotherSession, bootstrapAdmin } from './ws-support.js';
 import { servicesAvailable } from '../helpers/services.js';
@@ -124,22 +123,15 @@ describe('open mode (SPEC.md Phase 1): JWTs are irrevocable', () => {
 const redisAvailable = await servicesAvailable('ws-revocation cross-node test', ['redis']);
 
 describe.skipIf(!redisAvailable)('strict mode, two nodes on one Redis: revocation reaches every node at once', () => {
-  let db: TestDatabase;
+  let cluster: TestNodes;
   let node1: RunningApp;
   let node2: RunningApp;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const config = configFor(db.url, { authzMode: 'strict', redisUrl: REDIS_TEST_URL, rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 } });
-    const logger = pino({ level: process.env.AMS_TEST_LOG_LEVEL ?? 'silent' });
-    const realtimeAdapterKey = `ams-test:${randomUUID()}`; // this Redis is shared with other runs
-    node1 = await startApp(config, logger, { realtimeAdapterKey });
-    node2 = await startApp(config, logger, { realtimeAdapterKey });
+    cluster = await startTestNodes(2, { config: { authzMode: 'strict' } });
+    [node1, node2] = cluster.nodes.map((n) => n.app) as [RunningApp, RunningApp];
   });
-  afterAll(async () => {
-    await Promise.all([node1?.close(), node2?.close()]);
-    await db?.drop();
-  });
+  afterAll(() => cluster?.close());
 
   it('revoked on node 1: the socket on node 2 gets AUTH_FAILED and is disconnected; node 2 answers 401 right after the 204', async () => {
     const api1 = new Api(node1.url);
