@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { spawnProcess } from '../../test/helpers/processes.js';
 
 /**
  * Child processes of the bench: the service, the baselines and the raw Argon2 probe. Servers run
@@ -67,55 +68,41 @@ export function cpuSeconds(pid) {
 }
 
 /**
- * Starts `node <script>` pinned to the server core. Output is kept (last lines only) to explain a
- * crash; it is not printed otherwise.
+ * Starts `node <script>` pinned to the server core, through the tests' process harness (one
+ * spawner for tests and bench). Output is kept (last lines only) to explain a crash; it is not
+ * printed otherwise.
  * @param {{name: string, script: string, env?: Record<string,string>, nodeArgs?: string[], cwd?: string}} options
  */
 export function startNode({ name, script, env = {}, nodeArgs = [], cwd = process.cwd() }) {
-  const command = pinning.enabled ? 'taskset' : process.execPath;
-  const args = pinning.enabled ? ['-c', pinning.serverCpu, process.execPath, ...nodeArgs, script] : [...nodeArgs, script];
-  const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const tail = [];
-  const keep = (chunk) => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line.trim() === '') continue;
-      tail.push(line.length > 500 ? `${line.slice(0, 500)}...` : line);
-      if (tail.length > 30) tail.shift();
-    }
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  let exitCode;
-  const exited = new Promise((resolve) => {
-    child.on('exit', (code, signal) => {
-      exitCode = code ?? signal;
-      resolve(exitCode);
-    });
+  const node = [process.execPath, ...nodeArgs, script];
+  const proc = spawnProcess({
+    name,
+    argv: pinning.enabled ? ['taskset', '-c', pinning.serverCpu, ...node] : node,
+    cwd,
+    env: { ...process.env, ...env },
+    keepLines: 30,
   });
+  const exitCode = proc.exit.then(({ code, signal }) => code ?? signal);
   return {
     name,
-    child,
+    child: proc.child,
     get pid() {
-      return child.pid;
+      return proc.pid;
     },
     get exited() {
-      return exitCode !== undefined;
+      return !proc.alive();
     },
-    tail: () => tail.join('\n'),
-    rss: () => rssBytes(child.pid),
-    cpu: () => cpuSeconds(child.pid),
-    cpuTimes: () => cpuTimes(child.pid),
-    /** SIGTERM, then SIGKILL after a grace period. */
+    tail: () => proc.output().split('\n').map((line) => (line.length > 500 ? `${line.slice(0, 500)}...` : line)).join('\n'),
+    rss: () => rssBytes(proc.pid),
+    cpu: () => cpuSeconds(proc.pid),
+    cpuTimes: () => cpuTimes(proc.pid),
+    /** SIGTERM, then SIGKILL after a grace period; resolves with the exit code (or signal). */
     async stop(graceMs = 10_000) {
-      if (exitCode !== undefined) return exitCode;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
+      await proc.stop(graceMs);
+      return exitCode;
     },
     /** Resolves with the exit code; used for one-shot probes. */
-    wait: () => exited,
+    wait: () => exitCode,
   };
 }
 

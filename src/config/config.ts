@@ -217,8 +217,3 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     logLevel: logLevel as LogLevel,
   };
 }
-
-/** A configuration for tests: in-memory SQLite, quiet logs, overridable. */
-export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...buildConfig({ DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', PORT: '0', HOST: '127.0.0.1' }), ...overrides };
-}

@@ -34,6 +34,8 @@ export class Api {
   get = (path: string, options?: RequestOptions) => this.request('GET', path, options);
   post = (path: string, body?: unknown, options: RequestOptions = {}) => this.request('POST', path, { ...options, body });
   delete = (path: string, options?: RequestOptions) => this.request('DELETE', path, options);
+  /** POST /api/v1/sessions with the API token in the Authorization header: the token-for-JWT exchange. */
+  exchange = (apiToken: string) => this.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${apiToken}` } });
 }
 
 export interface TestAgent {
@@ -61,7 +63,7 @@ export async function newAgent(api: Api, options: { role?: 'admin' | 'agent'; na
   expectStatus(created, 201, 'create agent');
   const token = await api.post(`/api/v1/agents/${created.body.id}/tokens`, { scopes: {} }, auth);
   expectStatus(token, 201, 'issue token');
-  const session = await api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token.body.token}` } });
+  const session = await api.exchange(token.body.token);
   expectStatus(session, 201, 'exchange token');
   return { id: created.body.id, name, role, apiToken: token.body.token, prefix: token.body.prefix, jwt: session.body.token };
 }

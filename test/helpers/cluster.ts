@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createTestDatabase, REDIS_TEST_URL, TEST_JWT_SECRET, type TestDatabase } from './server.js';
-import { waitUntil } from './services.js';
-import { ensureBuilt, MAIN_JS as MAIN, ROOT } from './build.js';
+import { createTestDatabase, REDIS_TEST_URL, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from './server.js';
+import { startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from './services.js';
+import { waitUntil } from './wait.js';
 
 /**
  * Multi-node harness: N separate `node dist/main.js` processes on their own ports, sharing one
@@ -11,13 +10,6 @@ import { ensureBuilt, MAIN_JS as MAIN, ROOT } from './build.js';
  * the environment as in production. Nodes can be killed (SIGKILL), stopped (SIGTERM) and
  * restarted on the same port.
  */
-
-const LOG_LINES_KEPT = 300;
-
-
-
-
-export { ensureBuilt };
 
 export interface NodeExit {
   code: number | null;
@@ -57,85 +49,20 @@ export interface StartNodeOptions {
   readyTimeoutMs?: number;
 }
 
-const liveChildren = new Set<ChildProcess>();
-let exitHookInstalled = false;
-function killAllOnExit(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // A crashed or interrupted test run must not leave servers behind.
-  process.once('exit', () => {
-    for (const child of liveChildren) child.kill('SIGKILL');
-  });
-}
+const exitOf = ({ code, signal }: NodeExit): NodeExit => ({ code, signal });
 
 /** Starts one service process and resolves once it listens (and, by default, is ready). */
 export async function startNode(options: StartNodeOptions): Promise<NodeProcess> {
-  await ensureBuilt();
-  killAllOnExit();
   const name = options.name ?? `node-${randomBytes(2).toString('hex')}`;
   const env: Record<string, string> = { LOG_LEVEL: 'info', HOST: '127.0.0.1', PORT: '0', ...options.env };
   let port = Number(env.PORT);
-  let child: ChildProcess;
-  let exit: Promise<NodeExit>;
-  const lines: string[] = [];
-  const keep = (chunk: Buffer): void => {
-    for (const line of chunk.toString('utf8').split('\n')) {
-      if (line === '') continue;
-      lines.push(line);
-      if (lines.length > LOG_LINES_KEPT) lines.shift();
-    }
+  // The port of the first start is kept, so a restarted node is found at the same URL.
+  const launch = async (): Promise<StartedServer> => {
+    const started = await startServerProcess({ ...env, PORT: String(port) }, { name });
+    port = Number(new URL(started.url).port);
+    return started;
   };
-
-  const launch = async (): Promise<void> => {
-    // Only what the service needs: no inherited DATABASE_URL or REDIS_URL from the test runner.
-    const proc = spawn(process.execPath, [MAIN], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = proc;
-    liveChildren.add(proc);
-    exit = new Promise<NodeExit>((resolveExit) => {
-      proc.once('exit', (code, signal) => {
-        liveChildren.delete(proc);
-        resolveExit({ code, signal });
-      });
-    });
-    let buffered = '';
-    const listening = new Promise<number>((resolveListening, reject) => {
-      proc.stdout?.on('data', (chunk: Buffer) => {
-        keep(chunk);
-        buffered += chunk.toString('utf8');
-        let newline: number;
-        while ((newline = buffered.indexOf('\n')) >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
-          try {
-            const entry = JSON.parse(line) as { msg?: string; url?: string };
-            if (entry.msg === 'agent messaging service listening' && typeof entry.url === 'string') {
-              resolveListening(Number(new URL(entry.url).port));
-            }
-          } catch {
-            // not a JSON log line
-          }
-        }
-      });
-      proc.stderr?.on('data', keep);
-      void exit.then(({ code, signal }) => reject(new Error(`${name} exited (code ${code}, signal ${signal}) before listening:\n${lines.join('\n')}`)));
-    });
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${name} did not listen within 60 s:\n${lines.join('\n')}`)), 60_000);
-    });
-    try {
-      port = await Promise.race([listening, timeout]);
-    } catch (err) {
-      proc.kill('SIGKILL');
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+  let current = await launch();
 
   const node: NodeProcess = {
     name,
@@ -147,29 +74,24 @@ export async function startNode(options: StartNodeOptions): Promise<NodeProcess>
     },
     env,
     get pid() {
-      return child.pid;
+      return current.pid;
     },
-    alive: () => child.exitCode === null && child.signalCode === null,
-    logs: () => lines.join('\n'),
-    exited: () => exit,
-    async kill(signal = 'SIGKILL') {
-      if (node.alive()) child.kill(signal);
-      return exit;
-    },
-    stop: () => node.kill('SIGTERM'),
+    alive: () => current.alive(),
+    logs: () => current.output(),
+    exited: async () => exitOf(await current.exit),
+    kill: async (signal = 'SIGKILL') => exitOf(await current.kill(signal)),
+    stop: async () => exitOf(await current.kill('SIGTERM')),
     async restart({ waitReady = true } = {}) {
-      if (node.alive()) await node.kill('SIGKILL');
-      await launch();
+      await current.kill('SIGKILL');
+      current = await launch();
       if (waitReady) await node.waitReady(options.readyTimeoutMs);
     },
     async waitReady(timeoutMs = 30_000) {
-      await waitUntil(`${name} /readyz`, async () => (await fetch(`${node.url}/readyz`)).status === 200, timeoutMs).catch((err: Error) => {
-        throw new Error(`${err.message}\n${lines.join('\n')}`);
+      await waitUntil(`${name} /readyz`, async () => (await fetch(`${node.url}/readyz`)).status === 200, timeoutMs, 100).catch((err: Error) => {
+        throw new Error(`${err.message}\n${current.output()}`);
       });
     },
   };
-
-  await launch();
   if (options.waitReady !== false) await node.waitReady(options.readyTimeoutMs);
   return node;
 }
@@ -255,4 +177,35 @@ export async function startCluster(options: StartClusterOptions = {}): Promise<C
     return node;
   };
   return { nodes, database, redisUrl, env, redisKeyPrefix, addNode, close };
+}
+
+export interface PrivateCluster extends Cluster {
+  /** The cluster's own PostgreSQL and Redis, which a test may stop, kill and restart. */
+  postgres: PrivatePostgres;
+  redis: PrivateRedis;
+}
+
+/** startCluster on a PostgreSQL and a Redis of its own (fault tests); close destroys them too. */
+export async function startPrivateCluster(options: Omit<StartClusterOptions, 'database' | 'redisUrl'> = {}): Promise<PrivateCluster> {
+  const [postgres, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
+  const destroy = async (): Promise<void> => {
+    await Promise.all([postgres.destroy(), redis.destroy()]);
+  };
+  let cluster: Cluster;
+  try {
+    // The private cluster is destroyed whole: no database of its own to drop.
+    cluster = await startCluster({ ...options, database: { url: postgres.url, drop: () => Promise.resolve() }, redisUrl: redis.url });
+  } catch (err) {
+    await destroy();
+    throw err;
+  }
+  return {
+    ...cluster,
+    postgres,
+    redis,
+    async close() {
+      await cluster.close();
+      await destroy();
+    },
+  };
 }

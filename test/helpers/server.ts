@@ -3,9 +3,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { startApp, type RunningApp } from '../../src/app.js';
-import { testConfig, type Config } from '../../src/config/config.js';
+import type { ContextOverrides } from '../../src/context.js';
+import type { Config } from '../../src/config/config.js';
+import { ensureBuilt, MAIN_JS, ROOT } from './build.js';
+import { testConfig } from './config.js';
+import { spawnProcess, type SpawnedProcess } from './processes.js';
+
+/**
+ * The one server harness of the suite: the real server in process (startTestServer), or the built
+ * entry point as a child process configured through its environment as in production
+ * (spawnServer, startServerProcess; cluster.ts runs several of those).
+ */
 
 /**
  * The storage the integration suite runs on: SQLite by default, PostgreSQL when
@@ -72,17 +82,26 @@ export interface TestServer {
   close(options?: { keepDatabase?: boolean }): Promise<void>;
 }
 
-/**
- * The real server on a random port over a fresh database. Rate limits are raised so tests that
- * do not exercise them are not throttled; pass `config` to set small ones.
- */
-export async function startTestServer(options: { config?: Partial<Config>; db?: TestDatabase } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  /** Merged over configFor's (rate limits raised so tests that do not exercise them are not throttled). */
+  config?: Partial<Config>;
+  /** An existing database (several servers may share one); a fresh one of the suite's dialect by default. */
+  db?: TestDatabase;
+  /** Silent (AMS_TEST_LOG_LEVEL) by default; pass one to read what the server logs. */
+  logger?: Logger;
+  /** What startApp lets a test replace: the database handle, the presence store, the adapter key. */
+  context?: ContextOverrides;
+}
+
+/** The real server in this process, on a random port over a fresh database. */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const db = options.db ?? (await createTestDatabase());
   const config = configFor(db.url, {
     rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 },
     ...options.config,
   });
-  const app = await startApp(config, pino({ level: process.env.AMS_TEST_LOG_LEVEL ?? 'silent' }));
+  const logger = options.logger ?? pino({ level: process.env.AMS_TEST_LOG_LEVEL ?? 'silent' });
+  const app = await startApp(config, logger, options.context);
   return {
     app,
     url: app.url,
@@ -92,4 +111,72 @@ export async function startTestServer(options: { config?: Partial<Config>; db?: 
       if (!keepDatabase) await db.drop();
     },
   };
+}
+
+export interface TestNodes {
+  nodes: TestServer[];
+  db: TestDatabase;
+  /** Closes every node, then drops the database. */
+  close(): Promise<void>;
+}
+
+/**
+ * `count` servers in this process on one fresh database and the test Redis, as the nodes of a
+ * cluster: their Socket.IO adapters share a channel of their own (this Redis is shared with other runs).
+ */
+export async function startTestNodes(count: number, options: Omit<TestServerOptions, 'db'> = {}): Promise<TestNodes> {
+  const db = await createTestDatabase();
+  const realtimeAdapterKey = `ams-test:${randomBytes(5).toString('hex')}`;
+  const nodes: TestServer[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.all(nodes.map((node) => node.close({ keepDatabase: true })));
+    await db.drop();
+  };
+  try {
+    for (let i = 0; i < count; i++) {
+      nodes.push(await startTestServer({ ...options, db, config: { redisUrl: REDIS_TEST_URL, ...options.config }, context: { realtimeAdapterKey, ...options.context } }));
+    }
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { nodes, db, close };
+}
+
+export type ServerProcess = SpawnedProcess;
+export type StartedServer = ServerProcess & { url: string };
+
+export interface ServerProcessOptions {
+  name?: string;
+  /** The command, when a test wraps the entry point (e.g. in unshare); `node dist/main.js` by default. */
+  argv?: string[];
+}
+
+/**
+ * `node dist/main.js` configured only through `env`, as in production: nothing is inherited from
+ * the test runner but PATH (no stray DATABASE_URL or REDIS_URL). PORT 0, HOST 127.0.0.1 and
+ * LOG_LEVEL info unless `env` says otherwise. Does not wait for it to listen.
+ */
+export async function spawnServer(env: Record<string, string>, options: ServerProcessOptions = {}): Promise<ServerProcess> {
+  await ensureBuilt();
+  return spawnProcess({
+    name: options.name ?? 'server',
+    argv: options.argv ?? [process.execPath, MAIN_JS],
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+  });
+}
+
+export const LISTENING_LOG = 'agent messaging service listening';
+
+/** spawnServer, then waits for the line saying it listens; kills it when it does not start. */
+export async function startServerProcess(env: Record<string, string>, options: ServerProcessOptions & { timeoutMs?: number } = {}): Promise<StartedServer> {
+  const server = await spawnServer(env, options);
+  try {
+    const listening = await server.waitForLog((line) => line.msg === LISTENING_LOG && typeof line.url === 'string', options.timeoutMs ?? 60_000);
+    return Object.assign(server, { url: listening.url as string });
+  } catch (err) {
+    await server.kill();
+    throw err;
+  }
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { PG_ADMIN_URL, REDIS_TEST_URL } from './server.js';
+import { waitUntil } from './wait.js';
 
 /**
  * The external services some tests need: the machine's PostgreSQL and Redis (shared with other
@@ -33,22 +34,6 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (typeof address !== 'object' || address === null) throw new Error('no port');
   return address.port;
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` until it returns true; throws with `what` after `timeoutMs`. */
-export async function waitUntil(what: string, probe: () => Promise<boolean> | boolean, timeoutMs = 15_000, everyMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await probe()) return;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
 }
 
 export async function postgresReachable(url = PG_ADMIN_URL): Promise<boolean> {
@@ -202,7 +187,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     urlFor: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
     async start() {
       await pgCtl(['-o', options, '-l', join(dir, 'server.log'), '-w', '-t', '30', 'start']);
-      await waitUntil('private PostgreSQL to accept connections', () => postgresReachable(url), 15_000);
+      await waitUntil('private PostgreSQL to accept connections', () => postgresReachable(url), 15_000, 100);
     },
     async freeze() {
       await signalCluster('SIGSTOP');

@@ -1,4 +1,5 @@
 import { io, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
+import { expect } from 'vitest';
 
 /**
  * A small socket.io-client toolkit for integration tests: connect to `/agents`, await events,
@@ -96,4 +97,19 @@ export async function roundTrip(socket: ClientSocket): Promise<void> {
 export function disconnected(socket: ClientSocket, timeoutMs = DEFAULT_TIMEOUT_MS): Promise<string> {
   if (socket.disconnected && !socket.active) return Promise.resolve('already disconnected');
   return waitFor<string>(socket, 'disconnect', () => true, timeoutMs);
+}
+
+/** Expects the DESIGN.md auth failure: `error` AUTH_FAILED, then a server disconnect, and no hello. Resolves with the error message. */
+export async function expectAuthFailed(socket: ClientSocket): Promise<string> {
+  const hellos = record(socket, 'agent:hello-ack');
+  const order: string[] = [];
+  socket.on('error', () => order.push('error'));
+  socket.on('disconnect', () => order.push('disconnect'));
+  const error = waitFor(socket, 'error');
+  const reason = await disconnected(socket);
+  expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.any(String) });
+  expect(reason).toBe('io server disconnect');
+  expect(order).toEqual(['error', 'disconnect']);
+  expect(hellos).toEqual([]);
+  return (await error).message as string;
 }

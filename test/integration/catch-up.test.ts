@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { createAuthz } from '../../src/core/auth/authz.js';
 import { createTokensService } from '../../src/core/auth/tokens.service.js';
-import { testConfig } from '../../src/config/config.js';
+import { testConfig } from '../helpers/config.js';
 import { nullPublisher } from '../../src/core/events.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';

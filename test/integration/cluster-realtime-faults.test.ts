@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { servicesAvailable, startPrivatePostgres, startPrivateRedis, waitUntil, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { startPrivateCluster, type PrivateCluster } from '../helpers/cluster.js';
+import { servicesAvailable, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 import { connect, connectReady, disconnected, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // Two nodes on a private PostgreSQL and a private Redis, each restarted under live WebSocket
@@ -12,7 +13,7 @@ const ready = await servicesAvailable('multi-node real-time fault tests', ['post
 describe.skipIf(!ready)('real-time across nodes through Redis and PostgreSQL restarts', () => {
   let postgres: PrivatePostgres;
   let redis: PrivateRedis;
-  let cluster: Cluster;
+  let cluster: PrivateCluster;
   let apis: Api[];
   let admin: TestAgent;
   let alice: TestAgent;
@@ -22,13 +23,11 @@ describe.skipIf(!ready)('real-time across nodes through Redis and PostgreSQL res
   let onB: ClientSocket; // bob, on node B
 
   beforeAll(async () => {
-    [postgres, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
-    cluster = await startCluster({
+    cluster = await startPrivateCluster({
       nodes: 2,
-      database: { url: postgres.url, drop: () => Promise.resolve() },
-      redisUrl: redis.url,
       env: { PRESENCE_TTL_SECONDS: '3', RATE_LIMIT_AGENT_PER_MINUTE: '100000', RATE_LIMIT_ANON_PER_MINUTE: '100000' },
     });
+    ({ postgres, redis } = cluster);
     apis = cluster.nodes.map((n) => new Api(n.url));
     admin = await newAdmin(apis[0]!);
     [alice, bob] = await Promise.all([newAgent(apis[0]!), newAgent(apis[0]!)]);
@@ -40,7 +39,6 @@ describe.skipIf(!ready)('real-time across nodes through Redis and PostgreSQL res
     onA?.disconnect();
     onB?.disconnect();
     await cluster?.close();
-    await Promise.all([postgres?.destroy(), redis?.destroy()]);
   });
 
   const send = (socket: ClientSocket, body: string): Promise<Payload> => emitWithAck(socket, 'message:send', { roomId: room.id, body }, 10_000);

@@ -10,7 +10,8 @@ import { createRedisPresence, type RedisPresence } from '../../src/realtime/pres
 import { REDIS_CLIENT_DEFAULTS } from '../../src/store/redis.js';
 import { deleteRedisKeys } from '../helpers/cluster.js';
 import { REDIS_TEST_URL } from '../helpers/server.js';
-import { freePort, servicesAvailable, sleep, waitUntil } from '../helpers/services.js';
+import { freePort, servicesAvailable } from '../helpers/services.js';
+import { sleep, waitUntil } from '../helpers/wait.js';
 
 // The Redis presence tracker itself, several "nodes" in one process on the machine's Redis (under
 // a prefix of this file's own): atomicity under races, sweeping of dead nodes, re-registration.

@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { servicesAvailable, waitUntil } from '../helpers/services.js';
+import { servicesAvailable } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 import { connectReady, emitWithAck, record, roundTrip, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // Real-time across three `node dist/main.js` processes on one PostgreSQL database and one Redis:

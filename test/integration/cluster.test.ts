@@ -6,7 +6,8 @@ import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { buildConfig } from '../../src/config/config.js';
 import { migrationNames } from '../../src/store/migrations/index.js';
 import { createTestDatabase } from '../helpers/server.js';
-import { servicesAvailable, waitUntil } from '../helpers/services.js';
+import { servicesAvailable } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // Separate node processes on one PostgreSQL database and one Redis, configured by environment only.
 const ready = await servicesAvailable('multi-node cluster tests', ['postgres', 'redis']);

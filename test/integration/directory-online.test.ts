@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectReady, disconnected, type ClientSocket } from '../helpers/ws.js';
+import { waitUntil } from '../helpers/wait.js';
 
 type Entry = { id: string; online: boolean };
 
@@ -44,9 +45,7 @@ describe('directory online flag from live WebSocket connections', () => {
     expect(await onlineOf(alice.id)).toBe(true); // the second connection is still live
 
     second.socket.disconnect();
-    // The server notices the close asynchronously; poll briefly rather than sleep a fixed time.
-    const deadline = Date.now() + 5000;
-    while ((await onlineOf(alice.id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    expect(await onlineOf(alice.id)).toBe(false);
+    // The server notices the close asynchronously: poll rather than sleep a fixed time.
+    await waitUntil('alice offline', async () => !(await onlineOf(alice.id)), 5000);
   });
 });

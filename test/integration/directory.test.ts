@@ -1,9 +1,8 @@
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { createMemoryPresence, type PresenceTracker } from '../../src/realtime/presence/presence-tracker.js';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
-import { configFor, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** Presence the test controls; asserts the directory asks about exactly the agents it lists. */
 function fakePresence(): PresenceTracker & { online: Set<string>; asked: string[][] } {
@@ -19,7 +18,7 @@ type Entry = { id: string; name: string; displayName: string; role: string; onli
 
 describe('agent directory', () => {
   const presence = fakePresence();
-  let db: TestDatabase;
+  let server: TestServer;
   let app: RunningApp;
   let api: Api;
   let admin: TestAgent;
@@ -28,18 +27,14 @@ describe('agent directory', () => {
   const path = (companyId = 'acme', query = '') => `/api/companies/${companyId}/agents/directory${query}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const config = configFor(db.url, { companyId: 'acme', rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 } });
-    app = await startApp(config, pino({ level: 'silent' }), { presence });
+    server = await startTestServer({ config: { companyId: 'acme' }, context: { presence } });
+    app = server.app;
     api = new Api(app.url);
     admin = await newAdmin(api);
     alice = await newAgent(api);
     bob = await newAgent(api);
   });
-  afterAll(async () => {
-    await app.close();
-    await db.drop();
-  });
+  afterAll(() => server.close());
 
   it('lists every agent with the documented fields and total', async () => {
     const res = await api.get(path(), { jwt: alice.jwt });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
-import { servicesAvailable, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { startPrivateCluster, type PrivateCluster } from '../helpers/cluster.js';
+import { servicesAvailable, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
 
 // Two nodes on a private PostgreSQL and a private Redis, both restarted mid-test: every node
 // degrades to 503 and a failing /readyz, then recovers by itself.
@@ -12,20 +12,18 @@ const AGENT_LIMIT = 20;
 describe.skipIf(!ready)('a cluster through PostgreSQL and Redis restarts', () => {
   let postgres: PrivatePostgres;
   let redis: PrivateRedis;
-  let cluster: Cluster;
+  let cluster: PrivateCluster;
   let apis: Api[];
   let admin: TestAgent;
   let member: TestAgent;
   let room: TestRoom;
 
   beforeAll(async () => {
-    [postgres, redis] = await Promise.all([startPrivatePostgres(), startPrivateRedis()]);
-    cluster = await startCluster({
+    cluster = await startPrivateCluster({
       nodes: 2,
-      database: { url: postgres.url, drop: () => Promise.resolve() },
-      redisUrl: redis.url,
       env: { RATE_LIMIT_AGENT_PER_MINUTE: String(AGENT_LIMIT) },
     });
+    ({ postgres, redis } = cluster);
     apis = cluster.nodes.map((n) => new Api(n.url));
     admin = await newAdmin(apis[0]!);
     member = await newAgent(apis[1]!);
@@ -33,7 +31,6 @@ describe.skipIf(!ready)('a cluster through PostgreSQL and Redis restarts', () =>
   }, 120_000);
   afterAll(async () => {
     await cluster?.close();
-    await Promise.all([postgres?.destroy(), redis?.destroy()]);
   });
 
   const readyz = async (api: Api) => (await api.get('/readyz')).body;

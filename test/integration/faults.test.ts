@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type ApiResponse, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startNode, type NodeProcess } from '../helpers/cluster.js';
 import { TEST_JWT_SECRET } from '../helpers/server.js';
-import { servicesAvailable, startPrivatePostgres, startPrivateRedis, waitUntil, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { servicesAvailable, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // Storage and Redis outages against a real node process (so "never crash" means the process lives),
 // using private PostgreSQL and Redis instances that the tests stop, kill and restart.

@@ -1,16 +1,15 @@
-import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
-import { configFor, createTestDatabase, REDIS_TEST_URL, type TestDatabase } from '../helpers/server.js';
-import { servicesAvailable, waitUntil } from '../helpers/services.js';
+import { startTestNodes, type TestNodes } from '../helpers/server.js';
+import { servicesAvailable } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // Each node answers membership checks from memory; a removal on one node must reach the others'.
 const ready = await servicesAvailable('membership cache across nodes', ['redis']);
 
 describe.skipIf(!ready)('membership checks on two nodes sharing one database and one Redis', () => {
-  let db: TestDatabase;
+  let cluster: TestNodes;
   let nodeA: RunningApp;
   let nodeB: RunningApp;
   let a: Api;
@@ -19,24 +18,15 @@ describe.skipIf(!ready)('membership checks on two nodes sharing one database and
   let member: TestAgent;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const config = configFor(db.url, {
-      redisUrl: REDIS_TEST_URL,
-      redisKeyPrefix: `ams-test-${randomBytes(5).toString('hex')}:`,
-      rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 },
-    });
-    const logger = pino({ level: process.env.AMS_TEST_LOG_LEVEL ?? 'silent' });
-    const adapterKey = `ams-test:${randomBytes(5).toString('hex')}`;
-    nodeA = await startApp(config, logger, { realtimeAdapterKey: adapterKey });
-    nodeB = await startApp(config, logger, { realtimeAdapterKey: adapterKey });
+    cluster = await startTestNodes(2);
+    [nodeA, nodeB] = cluster.nodes.map((n) => n.app) as [RunningApp, RunningApp];
     a = new Api(nodeA.url);
     b = new Api(nodeB.url);
     admin = await newAdmin(a);
     member = await newAgent(a);
   });
   afterAll(async () => {
-    await Promise.all([nodeA?.close(), nodeB?.close()]);
-    await db?.drop();
+    await cluster?.close();
   });
 
   it('refuses sends on node B soon after node A removed the sender, well before cache entries expire', async () => {

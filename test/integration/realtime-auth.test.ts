@@ -3,26 +3,12 @@ import { io } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { connect, connectReady, disconnected, emitWithAck, expectAuthFailed, record, waitFor } from '../helpers/ws.js';
+import { sleep } from '../helpers/wait.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 const claimsOf = (jwt: string): { agentId: string; role: string; iat: number; exp: number } =>
   JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
-
-/** Expects the DESIGN.md auth failure: `error` AUTH_FAILED, then a server disconnect, and nothing else. */
-async function expectAuthFailure(socket: ClientSocket): Promise<string> {
-  const hellos = record(socket, 'agent:hello-ack');
-  const order: string[] = [];
-  socket.on('error', () => order.push('error'));
-  socket.on('disconnect', () => order.push('disconnect'));
-  const error = waitFor(socket, 'error');
-  const reason = await disconnected(socket);
-  expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.any(String) });
-  expect(reason).toBe('io server disconnect');
-  expect(order).toEqual(['error', 'disconnect']);
-  expect(hellos).toEqual([]);
-  return (await error).message as string;
-}
 
 describe('WebSocket handshake authentication', () => {
   let server: TestServer;
@@ -41,13 +27,13 @@ describe('WebSocket handshake authentication', () => {
   afterAll(() => server.close());
 
   it('refuses a connection without a token', async () => {
-    expect(await expectAuthFailure(connect(server.url, undefined))).toMatch(/token/i);
+    expect(await expectAuthFailed(connect(server.url, undefined))).toMatch(/token/i);
   });
 
   it('refuses a tampered JWT (payload changed, signature kept)', async () => {
     const [header, , signature] = agent.jwt.split('.');
     const forged = b64url(JSON.stringify({ ...claimsOf(agent.jwt), role: 'admin' }));
-    await expectAuthFailure(connect(server.url, `${header}.${forged}.${signature}`));
+    await expectAuthFailed(connect(server.url, `${header}.${forged}.${signature}`));
   });
 
   it('refuses a JWT signed with another secret, with alg none, or without exp', async () => {
@@ -57,13 +43,13 @@ describe('WebSocket handshake authentication', () => {
       return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
     };
     const claims = { agentId: agent.id, role: 'agent', iat: now, exp: now + 600 };
-    await expectAuthFailure(connect(server.url, sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret-another-secret-0123456789')));
-    await expectAuthFailure(connect(server.url, `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`));
-    await expectAuthFailure(connect(server.url, 'not-a-jwt'));
+    await expectAuthFailed(connect(server.url, sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret-another-secret-0123456789')));
+    await expectAuthFailed(connect(server.url, `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`));
+    await expectAuthFailed(connect(server.url, 'not-a-jwt'));
   });
 
   it('refuses an API token in place of a JWT', async () => {
-    expect(await expectAuthFailure(connect(server.url, agent.apiToken))).toMatch(/API token/);
+    expect(await expectAuthFailed(connect(server.url, agent.apiToken))).toMatch(/API token/);
   });
 
   it('runs no handler of any other event for a refused socket', async () => {
@@ -71,7 +57,7 @@ describe('WebSocket handshake authentication', () => {
     // Emitted as soon as the client may: before the server's error arrives. Only the one
     // AUTH_FAILED error may come back (expectAuthFailure), and nothing is stored.
     socket.on('connect', () => socket.emit('message:send', { roomId, body: 'sneaky' }));
-    await expectAuthFailure(socket);
+    await expectAuthFailed(socket);
     const audit = await server.app.ctx.database.db.selectFrom('messages').select('id').where('body', '=', 'sneaky').execute();
     expect(audit).toEqual([]);
   });
@@ -116,9 +102,9 @@ describe('WebSocket handshake with an expired JWT', () => {
     const room = await newRoom(api, admin, [agent]);
     const { exp } = claimsOf(agent.jwt);
     // Wait (no assertion on timing) until the token is past its exp.
-    while (Date.now() < exp * 1000 + 50) await new Promise((resolve) => setTimeout(resolve, exp * 1000 + 50 - Date.now()));
+    while (Date.now() < exp * 1000 + 50) await sleep(exp * 1000 + 50 - Date.now());
 
-    expect(await expectAuthFailure(connect(server.url, agent.jwt))).toMatch(/expired|invalid/i);
+    expect(await expectAuthFailed(connect(server.url, agent.jwt))).toMatch(/expired|invalid/i);
 
     const session = await api.post('/api/v1/sessions', { apiToken: agent.apiToken });
     expect(session.status).toBe(201);

@@ -1,19 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testConfig, type Config } from '../../src/config/config.js';
+import type { Config } from '../../src/config/config.js';
 import { createAbuseDetector } from '../../src/rate-limits.js';
+import { testConfig } from '../helpers/config.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type Payload } from '../helpers/ws.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const wsConfig = (overrides: Partial<Config['ws']>): Config['ws'] => ({ ...testConfig().ws, ...overrides });
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** The value of one sample line of the Prometheus exposition, e.g. `rate_limit_exceeded_total{transport="ws"}`. */
 function sample(metrics: string, line: string): number {
@@ -76,7 +70,7 @@ describe('WebSocket limits', () => {
     expect(served.length).toBeLessThanOrEqual(6);
     expect(served.length + refused.length).toBe(10);
     for (const i of refused) expect(acks[i]).toEqual({ error: { code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String) } });
-    await until(() => errors.length === refused.length);
+    await waitUntil('an error event for every refused event', () => errors.length === refused.length);
     expect(errors).toEqual(refused.map((i) => ({ code: 'RATE_LIMIT_EXCEEDED', message: expect.any(String), requestId: `q${i}` })));
     socket.disconnect();
   });
@@ -86,7 +80,7 @@ describe('WebSocket limits', () => {
     const errors = record(socket, 'error');
     const delivered = record(socket, 'message:new');
     for (let i = 0; i < 10; i++) socket.emit('message:send', { roomId: room.id, body: `burst ${i}`, requestId: `s${i}` });
-    await until(() => errors.length + delivered.length === 10);
+    await waitUntil('every event answered', () => errors.length + delivered.length === 10);
     expect(errors.length).toBeGreaterThanOrEqual(4);
     expect(errors.every((e: Payload) => e.code === 'RATE_LIMIT_EXCEEDED' && /^s\d$/.test(e.requestId))).toBe(true);
     const history = await api.get(`/api/v1/rooms/${room.id}/messages?limit=100`, { jwt: agent.jwt });
@@ -110,7 +104,7 @@ describe('WebSocket limits', () => {
     expect(a.socket.connected && b.socket.connected).toBe(true);
     // Once one goes, a new one fits again.
     a.socket.disconnect();
-    await until(async () => (await server.app.ctx.presence.connectionCount(one.id)) === 1);
+    await waitUntil('the server to count one connection', async () => (await server.app.ctx.presence.connectionCount(one.id)) === 1);
     const again = await connectReady(server.url, one.jwt);
     again.socket.disconnect();
     b.socket.disconnect();
@@ -159,7 +153,7 @@ describe('WebSocket limits', () => {
     const history = await api.get(`/api/v1/rooms/${room.id}/messages?limit=100`, { jwt: agent.jwt });
     expect(sample(text, `service_messages_total{room="${room.id}"}`)).toBe(history.body.messages.length);
     socket.disconnect();
-    await until(async () => sample((await api.get('/metrics')).body as string, 'service_agents_connected') === 0);
+    await waitUntil('service_agents_connected to fall to 0', async () => sample((await api.get('/metrics')).body as string, 'service_agents_connected') === 0);
   });
 });
 

@@ -1,31 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
-import { configFor, createTestDatabase, REDIS_TEST_URL, type TestDatabase } from '../helpers/server.js';
+import { startTestNodes, type TestNodes } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { servicesAvailable } from '../helpers/services.js';
 
-async function redisReachable(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
+const available = await servicesAvailable('realtime-redis tests', ['redis']);
 
-const required = process.env.AMS_REQUIRE_SERVICES === '1';
-const available = await redisReachable(REDIS_TEST_URL);
-if (!available && !required) console.warn(`realtime-redis tests skipped: Redis is not reachable at ${REDIS_TEST_URL} (set AMS_REQUIRE_SERVICES=1 to make this a failure)`);
-
-describe.skipIf(!available && !required)('two nodes on one Redis (Socket.IO Redis adapter)', () => {
-  let db: TestDatabase;
+describe.skipIf(!available)('two nodes on one Redis (Socket.IO Redis adapter)', () => {
+  let cluster: TestNodes;
   let node1: RunningApp;
   let node2: RunningApp;
   let api1: Api;
@@ -36,13 +19,8 @@ describe.skipIf(!available && !required)('two nodes on one Redis (Socket.IO Redi
   const sockets: ClientSocket[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    // A channel prefix of our own: other test runs share this Redis.
-    const realtimeAdapterKey = `ams-test:${randomUUID()}`;
-    const config = configFor(db.url, { redisUrl: REDIS_TEST_URL, rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 } });
-    const logger = pino({ level: process.env.AMS_TEST_LOG_LEVEL ?? 'silent' });
-    node1 = await startApp(config, logger, { realtimeAdapterKey });
-    node2 = await startApp(config, logger, { realtimeAdapterKey });
+    cluster = await startTestNodes(2);
+    [node1, node2] = cluster.nodes.map((n) => n.app) as [RunningApp, RunningApp];
     api1 = new Api(node1.url);
     api2 = new Api(node2.url);
     admin = await newAdmin(api1);
@@ -51,8 +29,7 @@ describe.skipIf(!available && !required)('two nodes on one Redis (Socket.IO Redi
   });
   afterAll(async () => {
     for (const s of sockets) s.disconnect();
-    await Promise.all([node1?.close(), node2?.close()]);
-    await db?.drop();
+    await cluster?.close();
   });
 
   const open = async (node: RunningApp, agent: TestAgent) => {

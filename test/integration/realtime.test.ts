@@ -6,15 +6,7 @@ import {
   connect, connectReady, disconnected, emitWithAck, record, roundTrip, waitFor,
   type ClientSocket, type Payload,
 } from '../helpers/ws.js';
-
-/** Polls an in-process condition that has no event to await (e.g. the server noticed a disconnect). */
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+import { waitUntil } from '../helpers/wait.js';
 
 describe('WebSocket namespace /agents', () => {
   let server: TestServer;
@@ -44,7 +36,7 @@ describe('WebSocket namespace /agents', () => {
     for (const s of sockets) s.disconnect();
     sockets = [];
     // Each test starts with nobody online: the server has processed every disconnect.
-    await until(async () => (await server.app.ctx.presence.onlineAgents([admin.id, alice.id, bob.id, carol.id])).size === 0);
+    await waitUntil('every agent of the previous test offline', async () => (await server.app.ctx.presence.onlineAgents([admin.id, alice.id, bob.id, carol.id])).size === 0);
   });
   afterAll(() => server.close());
 
@@ -143,7 +135,7 @@ describe('WebSocket namespace /agents', () => {
       const seen = record(b, 'message:new');
       const bodies = Array.from({ length: 8 }, (_, i) => `ordered ${i}`);
       const acks = await Promise.all(bodies.map((body) => emitWithAck(a, 'message:send', { roomId: room.id, body })));
-      await until(() => seen.filter((m) => m.body.startsWith('ordered ')).length === bodies.length);
+      await waitUntil('every ordered message', () => seen.filter((m) => m.body.startsWith('ordered ')).length === bodies.length);
       expect(seen.filter((m) => m.body.startsWith('ordered ')).map((m) => m.body)).toEqual(bodies);
       const ids = acks.map((ack: Payload) => ack.messageId as string);
       expect([...ids].sort()).toEqual(ids); // UUID v7: storage order is send order
@@ -164,7 +156,7 @@ describe('WebSocket namespace /agents', () => {
       const seqs = acks.map((ack: Payload) => ack.seq as number);
       expect(seqs).toEqual(seqs.map((_: number, i: number) => seqs[0]! + i));
       const burst = (seen: Payload[]) => seen.filter((m) => m.body.startsWith('burst ')).map((m) => m.body as string);
-      await until(() => burst(seenByA).length === bodies.length && burst(seenByB).length === bodies.length);
+      await waitUntil('the whole burst on both sockets', () => burst(seenByA).length === bodies.length && burst(seenByB).length === bodies.length);
       expect(burst(seenByA)).toEqual(bodies);
       expect(burst(seenByB)).toEqual(bodies);
       expect(b.io.engine.transport.name).toBe('websocket');
@@ -271,7 +263,7 @@ describe('WebSocket namespace /agents', () => {
       const errorEvents = record(socket, 'error');
       const all = cases();
       all.forEach(([event, payload], i) => socket.emit(event, { ...(payload as object), requestId: `req-${i}` }));
-      await until(() => errorEvents.length === all.length);
+      await waitUntil('an error event for every bad payload', () => errorEvents.length === all.length);
       // Unknown events are refused before the queue, so compare by requestId rather than by order.
       const byId = (a: Payload, b: Payload) => Number(a.requestId.slice(4)) - Number(b.requestId.slice(4));
       expect([...errorEvents].sort(byId)).toEqual(all.map(([, , code], i) => ({ code, message: expect.any(String), requestId: `req-${i}` })));
@@ -331,7 +323,7 @@ describe('WebSocket namespace /agents', () => {
 
       const leftAck = await emitWithAck(a, 'room:leave', { roomId: room.id });
       expect(leftAck).toEqual({ ok: true });
-      await until(() => bobSees.some((p) => p.agentId === alice.id && p.status === 'offline'));
+      await waitUntil('bob to see alice offline', () => bobSees.some((p) => p.agentId === alice.id && p.status === 'offline'));
 
       // Unsubscribed: bob's message no longer reaches alice.
       const aliceSees = record(a, 'message:new');
@@ -341,7 +333,7 @@ describe('WebSocket namespace /agents', () => {
 
       // Joining again subscribes again, and the agent is seen online again.
       expect(await emitWithAck(a, 'room:join', { roomId: room.id })).toEqual({ ok: true });
-      await until(() => bobSees.filter((p) => p.agentId === alice.id).at(-1)?.status === 'online');
+      await waitUntil('alice online again', () => bobSees.filter((p) => p.agentId === alice.id).at(-1)?.status === 'online');
       const back = waitFor(a, 'message:new', (m) => m.body === 'after rejoin');
       await emitWithAck(b, 'message:send', { roomId: room.id, body: 'after rejoin' });
       await back;
@@ -363,7 +355,7 @@ describe('WebSocket namespace /agents', () => {
       const aliceUpdates = () => bobSees.filter((p) => p.agentId === alice.id);
 
       const { socket: a1 } = await open(alice);
-      await until(() => aliceUpdates().length === 1);
+      await waitUntil('a first presence update for alice', () => aliceUpdates().length === 1);
       expect(aliceUpdates()).toEqual([{ agentId: alice.id, status: 'online' }]);
 
       // A second connection is not the first socket in the room: nothing new.
@@ -373,13 +365,13 @@ describe('WebSocket namespace /agents', () => {
 
       // One of two goes: still online.
       a1.disconnect();
-      await until(async () => (await connectionsOf(alice)) === 1);
+      await waitUntil('alice down to one connection', async () => (await connectionsOf(alice)) === 1);
       await roundTrip(b);
       expect(aliceUpdates()).toHaveLength(1);
 
       // The last one goes: offline.
       a2.disconnect();
-      await until(() => aliceUpdates().length === 2);
+      await waitUntil('a second presence update for alice', () => aliceUpdates().length === 2);
       expect(aliceUpdates()[1]).toEqual({ agentId: alice.id, status: 'offline' });
       expect(await server.app.ctx.presence.onlineAgents([alice.id, bob.id])).toEqual(new Set([bob.id]));
     });
@@ -413,7 +405,7 @@ describe('WebSocket namespace /agents', () => {
 
       const added = await api.post(`/rooms/${shared.id}/members`, { agentId: carol.id });
       expect(added.status).toBe(201);
-      await until(() => aliceSees.some((p) => p.agentId === carol.id && p.status === 'online'));
+      await waitUntil('alice to see carol online', () => aliceSees.some((p) => p.agentId === carol.id && p.status === 'online'));
 
       const arrived = waitFor(c, 'message:new', (m) => m.roomId === shared.id);
       await emitWithAck(a, 'message:send', { roomId: shared.id, body: 'welcome carol' });
@@ -427,7 +419,7 @@ describe('WebSocket namespace /agents', () => {
       await emitWithAck(a, 'message:send', { roomId: shared.id, body: 'really gone' });
       await roundTrip(c);
       expect(carolSees).toEqual([]);
-      await until(() => aliceSees.some((p) => p.agentId === carol.id && p.status === 'offline'));
+      await waitUntil('alice to see carol offline', () => aliceSees.some((p) => p.agentId === carol.id && p.status === 'offline'));
       // And she can no longer send there.
       expect(await emitWithAck(c, 'message:send', { roomId: shared.id, body: 'x' })).toEqual({ error: { code: 'FORBIDDEN', message: expect.any(String) } });
     });

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 const decodePart = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -25,7 +26,7 @@ describe('sessions: POST /api/v1/sessions', () => {
   });
   afterAll(() => server.close());
 
-  const viaHeader = (token: string) => api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+  const viaHeader = (token: string) => api.exchange(token);
   const issue = async (body: Record<string, unknown> = {}) => {
     const res = await api.post(`/api/v1/agents/${agent.id}/tokens`, body);
     expect(res.status).toBe(201);
@@ -117,7 +118,7 @@ describe('sessions: POST /api/v1/sessions', () => {
     const expiresAt = new Date(Date.now() + 2000);
     const token = await issue({ scopes: {}, expiresAt: expiresAt.toISOString() });
     expect((await viaHeader(token.token)).status).toBe(201);
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, expiresAt.getTime() - Date.now()) + 50));
+    await sleep(Math.max(0, expiresAt.getTime() - Date.now()) + 50);
     expect((await viaHeader(token.token)).status).toBe(401);
   });
 

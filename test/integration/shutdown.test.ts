@@ -1,77 +1,15 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { Api } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
-
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-
-interface Spawned {
-  child: ChildProcessWithoutNullStreams;
-  /** Resolves with the first JSON log line that satisfies `predicate`. */
-  waitForLog(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }>;
-}
-
-function spawnServer(env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
-  let stdout = '';
-  let stderr = '';
-  const waiters: { predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }[] = [];
-  const seen: Record<string, unknown>[] = [];
-  let pending = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    stdout += chunk.toString('utf8');
-    pending += chunk.toString('utf8');
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
-    for (const raw of lines) {
-      let line: Record<string, unknown>;
-      try {
-        line = JSON.parse(raw) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      seen.push(line);
-      for (const w of [...waiters]) {
-        if (w.predicate(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-    }
-  });
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string; stdout: string }>((resolve) =>
-    // 'close', not 'exit': only then has all of the child's output been read.
-    child.on('close', (code, signal) => resolve({ code, signal, stderr, stdout })),
-  );
-  return {
-    child,
-    exit,
-    waitForLog(predicate) {
-      const found = seen.find(predicate);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        waiters.push({ predicate, resolve });
-        void exit.then((e) => reject(new Error(`server exited (${e.code}) before the expected log line; stderr: ${e.stderr}`)));
-      });
-    },
-  };
-}
+import { createTestDatabase, spawnServer, startServerProcess, startTestServer, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 
 describe('process lifecycle: node dist/main.js', () => {
   let db: TestDatabase | undefined;
-  let running: Spawned | undefined;
+  let running: StartedServer | undefined;
   beforeAll(ensureBuilt, 180_000);
   afterEach(async () => {
-    if (running && running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exit;
-    }
+    await running?.kill();
     running = undefined;
     await db?.drop();
     db = undefined;
@@ -79,9 +17,8 @@ describe('process lifecycle: node dist/main.js', () => {
 
   async function startServer(): Promise<{ url: string }> {
     db = await createTestDatabase();
-    running = spawnServer({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET });
-    const listening = await running.waitForLog((l) => l.msg === 'agent messaging service listening');
-    return { url: listening.url as string };
+    running = await startServerProcess({ DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET });
+    return { url: running.url };
   }
 
   it('SIGTERM: stops accepting, lets the in-flight request finish, closes the database and exits 0', async () => {
@@ -152,7 +89,7 @@ describe('process lifecycle: node dist/main.js', () => {
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
     ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
   ])('invalid configuration (%s): one clear line naming the variable, exit code 1', async (variable, env) => {
-    const child = spawnServer({ DATABASE_URL: 'sqlite::memory:', ...env });
+    const child = await spawnServer({ DATABASE_URL: 'sqlite::memory:', ...env });
     const exit = await child.exit;
     expect(exit.code).toBe(1);
     expect(exit.stdout).toBe('');

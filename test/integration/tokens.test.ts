@@ -19,7 +19,7 @@ describe('API tokens: POST /api/v1/agents/:id/tokens and DELETE /api/v1/tokens/:
   });
   afterAll(() => server.close());
 
-  const exchange = (token: string) => api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+  const exchange = (token: string) => api.exchange(token);
 
   /** Every row of every table, as JSON text: to prove a secret is stored nowhere. */
   async function dumpDatabase(): Promise<string> {

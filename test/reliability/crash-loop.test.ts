@@ -1,12 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startChildServer, type ChildServer } from './helpers/child-server.js';
+import { startServerProcess, type StartedServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 /**
  * Crash safety: a client sends with clientMsgId while the real server process is killed with
@@ -31,7 +31,7 @@ interface Sent {
 describe('crash loop: SIGKILL at random moments while sending', () => {
   let dir: string;
   let env: Record<string, string>;
-  let child: ChildServer | undefined;
+  let child: StartedServer | undefined;
 
   beforeAll(async () => {
     await ensureBuilt();
@@ -44,21 +44,17 @@ describe('crash loop: SIGKILL at random moments while sending', () => {
     };
   });
   afterAll(async () => {
-    if (child && child.process.exitCode === null) {
-      child.process.kill('SIGKILL');
-      await child.exited;
-    }
+    await child?.kill();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it(`loses no acknowledged message and stores none twice over ${ROUNDS} SIGKILL rounds`, { timeout: 30_000 + ROUNDS * 4_000 }, async () => {
-    child = await startChildServer(env);
+    child = await startServerProcess(env);
     let api = new Api(child.url);
     const admin: TestAgent = await newAdmin(api);
     const sender: TestAgent = await newAgent(api);
     const room: TestRoom = await newRoom(api, admin, [sender]);
-    child.process.kill('SIGKILL');
-    await child.exited;
+    await child.kill();
 
     const sent: Sent[] = [];
     const violations: string[] = [];
@@ -105,18 +101,17 @@ describe('crash loop: SIGKILL at random moments while sending', () => {
     };
 
     for (let round = 0; round < ROUNDS; round++) {
-      child = await startChildServer(env);
+      child = await startServerProcess(env);
       const killed = { value: false };
       const loops = Array.from({ length: SENDERS }, () => sendLoop(child!.url, killed));
       await sleep(50 + Math.random() * 550); // a random moment, mostly mid-request
-      child.process.kill('SIGKILL');
-      await child.exited;
+      await child.kill();
       killed.value = true;
       await Promise.all(loops);
     }
 
     // Everything the server holds after the last crash.
-    child = await startChildServer(env);
+    child = await startServerProcess(env);
     api = new Api(child.url);
     const readAll = async (): Promise<{ id: string; body: string; clientMsgId?: string }[]> => {
       const all = [];
@@ -166,8 +161,7 @@ describe('crash loop: SIGKILL at random moments while sending', () => {
     expect(new Set(final.map((m) => m.clientMsgId)).size).toBe(sent.length);
 
     // A graceful stop, then SQLite's own consistency check of the file.
-    child.process.kill('SIGTERM');
-    expect(await child.exited).toBe(0);
+    expect(await child.kill('SIGTERM')).toMatchObject({ code: 0, signal: null });
     const file = new SQLite(join(dir, 'ams.sqlite'), { readonly: true });
     try {
       expect(file.pragma('integrity_check', { simple: true })).toBe('ok');

@@ -1,28 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { createLogger, scrubSecrets } from '../../src/logger.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
-import { configFor, createTestDatabase, type TestDatabase } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** No credential ever reaches the logs, even at trace level. */
 describe('credentials in logs', () => {
   const lines: string[] = [];
-  let db: TestDatabase;
+  let server: TestServer;
   let app: RunningApp;
   let api: Api;
   let admin: TestAgent;
   let agent: TestAgent;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const logger = createLogger('trace', { write: (line: string) => void lines.push(line) });
-    app = await startApp(configFor(db.url, { logLevel: 'trace', rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 } }), logger);
+    server = await startTestServer({ config: { logLevel: 'trace' }, logger });
+    app = server.app;
     api = new Api(app.url);
   });
-  afterAll(async () => {
-    await app.close();
-    await db.drop();
-  });
+  afterAll(() => server.close());
 
   it('a whole flow at trace level logs requests but none of the API tokens, JWTs or their parts', async () => {
     admin = await newAdmin(api);

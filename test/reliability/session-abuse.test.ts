@@ -5,6 +5,7 @@ import { createExchangeGate } from '../../src/core/auth/sessions.service.js';
 import { AppError } from '../../src/errors.js';
 import { Api, newAdmin, newAgent, type ApiResponse, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 /** Token-exchange abuse: bounded Argon2id work, fast refusals, and no oracle in the answers. */
 const CONCURRENCY = 8;
@@ -71,7 +72,7 @@ describe('a storm of bad API tokens', () => {
   });
   afterAll(() => server.close());
 
-  const exchange = (token: string): Promise<ApiResponse> => api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+  const exchange = (token: string): Promise<ApiResponse> => api.exchange(token);
 
   it('admits a bounded number, refuses the rest fast with 503 {error}, keeps /healthz fast, and recovers', async () => {
     // A sustained storm: 30 clients sending bad tokens back to back for 2 s, far more than the gate
@@ -95,7 +96,7 @@ describe('a storm of bad API tokens', () => {
         const start = performance.now();
         expect(await healthz(server.url, probeAgent)).toBe(200);
         health.push(performance.now() - start);
-        await new Promise((r) => setTimeout(r, 10));
+        await sleep(10);
       }
     };
     await Promise.all([...Array.from({ length: 30 }, attacker), prober()]);
@@ -137,7 +138,7 @@ describe('exchanges that fail say nothing about why', () => {
 
   const exchange = async (token: string): Promise<{ res: ApiResponse; ms: number }> => {
     const start = performance.now();
-    const res = await api.post('/api/v1/sessions', undefined, { headers: { authorization: `Bearer ${token}` } });
+    const res = await api.exchange(token);
     return { res, ms: performance.now() - start };
   };
   const wrongSecret = (): string => `${agent.prefix}_${hex(32)}`;

@@ -8,9 +8,10 @@ import { Migrator, sql, type Kysely, type Migration } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
+import { createTestDatabase, startServerProcess, startTestServer, type StartedServer, type TestServer } from '../helpers/server.js';
 import { openSqlite } from '../../src/store/sqlite.js';
-import { startChildServer, MAIN_JS, type ChildServer } from './helpers/child-server.js';
+import { MAIN_JS } from '../helpers/build.js';
+import { sleep } from '../helpers/wait.js';
 
 /**
  * Storage faults on SQLite: a database locked by another process past the lock timeout, and a
@@ -101,7 +102,7 @@ describe('SQLite locked by another process', () => {
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     const [sent, health] = await Promise.all([timed(() => send('waited for the lock')), (async () => {
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
       return timed(() => api.get('/healthz'));
     })()]);
     loop.disable();
@@ -182,17 +183,14 @@ if (tmpfsUnavailable !== null) console.warn(`skipping the real disk-full test: $
 
 describe.skipIf(tmpfsUnavailable !== null)('SQLite on a file system that fills up (tmpfs)', () => {
   let dir: string;
-  let child: ChildServer | undefined;
+  let child: StartedServer | undefined;
 
   beforeAll(async () => {
     await ensureBuilt();
     dir = mkdtempSync(join(tmpdir(), 'ams-full-'));
   });
   afterAll(async () => {
-    if (child && child.process.exitCode === null) {
-      child.process.kill('SIGKILL');
-      await child.exited;
-    }
+    await child?.kill();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -201,14 +199,14 @@ describe.skipIf(tmpfsUnavailable !== null)('SQLite on a file system that fills u
     // well as the database pages (the WAL restarts only after a checkpoint, every 200 ms); at 2 MiB
     // the retries could fill the disk again and the test depended on when a checkpoint fell.
     const script = `mount -t tmpfs -o size=8m tmpfs "${dir}" && exec "${process.execPath}" "${MAIN_JS}"`;
-    child = await startChildServer({ DATABASE_URL: `sqlite:${join(dir, 'ams.sqlite')}`, RATE_LIMIT_ANON_PER_MINUTE: '1000000', RATE_LIMIT_AGENT_PER_MINUTE: '1000000' }, ['unshare', '-rm', 'sh', '-c', script]);
+    child = await startServerProcess({ DATABASE_URL: `sqlite:${join(dir, 'ams.sqlite')}`, RATE_LIMIT_ANON_PER_MINUTE: '1000000', RATE_LIMIT_AGENT_PER_MINUTE: '1000000' }, { argv: ['unshare', '-rm', 'sh', '-c', script] });
     const api = new Api(child.url);
     const admin = await newAdmin(api);
     const alice = await newAgent(api);
     const room = await newRoom(api, admin, [alice]);
 
     // The server's view of the directory, through its own mount namespace.
-    const filler = `/proc/${child.process.pid}/root${dir}/filler`;
+    const filler = `/proc/${child.pid}/root${dir}/filler`;
     const fd = openSync(filler, 'w');
     try {
       const chunk = Buffer.alloc(64 * 1024, 1);
@@ -229,7 +227,7 @@ describe.skipIf(tmpfsUnavailable !== null)('SQLite on a file system that fills u
     expect(statuses.every((s) => s === 201 || s === 503)).toBe(true);
     expect((await api.get('/healthz')).status).toBe(200);
     expect((await api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: alice.jwt })).status).toBe(200);
-    expect(child.process.exitCode).toBeNull();
+    expect(child.alive()).toBe(true);
 
     unlinkSync(filler);
     const stored = new Set<string>();
@@ -240,8 +238,7 @@ describe.skipIf(tmpfsUnavailable !== null)('SQLite on a file system that fills u
       stored.add(res.body.id);
     }
     expect(stored.size).toBe(30);
-    child.process.kill('SIGTERM');
-    expect(await child.exited).toBe(0);
+    expect(await child.kill('SIGTERM')).toMatchObject({ code: 0, signal: null });
   });
 });
 

@@ -2,12 +2,12 @@ import { Writable } from 'node:stream';
 import fc from 'fast-check';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
-import { testConfig } from '../../src/config/config.js';
+import type { RunningApp } from '../../src/app.js';
+import { testConfig } from '../helpers/config.js';
 import { ERROR_CATALOG } from '../../src/errors.js';
 import { CLIENT_EVENTS } from '../../src/realtime/protocol.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { configFor, createTestDatabase, type TestDatabase } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, roundTrip, waitFor, type Payload } from '../helpers/ws.js';
 import { RawWebSocket, rawAgentSocket } from './ws-support.js';
 
@@ -195,7 +195,7 @@ function emission(f: Fixture): fc.Arbitrary<Emission> {
 // ---- the test -----------------------------------------------------------------------------------
 
 describe('WebSocket fuzzing (fast-check)', () => {
-  let db: TestDatabase;
+  let server: TestServer;
   let app: RunningApp;
   let api: Api;
   let admin: TestAgent;
@@ -206,13 +206,13 @@ describe('WebSocket fuzzing (fast-check)', () => {
   let protoBefore: string[];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     // Limits out of the way: the fuzzer sends hundreds of events a second from one connection.
     const ws = { ...testConfig().ws, eventsPerSecond: 1_000_000, abuseEventsPerSecond: 1_000_000 };
-    const config = configFor(db.url, { rateLimit: { anonPerMinute: 1_000_000, agentPerMinute: 1_000_000 }, ws });
+    const config = { rateLimit: { anonPerMinute: 1_000_000, agentPerMinute: 1_000_000 }, ws };
     // Warnings and errors of the server are kept: an internal error is a failure even if no client saw it.
     const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (serverLog.push(chunk.toString('utf8')), done()) });
-    app = await startApp(config, pino({ level: 'warn' }, sink));
+    server = await startTestServer({ config, logger: pino({ level: 'warn' }, sink) });
+    app = server.app;
     api = new Api(app.url);
     admin = await newAdmin(api);
     agent = await newAgent(api);
@@ -223,8 +223,7 @@ describe('WebSocket fuzzing (fast-check)', () => {
     protoBefore = prototypeNames();
   });
   afterAll(async () => {
-    await app?.close();
-    await db?.drop();
+    await server?.close();
   });
 
   it(`every event, arbitrary payloads, with and without acks: known shapes only, never a crash (seed ${SEED})`, async () => {

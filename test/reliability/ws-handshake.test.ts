@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from '../../src/app.js';
-import { testConfig, type Config } from '../../src/config/config.js';
+import type { Config } from '../../src/config/config.js';
+import { testConfig } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
 import { Api, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
 import { connect, connectReady, disconnected, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
-import { anotherSession, bootstrapAdmin, RawWebSocket, rawAgentSocket, until } from './ws-support.js';
+import { anotherSession, bootstrapAdmin, RawWebSocket, rawAgentSocket } from './ws-support.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Issue 7, abuse at the door: the per-agent connection cap, the Origin allow-list, and the JWT of
@@ -54,12 +56,12 @@ describe('connections per agent (WS_MAX_CONNECTIONS_PER_AGENT)', () => {
     // A slot freed is a slot usable again; the count never goes above the cap.
     const live = sockets.filter((s) => s.connected);
     live[0]!.disconnect();
-    await until(async () => (await server.app.ctx.presence.connectionCount(agent.id)) === CAP - 1);
+    await waitUntil('the server to count CAP - 1 connections', async () => (await server.app.ctx.presence.connectionCount(agent.id)) === CAP - 1);
     const again = await connectReady(server.url, agent.jwt);
     expect((await outcome(connect(server.url, agent.jwt))).error?.code).toBe('RATE_LIMIT_EXCEEDED');
     expect(await server.app.ctx.presence.connectionCount(agent.id)).toBe(CAP);
     for (const s of [...live, again.socket, ...otherSockets.map((o) => o.socket)]) s.disconnect();
-    await until(async () => (await server.app.ctx.presence.connectionCount(agent.id)) === 0);
+    await waitUntil('the server to count no connection', async () => (await server.app.ctx.presence.connectionCount(agent.id)) === 0);
   });
 
   it('counts raw (non socket.io-client) connections the same way', async () => {
@@ -71,7 +73,7 @@ describe('connections per agent (WS_MAX_CONNECTIONS_PER_AGENT)', () => {
     expect(await extra.next((t) => t.startsWith('42/agents,["error"'))).toContain('RATE_LIMIT_EXCEEDED');
     expect(await extra.next((t) => t.startsWith('41/agents'))).toBe('41/agents,'); // the server's disconnect
     for (const raw of [...raws, extra]) raw.destroy();
-    await until(async () => (await server.app.ctx.presence.connectionCount(agent.id)) === 0);
+    await waitUntil('the server to count no connection', async () => (await server.app.ctx.presence.connectionCount(agent.id)) === 0);
   });
 });
 

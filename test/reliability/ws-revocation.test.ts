@@ -1,33 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp, type RunningApp } from '../../src/app.js';
+import type { RunningApp } from '../../src/app.js';
 import { Api, newAgent, type TestAgent } from '../helpers/api.js';
-import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
-import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { startTestNodes, startTestServer, type TestNodes, type TestServer } from '../helpers/server.js';
+import { connect, connectReady, emitWithAck, expectAuthFailed, record } from '../helpers/ws.js';
 import { anotherSession, bootstrapAdmin } from './ws-support.js';
+import { servicesAvailable } from '../helpers/services.js';
 
 /**
  * Issue 7: in strict mode only (SPEC.md makes JWTs irrevocable in Phase 1), revoking an API token
  * ends the JWTs issued from it: REST 401, handshake AUTH_FAILED, live sockets disconnected at once,
  * on every node. In open mode nothing of that happens.
  */
-
-/** `error` AUTH_FAILED, then a server disconnect (DESIGN.md), and no hello. */
-async function expectAuthFailed(socket: ClientSocket): Promise<string> {
-  const hellos = record(socket, 'agent:hello-ack');
-  const order: string[] = [];
-  socket.on('error', () => order.push('error'));
-  socket.on('disconnect', () => order.push('disconnect'));
-  const error = waitFor(socket, 'error');
-  const reason = await disconnected(socket);
-  expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.any(String) });
-  expect(reason).toBe('io server disconnect');
-  expect(order).toEqual(['error', 'disconnect']);
-  expect(hellos).toEqual([]);
-  return (await error).message as string;
-}
 
 describe('strict mode: revoking an API token ends its sessions', () => {
   let server: TestServer;
@@ -136,40 +120,18 @@ describe('open mode (SPEC.md Phase 1): JWTs are irrevocable', () => {
   });
 });
 
-async function redisReachable(url: string): Promise<boolean> {
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
+const redisAvailable = await servicesAvailable('ws-revocation cross-node test', ['redis']);
 
-const requireServices = process.env.AMS_REQUIRE_SERVICES === '1';
-const redisAvailable = await redisReachable(REDIS_TEST_URL);
-if (!redisAvailable && !requireServices) console.warn(`ws-revocation cross-node test skipped: Redis is not reachable at ${REDIS_TEST_URL} (set AMS_REQUIRE_SERVICES=1 to make this a failure)`);
-
-describe.skipIf(!redisAvailable && !requireServices)('strict mode, two nodes on one Redis: revocation reaches every node at once', () => {
-  let db: TestDatabase;
+describe.skipIf(!redisAvailable)('strict mode, two nodes on one Redis: revocation reaches every node at once', () => {
+  let cluster: TestNodes;
   let node1: RunningApp;
   let node2: RunningApp;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    const config = configFor(db.url, { authzMode: 'strict', redisUrl: REDIS_TEST_URL, rateLimit: { anonPerMinute: 100_000, agentPerMinute: 100_000 } });
-    const logger = pino({ level: process.env.AMS_TEST_LOG_LEVEL ?? 'silent' });
-    const realtimeAdapterKey = `ams-test:${randomUUID()}`; // this Redis is shared with other runs
-    node1 = await startApp(config, logger, { realtimeAdapterKey });
-    node2 = await startApp(config, logger, { realtimeAdapterKey });
+    cluster = await startTestNodes(2, { config: { authzMode: 'strict' } });
+    [node1, node2] = cluster.nodes.map((n) => n.app) as [RunningApp, RunningApp];
   });
-  afterAll(async () => {
-    await Promise.all([node1?.close(), node2?.close()]);
-    await db?.drop();
-  });
+  afterAll(() => cluster?.close());
 
   it('revoked on node 1: the socket on node 2 gets AUTH_FAILED and is disconnected; node 2 answers 401 right after the 204', async () => {
     const api1 = new Api(node1.url);

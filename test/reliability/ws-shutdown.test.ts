@@ -3,9 +3,10 @@ import pg from 'pg';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
-import { createTestDatabase, PG_ADMIN_URL, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
+import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { connectReady, disconnected, emitWithAck, record, type Payload } from '../helpers/ws.js';
-import { spawnServer, until, type ServerProcess } from './ws-support.js';
+import { waitUntil } from '../helpers/wait.js';
+import { servicesAvailable } from '../helpers/services.js';
 
 /**
  * Issue 7: graceful shutdown with live sockets. Events in flight when the close begins (a SIGTERM)
@@ -50,7 +51,7 @@ describe('graceful close with WebSocket events in flight (in process)', () => {
     const first = emitWithAck(a.socket, 'message:send', { roomId: room.id, body: 'in flight', clientMsgId: 'shutdown-1' });
     await running;
     const second = emitWithAck(a.socket, 'message:send', { roomId: room.id, body: 'queued behind it', clientMsgId: 'shutdown-2' });
-    await until(() => admitted === 2);
+    await waitUntil('both events admitted', () => admitted === 2);
     for (const [p, name] of [[first, 'ack 1'], [second, 'ack 2']] as const) void p.then(() => order.push(name));
 
     const closed = server.app.close();
@@ -83,34 +84,16 @@ describe('graceful close with WebSocket events in flight (in process)', () => {
   });
 });
 
-async function postgresReachable(): Promise<boolean> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 1000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+const pgAvailable = await servicesAvailable('ws-shutdown SIGTERM test', ['postgres']);
 
-const requireServices = process.env.AMS_REQUIRE_SERVICES === '1';
-const pgAvailable = await postgresReachable();
-if (!pgAvailable && !requireServices) console.warn(`ws-shutdown SIGTERM test skipped: PostgreSQL is not reachable at ${PG_ADMIN_URL} (set AMS_REQUIRE_SERVICES=1 to make this a failure)`);
-
-describe.skipIf(!pgAvailable && !requireServices)('SIGTERM with a message:send in flight (node dist/main.js on PostgreSQL)', () => {
+describe.skipIf(!pgAvailable)('SIGTERM with a message:send in flight (node dist/main.js on PostgreSQL)', () => {
   let db: TestDatabase | undefined;
-  let running: ServerProcess | undefined;
+  let running: StartedServer | undefined;
   let locker: pg.Client | undefined;
   beforeAll(ensureBuilt, 180_000);
   afterEach(async () => {
     await locker?.end().catch(() => undefined);
-    if (running && running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exit;
-    }
+    await running?.kill();
     await db?.drop();
     locker = running = db = undefined;
   });
@@ -118,8 +101,8 @@ describe.skipIf(!pgAvailable && !requireServices)('SIGTERM with a message:send i
   it('the send waiting on the database when the signal arrives is committed and acknowledged; the process exits 0', async () => {
     // A lock held by the test keeps the server's INSERT waiting in PostgreSQL: provably in flight.
     db = await createTestDatabase('postgres');
-    running = spawnServer({ DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET });
-    const url = (await running.waitForLog((l) => l.msg === 'agent messaging service listening')).url as string;
+    running = await startServerProcess({ DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET });
+    const { url } = running;
     const api = new Api(url);
     const admin: TestAgent = await newAdmin(api);
     const agent = await newAgent(api);
@@ -133,10 +116,10 @@ describe.skipIf(!pgAvailable && !requireServices)('SIGTERM with a message:send i
     await locker.query('lock table messages in exclusive mode');
     const ack = emitWithAck(socket, 'message:send', { roomId: room.id, body: 'in flight at SIGTERM', clientMsgId }, 15_000);
     const dbName = new URL(db.url).pathname.slice(1);
-    await until(async () => {
+    await waitUntil('the INSERT waiting on the lock', async () => {
       const waiting = await locker!.query("select count(*)::int as n from pg_stat_activity where datname = $1 and wait_event_type = 'Lock'", [dbName]);
       return (waiting.rows[0] as { n: number }).n > 0;
-    }, 5000, 'the INSERT waiting on the lock');
+    });
 
     running.child.kill('SIGTERM');
     await running.waitForLog((l) => l.msg === 'shutting down');

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testConfig } from '../../src/config/config.js';
 import { bufferedBytesOf } from '../../src/realtime/outbound/slow-consumers.js';
 import type { AgentSocket } from '../../src/realtime/protocol.js';
+import { testConfig } from '../helpers/config.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, roundTrip, type Payload } from '../helpers/ws.js';
-import { rawAgentSocket, until } from './ws-support.js';
+import { rawAgentSocket } from './ws-support.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /**
  * Issue 7: a client that never reads is disconnected before the server holds unbounded memory for
@@ -81,13 +82,13 @@ describe('slow consumers (WS_MAX_BUFFERED_BYTES)', () => {
     expect(sent.length * BODY.length).toBeGreaterThan(LIMIT);
     expect(peak).toBeLessThanOrEqual(LIMIT + PACKET_MAX);
     // Everything held for it is released: the TCP socket is destroyed, not waiting for a close handshake.
-    await until(() => serverWs.readyState === 3, 2000, 'server side of the WebSocket closed');
+    await waitUntil('server side of the WebSocket closed', () => serverWs.readyState === 3, 2000);
     if (process.env.AMS_TEST_REPORT) console.warn(`slow consumer (websocket): dropped after ${sent.length} messages of ${BODY.length} chars; peak held ${peak} (limit ${LIMIT}); reason ${dropReason}`);
     expect(server.app.realtime.namespace.sockets.has(target.id)).toBe(false);
     expect(await server.app.ctx.presence.connectionCount(stalled.id)).toBe(0);
 
     // The reading client got every message exactly once (four concurrent senders: no order among them).
-    await until(() => received.length >= sent.length, 10_000, 'all messages received');
+    await waitUntil('all messages received', () => received.length >= sent.length, 10_000);
     await roundTrip(normal);
     expect(received).toHaveLength(sent.length);
     expect(new Set(received.map((m: Payload) => m.body))).toEqual(new Set(sent));
@@ -109,7 +110,7 @@ describe('slow consumers (WS_MAX_BUFFERED_BYTES)', () => {
     const open = await (await fetch(`${base}&token=${encodeURIComponent(stalled.jwt)}`)).text();
     const sid = (JSON.parse(open.slice(1)) as { sid: string }).sid;
     expect(await (await fetch(`${base}&sid=${sid}`, { method: 'POST', body: '40/agents,' })).text()).toBe('ok');
-    await until(() => serverSocketOf(stalled.id) !== undefined, 5000, 'polling socket connected');
+    await waitUntil('polling socket connected', () => serverSocketOf(stalled.id) !== undefined);
     const target = serverSocketOf(stalled.id)!;
     let dropReason: string | undefined;
     target.on('disconnect', (reason) => (dropReason = reason));

@@ -1,7 +1,5 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { Kysely } from 'kysely';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { createAuthz } from '../../src/core/auth/authz.js';
@@ -11,14 +9,6 @@ import type { DB } from '../../src/store/schema.js';
 import { uniqueName, type Api, type TestAgent } from '../helpers/api.js';
 
 /** Shared by the test/reliability/ws-*.test.ts files. */
-
-export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /**
  * The first admin of a strict-mode server, made as `ams admin create` makes it: straight in the
@@ -192,59 +182,4 @@ export async function rawAgentSocket(baseUrl: string, jwt: string): Promise<RawW
   await ws.next((t) => t.startsWith('40/agents,'));
   await ws.next((t) => t.startsWith('42/agents,["agent:hello-ack"'));
   return ws;
-}
-
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-
-export interface ServerProcess {
-  child: ChildProcessWithoutNullStreams;
-  /** Resolves with the first JSON log line that satisfies `predicate` (seen before or after the call). */
-  waitForLog(predicate: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>>;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
-}
-
-/** `node dist/main.js` with exactly `env` (plus PATH). */
-export function spawnServer(env: Record<string, string>): ServerProcess {
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
-  let stderr = '';
-  let pending = '';
-  const seen: Record<string, unknown>[] = [];
-  const waiters: { predicate: (line: Record<string, unknown>) => boolean; resolve: (line: Record<string, unknown>) => void }[] = [];
-  child.stdout.on('data', (chunk: Buffer) => {
-    pending += chunk.toString('utf8');
-    const lines = pending.split('\n');
-    pending = lines.pop()!;
-    for (const raw of lines) {
-      let line: Record<string, unknown>;
-      try {
-        line = JSON.parse(raw) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      seen.push(line);
-      for (const w of [...waiters]) {
-        if (w.predicate(line)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(line);
-        }
-      }
-    }
-  });
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stderr })),
-  );
-  return {
-    child,
-    exit,
-    waitForLog(predicate) {
-      const found = seen.find(predicate);
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        waiters.push({ predicate, resolve });
-        void exit.then((e) => reject(new Error(`server exited (${e.code}) before the expected log line; stderr: ${e.stderr}`)));
-      });
-    },
-  };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildConfig, ConfigError, exposureWarning, testConfig } from '../../src/config/config.js';
+import { buildConfig, ConfigError, exposureWarning } from '../../src/config/config.js';
 import { readEnv } from '../../src/config/env.js';
 
 const SECRET = 'x'.repeat(32);
@@ -126,11 +126,6 @@ describe('buildConfig', () => {
   it('lets tools that sign no JWT run against PostgreSQL without JWT_SECRET', () => {
     expect(buildConfig({ DATABASE_URL: 'postgres://h/db' }, { requireJwtSecret: false }).jwtSecret).toBeNull();
     expect(() => buildConfig({ DATABASE_URL: 'postgres://h/db', JWT_SECRET: 'short' }, { requireJwtSecret: false })).toThrow(ConfigError);
-  });
-
-  it('testConfig: in-memory SQLite, silent, random port, overridable', () => {
-    expect(testConfig()).toMatchObject({ database: { kind: 'sqlite', path: ':memory:' }, logLevel: 'silent', port: 0 });
-    expect(testConfig({ authzMode: 'strict' }).authzMode).toBe('strict');
   });
 
   it('CORS_ORIGINS: none by default; a list of origins, kept as browsers send them', () => {

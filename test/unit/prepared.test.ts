@@ -6,6 +6,7 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { prepared, PreparedQueryError } from '../../src/store/prepared.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('prepared (compiled once, run with fresh parameters)', () => {
   let database: Database;
@@ -98,7 +99,7 @@ describe('prepared on SQLite: straight on the connection while it is free', () =
       database.db.transaction().execute(async (trx) => {
         await insert(trx, { key: 'inside', value: 'rolled back' });
         outside = insert(database.db, { key: 'outside', value: 'kept' });
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
+import { sleep } from '../helpers/wait.js';
 
 describe('SQLite WAL checkpoints on a worker thread', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ams-ckpt-'));
