@@ -14,6 +14,7 @@ import { createMessagesService, type MessagesService } from './core/messages/mes
 import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRedisMembershipRemovals } from './store/membership-removals.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
+import { createSearchService, type SearchService } from './core/search/search.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
@@ -43,6 +44,7 @@ export interface AppContext {
   sessionAuth: SessionAuth;
   rooms: RoomsService;
   messages: MessagesService;
+  search: SearchService;
   social: SocialService;
   directory: DirectoryService;
   /** Who is online: kept by the real-time layer from live sockets, read by the directory. */
@@ -100,6 +102,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessionAuth,
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
+    search: createSearchService({ db, dialect: database.dialect, authz, rooms }),
     social: createSocialService({ db, dialect: database.dialect, authz }),
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,

@@ -8,6 +8,7 @@ import { authRoutes } from './routes/auth.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { searchRoutes } from './routes/search.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
 import './types.js';
 
@@ -78,6 +79,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   authRoutes(app, ctx);
   roomsRoutes(app, ctx);
   messagesRoutes(app, ctx);
+  searchRoutes(app, ctx);
   socialRoutes(app, ctx);
   directoryRoutes(app, ctx);
   return app;

@@ -2,6 +2,7 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import type { Dialect } from '../database.js';
 import { initialSchema } from './001-initial-schema.js';
 import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
+import { messageSearch } from './005-message-search.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -11,6 +12,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001-initial-schema': initialSchema(dialect),
     '002-partial-client-msg-id-index': partialClientMsgIdIndex,
+    '005-message-search': messageSearch(dialect),
   };
 }
 
