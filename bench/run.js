@@ -19,6 +19,7 @@ import { clusterScenario } from './scenarios/cluster.js';
 import { historyScenario } from './scenarios/history.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
+import { searchScenario } from './scenarios/search.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 
 const SCENARIOS = [
@@ -28,6 +29,7 @@ const SCENARIOS = [
   { id: 'sessions', n: 4, title: 'POST /api/v1/sessions storm', run: sessionsScenario },
   { id: 'memory', n: 5, title: 'memory per idle WebSocket connection', run: memoryScenario },
   { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
+  { id: 'search', n: 7, title: 'message search over 200,000 messages (SQLite)', run: searchScenario },
 ];
 
 function parseArgs(argv) {
