@@ -49,6 +49,9 @@ describe('search query language', () => {
     expect(parse('v2.0-beta').include.map((t) => t.words[0])).toEqual(['v2', '0', 'beta']);
     // Inside quotes `*` and `-` are plain separators; a quote left open runs to the end.
     expect(parse('"two wor* -x').include).toEqual([{ words: ['two', 'wor', 'x'], prefix: false }]);
+    // Repeats count once, however many words a few characters fold into.
+    expect(parse('\ufdfa '.repeat(128)).include).toHaveLength(4);
+    expect(parse('a a* a "a" -b -b').include).toHaveLength(2);
     // Operator words of either engine are words.
     expect(parse('AND OR NOT NEAR').include.map((t) => t.words[0])).toEqual(['and', 'or', 'not', 'near']);
   });

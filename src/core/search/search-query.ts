@@ -44,6 +44,15 @@ export function parseSearchQuery(q: string): SearchQuery {
   const text = foldText(q);
   const include: SearchTerm[] = [];
   const exclude: SearchTerm[] = [];
+  // A repeated term adds nothing; dropping repeats bounds the work of a query whose few
+  // characters fold into many words (one `ﷺ`, U+FDFA, is four).
+  const seen = new Set<string>();
+  const add = (negate: boolean, term: SearchTerm): void => {
+    const key = `${negate ? '-' : '+'}${term.prefix ? '*' : ''}${term.words.join(' ')}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    (negate ? exclude : include).push(term);
+  };
   let atChunkStart = true;
   let i = 0;
   while (i < text.length) {
@@ -63,7 +72,7 @@ export function parseSearchQuery(q: string): SearchQuery {
       const close = text.indexOf('"', i + 1);
       const end = close < 0 ? text.length : close;
       const words = wordsOfFolded(text.slice(i + 1, end));
-      if (words.length > 0) (negate ? exclude : include).push({ words, prefix: false });
+      if (words.length > 0) add(negate, { words, prefix: false });
       i = end + 1;
       continue;
     }
@@ -75,7 +84,7 @@ export function parseSearchQuery(q: string): SearchQuery {
     i += word.length;
     const prefix = text[i] === '*';
     if (prefix) i++;
-    (negate ? exclude : include).push({ words: [boundWord(word)], prefix });
+    add(negate, { words: [boundWord(word)], prefix });
   }
   if (include.length === 0) {
     throw validationError({
