@@ -1,6 +1,10 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { createAgentsService } from '../../src/core/agents/agents.service.js';
+import { createAuthz } from '../../src/core/auth/authz.js';
+import { createTokensService } from '../../src/core/auth/tokens.service.js';
+import { nullPublisher } from '../../src/core/events.js';
+import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // GET /api/v1/search/messages (PHASE2.md section 2) on the suite's engine (AMS_TEST_DATABASE).
@@ -174,5 +178,39 @@ describe('message search', () => {
     const found = await search(alice, { q: 'preexistant' });
     expect(found.body.results.map((m: Item) => m.id)).toEqual([id]);
     expect(bodies(await search(bob, { q: 'cafe' }))).toEqual(['Secret deploy plan for the CAFE', 'Deploy the café build tonight']);
+  });
+});
+
+describe('message search in strict mode', () => {
+  let server: TestServer;
+  let api: Api;
+  let admin: TestAgent;
+  let alice: TestAgent;
+  let bob: TestAgent;
+
+  beforeAll(async () => {
+    server = await startTestServer({ config: { authzMode: 'strict' } });
+    api = new Api(server.url);
+    // The first admin comes from outside the API, as `ams admin create` makes it.
+    const db = server.app.ctx.database.db;
+    const authz = createAuthz('open');
+    const root = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
+    const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, root.id, {});
+    const session = await api.post('/api/v1/sessions', { apiToken: token.token });
+    admin = { id: root.id, name: root.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+    alice = await newAgent(api, { asJwt: admin.jwt });
+    bob = await newAgent(api, { asJwt: admin.jwt });
+  });
+  afterAll(() => server?.close());
+
+  it('covers the same rooms as in open mode: the member\'s, all for an admin', async () => {
+    const room = await api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [alice.id] }, { jwt: admin.jwt });
+    expect(room.status).toBe(201);
+    const { id } = await sendMessage(api, alice, room.body.id, 'strict mode search target');
+    const search = (agent: TestAgent, extra = '') => api.get(`/api/v1/search/messages?q=strict%20target${extra}`, { jwt: agent.jwt });
+    expect((await search(alice)).body.results.map((m: Item) => m.id)).toEqual([id]);
+    expect((await search(admin)).body.results.map((m: Item) => m.id)).toEqual([id]);
+    expect((await search(bob)).body.results).toEqual([]);
+    expect((await search(bob, `&roomId=${room.body.id}`)).status).toBe(403);
   });
 });
