@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
-import { searchText } from '../../dist/core/search/search-text.js';
 import { alternate, cannon } from '../lib/http-load.js';
 import { jwtMinter, startService } from '../lib/service.js';
 
@@ -56,7 +55,9 @@ function zipfSampler(random, n) {
  * Writes `total` messages (spread over the rooms, sent by their members) straight into the
  * service's SQLite file, message and index entry alike, as the service's send path would.
  */
-export function seed(dbPath, { total, rooms, senders }) {
+export async function seed(dbPath, { total, rooms, senders }) {
+  // The service's own folding, from the build (imported here so that run.js can say when dist/ is missing).
+  const { searchText } = await import('../../dist/core/search/search-text.js');
   const random = prng(42);
   const words = vocabulary(random);
   const rank = zipfSampler(random, words.length);
@@ -121,7 +122,7 @@ export async function searchScenario(bench) {
     }
 
     const t0 = Date.now();
-    const { query, prefixQuery } = seed(dbPath, { total, rooms, senders: [admin.id, member.id] });
+    const { query, prefixQuery } = await seed(dbPath, { total, rooms, senders: [admin.id, member.id] });
     log(`seeded ${total} messages in ${((Date.now() - t0) / 1000).toFixed(1)} s; query "${query}", prefix query "${prefixQuery}"`);
 
     service = await startService({ name: 'service-search', databaseUrl: `sqlite:${dbPath}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
