@@ -20,6 +20,7 @@ import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
+import { searchScenario } from './scenarios/search.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 
 const SCENARIOS = [
@@ -30,6 +31,7 @@ const SCENARIOS = [
   { id: 'memory', n: 5, title: 'memory per idle WebSocket connection', run: memoryScenario },
   { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
   { id: 'hostile', n: 7, title: 'hostile bodies without credentials (issue 16)', run: hostileBodiesScenario },
+  { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite)', run: searchScenario },
 ];
 
 function parseArgs(argv) {

@@ -19,6 +19,7 @@ import { createMessagesService, type MessagesService } from './core/messages/mes
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
+import { createSearchService, type SearchService } from './core/search/search.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
@@ -58,6 +59,7 @@ export interface AppContext {
    * a cluster bus subscriber calls it for messages committed on other nodes.
    */
   inboxWaiters: InboxWaiters;
+  search: SearchService;
   social: SocialService;
   directory: DirectoryService;
   /** Who is online: kept by the real-time layer from live sockets, read by the directory. */
@@ -135,6 +137,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters }),
     inboxWaiters,
+    search: createSearchService({ db, dialect: database.dialect, authz, rooms }),
     social: createSocialService({ db, dialect: database.dialect, authz }),
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,

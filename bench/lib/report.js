@@ -109,6 +109,20 @@ export function summaryRows(results) {
       }));
     } else rows.push(unavailable(7, 'hostile bodies', h, '< 50 ms'));
   }
+
+  if ('search' in results) {
+    const s = results.search;
+    if (s.twoWords) {
+      const label = `search, ${s.messages} msgs`;
+      rows.push(row(8, label, 'two-word query p99, one at a time (ms)', {
+        service: fmt(s.twoWords.p99, 1), baseline: s.history ? `history page ${fmt(s.history.p99, 1)}` : '-',
+        ratio: s.history ? s.twoWords.p99 / s.history.p99 : null, target: '< 50 ms', met: s.twoWords.p99 < 50,
+        note: `p50 ${fmt(s.twoWords.p50, 1)} ms, ${fmt(s.twoWords.rps)} req/s`,
+      }));
+      rows.push(row(8, label, 'two-word query, 8 connections: req/s (p99 ms)', { service: `${fmt(s.twoWordsConcurrent.rps)} (${fmt(s.twoWordsConcurrent.p99, 1)})`, baseline: '-', target: '-' }));
+      rows.push(row(8, label, 'prefix query p99, one at a time (ms)', { service: fmt(s.prefix.p99, 1), baseline: '-', target: '-', note: `"${s.prefixQuery}"` }));
+    } else rows.push(unavailable(8, 'message search', s, '< 50 ms'));
+  }
   return rows;
 }
 

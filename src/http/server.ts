@@ -12,6 +12,7 @@ import { directoryRoutes } from './routes/directory.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
+import { searchRoutes } from './routes/search.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
 import './types.js';
 
@@ -171,6 +172,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   roomsRoutes(app, ctx);
   messagesRoutes(app, ctx);
   inboxRoutes(app, ctx);
+  searchRoutes(app, ctx);
   socialRoutes(app, ctx);
   directoryRoutes(app, ctx);
   return app;

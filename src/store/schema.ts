@@ -67,6 +67,17 @@ export interface MessagesTable {
   seq: number;
 }
 
+/**
+ * The search index (migration 005): one row per message that has words, `words` being its folded
+ * words joined by spaces (core/search/search-text.ts). SQLite: an FTS5 table (its hidden column
+ * `message_search` takes MATCH). PostgreSQL: a table with a generated tsvector column `tsv` under
+ * a GIN index. Both are queried with raw SQL for those parts, so they are not typed here.
+ */
+export interface MessageSearchTable {
+  message_id: string;
+  words: string;
+}
+
 export interface AuditLogTable {
   id: string;
   event: string;
@@ -107,6 +118,7 @@ export interface DB {
   rooms: RoomsTable;
   room_members: RoomMembersTable;
   messages: MessagesTable;
+  message_search: MessageSearchTable;
   audit_log: AuditLogTable;
   social_channels: SocialChannelsTable;
   social_posts: SocialPostsTable;

@@ -106,6 +106,10 @@ const ROUTES: RouteSpec[] = [
     success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
+  {
+    method: 'GET', path: '/api/v1/search/messages', query: ['q', 'roomId', 'before', 'limit'],
+    success: { status: [200], schema: Type.Object({ results: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }) },
+  },
   { method: 'GET', path: '/api/v1/social/channels', success: { status: [200], schema: Type.Object({ channels: Type.Array(ChannelSchema) }) } },
   { method: 'POST', path: '/api/v1/social/channels', fields: ['slug', 'name'], success: { status: [201], schema: ChannelSchema } },
   { method: 'GET', path: '/api/v1/social/feed', query: ['before', 'limit'], success: { status: [200], schema: PostPage } },

@@ -11,6 +11,8 @@ import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
+import { searchText } from '../search/search-text.js';
+import { insertSearchEntry } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
 import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
@@ -88,12 +90,14 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   // Messages and their audit records are written in group commits: one short transaction for the
   // sends that arrive together, each acknowledged after its commit. Under sustained load commits
   // are at least 4 ms apart (at most 4 ms more latency, far fewer commits); a lone send waits for
-  // nothing.
+  // nothing. The search index is written in the same transaction: a message is searchable once
+  // its send is acknowledged.
   const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
     // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
     await assignSeqs(trx, messages);
     for (const message of messages) {
       await insertMessage(trx, message);
+      await insertSearchEntry(trx, message.id, searchText(message.body));
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
     }
   }, { minIntervalMs: 4 });

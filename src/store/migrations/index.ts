@@ -4,6 +4,7 @@ import { initialSchema } from './001-initial-schema.js';
 import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
 import { agentDisabled } from './003-agent-disabled.js';
 import { messageSeq } from './004-message-seq.js';
+import { messageSearch } from './005-message-search.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -15,6 +16,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '002-partial-client-msg-id-index': partialClientMsgIdIndex,
     '003-agent-disabled': agentDisabled(dialect),
     '004-message-seq': messageSeq,
+    '005-message-search': messageSearch(dialect),
   };
 }
 

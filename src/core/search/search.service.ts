@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import { validationError } from '../../errors.js';
+import type { Dialect } from '../../store/database.js';
+import type { DB } from '../../store/schema.js';
+import type { Authz } from '../auth/authz.js';
+import { HISTORY_LIMITS } from '../messages/messages.schema.js';
+import { parsePageLimit } from '../paging.js';
+import type { Message } from '../messages/messages.service.js';
+import type { Principal } from '../principal.js';
+import type { RoomsService } from '../rooms/rooms.service.js';
+import { isMember } from '../rooms/rooms.store.js';
+import { compile, parseId } from '../validation.js';
+import { parseSearchQuery } from './search-query.js';
+import { SearchQueryInput } from './search.schema.js';
+import { findMessageRoom, searchMessages, type SearchScope } from './search.store.js';
+
+export interface SearchMessagesQuery {
+  q?: unknown;
+  roomId?: unknown;
+  /** Exclusive: results older than this message id. */
+  before?: unknown;
+  limit?: unknown;
+}
+
+export interface SearchPage {
+  results: Message[];
+  /** Id of the last (oldest) result on the page; null when the page is empty. */
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+export interface SearchService {
+  /**
+   * Messages of the rooms the caller is a member of (an admin: every room), in both authorisation
+   * modes: search reaches across rooms, so open mode's "any agent may read any history" is not
+   * extended to it. `roomId` narrows it to one such room (404 unknown room, 403 not a member).
+   */
+  searchMessages(principal: Principal | null, query: SearchMessagesQuery): Promise<SearchPage>;
+}
+
+const searchInput = compile(SearchQueryInput);
+const given = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
+
+export function createSearchService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz; rooms: RoomsService }): SearchService {
+  const { db, dialect, authz, rooms } = deps;
+
+  const mayRead = async (caller: Principal, roomId: string): Promise<boolean> =>
+    caller.role === 'admin' || (await isMember(db, roomId, caller.agentId));
+
+  return {
+    async searchMessages(principal, raw) {
+      const caller = authz.requireAgent(principal);
+      const { q } = searchInput.parse(raw.q === undefined ? {} : { q: raw.q });
+      const query = parseSearchQuery(q);
+      const limit = parsePageLimit(raw.limit, HISTORY_LIMITS);
+      const before = given(raw.before) ? parseId(raw.before, 'before') : null;
+      const roomId = given(raw.roomId) ? parseId(raw.roomId, 'roomId') : null;
+
+      let scope: SearchScope;
+      if (roomId !== null) {
+        if (caller.role === 'admin') await rooms.get(roomId);
+        else await rooms.assertMember(roomId, caller.agentId);
+        scope = { kind: 'room', roomId };
+      } else {
+        scope = caller.role === 'admin' ? { kind: 'all' } : { kind: 'member', agentId: caller.agentId };
+      }
+      if (before !== null) {
+        // As history: the cursor must be a message the caller could have been shown here.
+        const beforeRoom = await findMessageRoom(db, before);
+        const fits = beforeRoom !== null && (roomId === null ? await mayRead(caller, beforeRoom) : beforeRoom === roomId);
+        if (!fits) throw validationError({ before: roomId === null ? 'is not the id of a message you can search' : 'is not the id of a message in this room' });
+      }
+
+      const { messages, hasMore } = await searchMessages(db, dialect, { query, scope, before, limit });
+      return { results: messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };
+    },
+  };
+}
