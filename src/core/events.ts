@@ -1,4 +1,4 @@
-import type { Message } from './messages/messages.service.js';
+import type { Message } from './messages/message.js';
 
 /**
  * The outbound fan-out port. Services publish these after their transaction commits; the

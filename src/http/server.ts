@@ -33,6 +33,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /api/v1/agents': 8 * KiB,
   // scopes: at most 4096 bytes once serialised compactly (more when escaped or indented), expiresAt.
   'POST /api/v1/agents/:id/tokens': 64 * KiB,
+  // No body is needed; an empty object or none.
+  'POST /api/v1/agents/:id/disable': 4 * KiB,
+  'POST /api/v1/agents/:id/enable': 4 * KiB,
   'DELETE /api/v1/tokens/:prefix': 4 * KiB,
   // slug, name and up to 1000 member UUIDs (39 bytes each).
   'POST /rooms': 64 * KiB,
@@ -40,6 +43,8 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'DELETE /rooms/:roomId/members/:agentId': 4 * KiB,
   // 16 384 code points of 12 bytes each (192 KiB), up to 100 mentions, replyTo, clientMsgId.
   'POST /api/v1/rooms/:id/messages': 256 * KiB,
+  // {seq}.
+  'POST /api/v1/rooms/:id/read': 4 * KiB,
   'POST /api/v1/social/channels': 8 * KiB,
   'POST /api/v1/social/channels/:channelId/posts': 256 * KiB,
   'POST /api/v1/social/posts/:id/replies': 256 * KiB,

@@ -1,5 +1,5 @@
 import type { Namespace, Socket } from 'socket.io';
-import type { Message } from '../core/messages/messages.service.js';
+import type { Message } from '../core/messages/message.js';
 import type { Principal } from '../core/principal.js';
 import type { WsErrorCode } from '../errors.js';
 

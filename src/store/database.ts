@@ -1,24 +1,16 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
+import type { Database } from './database-handle.js';
 import type { DB } from './schema.js';
 import { migrateToLatest } from './migrations/index.js';
 import { openSqlite } from './sqlite.js';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type { Database, Dialect } from './database-handle.js';
 
 /** How long a write waits for another process's SQLite write lock before answering 503. */
 export const SQLITE_LOCK_TIMEOUT_DEFAULT_MS = 2000;
 
-export interface Database {
-  db: Kysely<DB>;
-  dialect: Dialect;
-  /** Called once the migrations have run (SQLite: starts reusing prepared statements). */
-  migrated?(): void;
-  /** Throws when the database cannot answer `select 1`. */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
 
 export interface DatabaseLogger {
   error(obj: object, msg: string): void;

@@ -6,7 +6,7 @@ import {
   CompiledQuery, Kysely, SqliteAdapter, SqliteDialect, sql,
   type Compilable, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase,
 } from 'kysely';
-import type { Database } from './database.js';
+import type { Database } from './database-handle.js';
 import type { DB } from './schema.js';
 import { fastSqlite } from './sqlite-fast.js';
 import { SAFETY_NET_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.js';

@@ -59,6 +59,17 @@ describe('WebSocket limits', () => {
   });
   afterAll(() => server.close());
 
+  /**
+   * A member of the room whose event budgets (per connection and per agent) are untouched: for the
+   * tests that are not about rate limits, after the ones that spend `agent`'s budget on purpose.
+   */
+  async function freshMember(): Promise<TestAgent> {
+    const member = await newAgent(api);
+    const added = await api.post(`/rooms/${room.id}/members`, { agentId: member.id }, { headers: { 'x-agent-id': admin.id } });
+    expect(added.status).toBe(201);
+    return member;
+  }
+
   it('refuses events over the per-connection rate: RATE_LIMIT_EXCEEDED in the ack and as an error event with requestId', async () => {
     const { socket } = await connectReady(server.url, agent.jwt);
     const errors = record(socket, 'error');
@@ -111,7 +122,7 @@ describe('WebSocket limits', () => {
   });
 
   it('carries a 16384-character body of 4-byte emoji; one more character is a validation error', async () => {
-    const { socket } = await connectReady(server.url, agent.jwt);
+    const { socket } = await connectReady(server.url, (await freshMember()).jwt);
     const body = '😀'.repeat(16_384);
     expect(Buffer.byteLength(body)).toBe(65_536);
     const arrived = waitFor(socket, 'message:new', (m) => m.body.length === body.length);
@@ -126,7 +137,8 @@ describe('WebSocket limits', () => {
   });
 
   it('drops a connection that sends a multi-MiB frame, without harming the server', async () => {
-    const { socket } = await connectReady(server.url, agent.jwt);
+    const sender = await freshMember();
+    const { socket } = await connectReady(server.url, sender.jwt);
     const bystander = await connectReady(server.url, (await newAgent(api)).jwt);
     const gone = disconnected(socket);
     socket.emit('message:send', { roomId: room.id, body: 'x'.repeat(4 * 1024 * 1024) });
@@ -135,14 +147,15 @@ describe('WebSocket limits', () => {
     expect(bystander.socket.connected).toBe(true);
     expect(await emitWithAck(bystander.socket, 'room:list')).toEqual({ rooms: [] });
     expect((await api.get('/healthz')).status).toBe(200);
-    const fresh = await connectReady(server.url, agent.jwt);
+    const fresh = await connectReady(server.url, sender.jwt);
     expect(await emitWithAck(fresh.socket, 'message:send', { roomId: room.id, body: 'after the big one' })).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
     fresh.socket.disconnect();
     bystander.socket.disconnect();
   });
 
   it('exposes the WebSocket metrics', async () => {
-    const { socket } = await connectReady(server.url, agent.jwt);
+    const member = await freshMember();
+    const { socket } = await connectReady(server.url, member.jwt);
     await emitWithAck(socket, 'message:send', { roomId: room.id, body: 'counted' });
     const text = (await api.get('/metrics')).body as string;
     expect(sample(text, 'service_websocket_latency_seconds_count{event="message:send"}')).toBeGreaterThanOrEqual(1);
@@ -150,7 +163,7 @@ describe('WebSocket limits', () => {
     expect(sample(text, 'service_agents_connected')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'rate_limit_exceeded_total{transport="ws"}')).toBeGreaterThanOrEqual(1);
     // Counted once per message whichever transport sent it (by the metrics publisher, not here).
-    const history = await api.get(`/api/v1/rooms/${room.id}/messages?limit=100`, { jwt: agent.jwt });
+    const history = await api.get(`/api/v1/rooms/${room.id}/messages?limit=100`, { jwt: member.jwt });
     expect(sample(text, `service_messages_total{room="${room.id}"}`)).toBe(history.body.messages.length);
     socket.disconnect();
     await waitUntil('service_agents_connected to fall to 0', async () => sample((await api.get('/metrics')).body as string, 'service_agents_connected') === 0);

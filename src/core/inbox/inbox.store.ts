@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, MessagesTable } from '../../store/schema.js';
-import type { Message } from '../messages/messages.service.js';
+import type { Message } from '../messages/message.js';
 import { toMessage } from '../messages/messages.store.js';
 
 /**

@@ -14,23 +14,12 @@ import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { searchText } from '../search/search-text.js';
 import { insertSearchEntry } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
+import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
 import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
 import { assignSeqs, findLastSeq, pageAfterSeq } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
-export interface Message {
-  id: string;
-  roomId: string;
-  senderId: string;
-  body: string;
-  createdAt: string;
-  /** Per room, from 1, gapless, in commit order (assigned in the insert's transaction). */
-  seq: number;
-  mentions?: string[];
-  replyTo?: string;
-  clientMsgId?: string;
-}
 
 export interface HistoryQuery {
   /** Exclusive: messages older than this id. `cursor` is accepted as the same thing. */

@@ -2,7 +2,7 @@ import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
-import type { Message } from './messages.service.js';
+import type { Message } from './message.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 

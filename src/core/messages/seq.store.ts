@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
-import type { Message } from './messages.service.js';
+import type { Message } from './message.js';
 import { toMessage } from './messages.store.js';
 
 type Db = Kysely<DB> | Transaction<DB>;

@@ -5,7 +5,7 @@ import type { DB } from '../../store/schema.js';
 import type { Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS } from '../messages/messages.schema.js';
 import { parsePageLimit } from '../paging.js';
-import type { Message } from '../messages/messages.service.js';
+import type { Message } from '../messages/message.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { isMember } from '../rooms/rooms.store.js';

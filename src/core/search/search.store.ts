@@ -3,7 +3,7 @@ import type { Dialect } from '../../store/database.js';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
 import { toMessage } from '../messages/messages.store.js';
-import type { Message } from '../messages/messages.service.js';
+import type { Message } from '../messages/message.js';
 import { toFts5Match, toPostgresSearch, type SearchQuery } from './search-query.js';
 
 type Db = Kysely<DB> | Transaction<DB>;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../database-handle.js';
 import { columnTypes } from './column-types.js';
 
 export function initialSchema(dialect: Dialect): Migration {

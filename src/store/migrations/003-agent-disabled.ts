@@ -1,5 +1,5 @@
 import type { Kysely, Migration } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../database-handle.js';
 import { columnTypes } from './column-types.js';
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { searchText } from '../../core/search/search-text.js';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../database-handle.js';
 
 /** The tables as this migration knows them (frozen: not today's schema types). */
 interface Tables {

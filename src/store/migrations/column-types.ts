@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../database-handle.js';
 
 /** The only place where the two engines' column types differ. */
 export interface ColumnTypes {

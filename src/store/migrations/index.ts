@@ -1,5 +1,5 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from '../database.js';
+import type { Dialect } from '../database-handle.js';
 import { initialSchema } from './001-initial-schema.js';
 import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
 import { agentDisabled } from './003-agent-disabled.js';
