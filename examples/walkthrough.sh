@@ -41,7 +41,7 @@ for text in 'Hello, room!' 'Second message'; do
     -H "Authorization: Bearer $ALICE_JWT" -d "{\"body\":\"$text\"}"
   echo
 done
-# -> {"id":"01a1fe34-2c4d-...","roomId":"01a1fe34-2bf4-...","senderId":"01a1fe34-2a98-...","body":"Hello, room!","createdAt":"2026-11-21T13:03:14.509Z"}
+# -> {"id":"01a1fe34-2c4d-...","roomId":"01a1fe34-2bf4-...","senderId":"01a1fe34-2a98-...","body":"Hello, room!","createdAt":"2026-11-21T13:03:14.509Z","seq":1}
 
 # 6. Read the history, newest first, one message per page, following nextCursor.
 curl -s "$B/api/v1/rooms/$ROOM_ID/messages?limit=1" -H "Authorization: Bearer $ALICE_JWT" > "$WORK/page1.json"

@@ -63,6 +63,18 @@ describe('the README examples', () => {
     }, 120_000);
   }
 
+  it('catch-up.sh: the inbox waits for a message from someone else, marking it read empties it, search finds it', async () => {
+    server = await startTestServer();
+    const started = Date.now();
+    const out = await runExample(server, 'sh', ['examples/catch-up.sh']);
+    const [inbox, read, search] = out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(inbox).toMatchObject({ messages: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false, unreadTotal: 1 });
+    // The inbox request was held until the message came (about a second after it was sent).
+    expect(Date.now() - started).toBeGreaterThan(900);
+    expect(read).toMatchObject({ readSeq: 1, unreadCount: 0 });
+    expect(search).toMatchObject({ results: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false });
+  }, 120_000);
+
   it('websocket.mjs connects, sends, receives, reads the history and shows both kinds of error', async () => {
     server = await startTestServer();
     const out = await runExample(server, process.execPath, ['examples/websocket.mjs']);

@@ -48,7 +48,7 @@ describe('crash loop: SIGKILL at random moments while sending', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it(`loses no acknowledged message and stores none twice over ${ROUNDS} SIGKILL rounds`, { timeout: 30_000 + ROUNDS * 4_000 }, async () => {
+  it(`loses no acknowledged message and stores none twice over ${ROUNDS} SIGKILL rounds`, { timeout: 30_000 + ROUNDS * 10_000 }, async () => {
     child = await startServerProcess(env);
     let api = new Api(child.url);
     const admin: TestAgent = await newAdmin(api);
