@@ -1,3 +1,10 @@
+import type { Kysely } from 'kysely';
+import { createAgentsService } from '../../src/core/agents/agents.service.js';
+import { createAuthz } from '../../src/core/auth/authz.js';
+import { createTokensService } from '../../src/core/auth/tokens.service.js';
+import { nullPublisher } from '../../src/core/events.js';
+import type { DB } from '../../src/store/schema.js';
+
 /** A small HTTP client and factories that keep integration tests readable. */
 
 export interface ApiResponse<T = any> { // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
@@ -88,4 +95,17 @@ export async function sendMessage(api: Api, agent: TestAgent, roomId: string, bo
   const res = await api.post(`/api/v1/rooms/${roomId}/messages`, { body }, { jwt: agent.jwt });
   expectStatus(res, 201, 'send message');
   return res.body;
+}
+
+/**
+ * The first admin of a strict-mode server, made as `ams admin create` makes it: straight in the
+ * database, then a session through the API.
+ */
+export async function bootstrapAdmin(db: Kysely<DB>, api: Api): Promise<TestAgent> {
+  const authz = createAuthz('open');
+  const agent = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
+  const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, agent.id, {});
+  const session = await api.post('/api/v1/sessions', { apiToken: token.token });
+  if (session.status !== 201) throw new Error(`bootstrap session: ${session.status}`);
+  return { id: agent.id, name: agent.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
 }

@@ -2,16 +2,12 @@ import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../../src/app.js';
-import { createAgentsService } from '../../src/core/agents/agents.service.js';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
-import { createTokensService } from '../../src/core/auth/tokens.service.js';
-import { nullPublisher } from '../../src/core/events.js';
 import { AppError } from '../../src/errors.js';
-import { Api, newAdmin, newAgent, newRoom, uniqueName, type TestAgent } from '../helpers/api.js';
+import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, type TestAgent, uniqueName } from '../helpers/api.js';
 import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
-import { connect, connectReady, disconnected, record, waitFor, type ClientSocket } from '../helpers/ws.js';
+import { connect, connectReady, expectAuthFailed, record } from '../helpers/ws.js';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const now = (): number => Math.floor(Date.now() / 1000);
@@ -23,18 +19,6 @@ function forge(payloadJson: string): string {
 }
 const forgeFor = (agentId: string): string => forge(JSON.stringify({ agentId, role: 'admin', iat: now(), exp: now() + 600 }));
 
-/** A refused handshake, or a live socket whose session ended: `error` AUTH_FAILED, then a server disconnect. */
-async function expectAuthFailed(socket: ClientSocket): Promise<string> {
-  const order: string[] = [];
-  socket.on('error', () => order.push('error'));
-  socket.on('disconnect', () => order.push('disconnect'));
-  const error = waitFor(socket, 'error');
-  const reason = await disconnected(socket);
-  expect(await error).toEqual({ code: 'AUTH_FAILED', message: expect.any(String) });
-  expect(reason).toBe('io server disconnect');
-  expect(order).toEqual(['error', 'disconnect']);
-  return (await error).message as string;
-}
 
 /** A handshake refused before `agent:hello-ack`. */
 async function expectHandshakeRefused(url: string, jwt: string): Promise<string> {
@@ -217,12 +201,7 @@ describe('disabled agents, strict mode: admin only', () => {
     server = await startTestServer({ config: { authzMode: 'strict' } });
     api = new Api(server.url);
     // The first admin comes from outside the API, as `ams admin create` makes it.
-    const db = server.app.ctx.database.db;
-    const authz = createAuthz('open');
-    const root = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
-    const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, root.id, {});
-    const session = await api.post('/api/v1/sessions', { apiToken: token.token });
-    admin = { id: root.id, name: root.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
     alice = await newAgent(api, { asJwt: admin.jwt });
   });
   afterAll(() => server.close());

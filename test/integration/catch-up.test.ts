@@ -1,10 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
-import { createTokensService } from '../../src/core/auth/tokens.service.js';
 import { testConfig } from '../helpers/config.js';
-import { nullPublisher } from '../../src/core/events.js';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom, uniqueName } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
@@ -296,12 +292,8 @@ describe('strict mode: catch-up and read cursors need membership', () => {
   beforeAll(async () => {
     server = await startTestServer({ config: { authzMode: 'strict' } });
     api = new Api(server.url);
-    const db = server.app.ctx.database.db;
-    const authz = createAuthz('open');
-    const root = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
-    const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, root.id, {});
-    const session = await api.post('/api/v1/sessions', { apiToken: token.token });
-    admin = { id: root.id, name: root.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+    // The first admin comes from outside the API, as `ams admin create` makes it.
+    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
     member = await newAgent(api, { asJwt: admin.jwt });
     outsider = await newAgent(api, { asJwt: admin.jwt });
     room = (await api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [member.id] }, { jwt: admin.jwt })).body;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, ROUTE_BODY_LIMITS } from '../../src/http/server.js';
 import { ensureBuilt, MAIN_JS } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { registeredRoutes } from '../helpers/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 interface RawResponse {
@@ -54,23 +55,8 @@ function rawRequest(baseUrl: string, head: string, body: Buffer = Buffer.alloc(0
 /** A response body of the chunked kind decoded enough to parse (a single chunk). */
 const jsonOf = (res: RawResponse): unknown => JSON.parse(/transfer-encoding: chunked/.test(res.headers) ? res.body.split('\r\n')[1]! : res.body);
 
-/** Every route with a body, as `METHOD /pattern`, read from Fastify's route tree. */
-function bodyRoutes(tree: string): string[] {
-  const routes: string[] = [];
-  const stack: string[] = [];
-  for (const line of tree.split('\n')) {
-    const match = /^([│├└─ ]*)(\S.*?)(?: \(([^)]*)\))?$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4 - 1;
-    stack.length = Math.max(depth, 0);
-    const path = stack.join('') + match[2]!;
-    stack.push(match[2]!);
-    for (const method of (match[3] ?? '').split(',').map((m) => m.trim())) {
-      if (method === 'POST' || method === 'DELETE' || method === 'PUT' || method === 'PATCH') routes.push(`${method} ${path}`);
-    }
-  }
-  return routes;
-}
+/** Every route with a body, as `METHOD /pattern`. */
+const bodyRoutes = (tree: string): string[] => registeredRoutes(tree).filter((route) => /^(POST|DELETE|PUT|PATCH) /.test(route));
 
 const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,10 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
-import { createTokensService } from '../../src/core/auth/tokens.service.js';
-import { nullPublisher } from '../../src/core/events.js';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom, uniqueName } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // GET /api/v1/search/messages (PHASE2.md section 2) on the suite's engine (AMS_TEST_DATABASE).
@@ -192,12 +188,7 @@ describe('message search in strict mode', () => {
     server = await startTestServer({ config: { authzMode: 'strict' } });
     api = new Api(server.url);
     // The first admin comes from outside the API, as `ams admin create` makes it.
-    const db = server.app.ctx.database.db;
-    const authz = createAuthz('open');
-    const root = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
-    const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, root.id, {});
-    const session = await api.post('/api/v1/sessions', { apiToken: token.token });
-    admin = { id: root.id, name: root.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
     alice = await newAgent(api, { asJwt: admin.jwt });
     bob = await newAgent(api, { asJwt: admin.jwt });
   });

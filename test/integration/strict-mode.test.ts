@@ -1,9 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
-import { createTokensService } from '../../src/core/auth/tokens.service.js';
-import { nullPublisher } from '../../src/core/events.js';
-import { Api, newAgent, uniqueName, type TestAgent } from '../helpers/api.js';
+import { Api, bootstrapAdmin, newAgent, type TestAgent, uniqueName } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('AUTHZ_MODE=strict (DESIGN.md section 6)', () => {
@@ -18,14 +14,8 @@ describe('AUTHZ_MODE=strict (DESIGN.md section 6)', () => {
   beforeAll(async () => {
     server = await startTestServer({ config: { authzMode: 'strict' } });
     api = new Api(server.url);
-    // The first admin comes from outside the API, exactly as `ams admin create` makes it.
-    const db = server.app.ctx.database.db;
-    const authz = createAuthz('open');
-    const bootstrap = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
-    const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, bootstrap.id, {});
-    const session = await api.post('/api/v1/sessions', { apiToken: token.token });
-    expect(session.status).toBe(201);
-    admin = { id: bootstrap.id, name: bootstrap.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+    // The first admin comes from outside the API, as `ams admin create` makes it.
+    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
     alice = await newAgent(api, { asJwt: admin.jwt });
     bob = await newAgent(api, { asJwt: admin.jwt });
     const make = async (member: TestAgent) => {

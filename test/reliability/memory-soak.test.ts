@@ -34,6 +34,8 @@ describe('memory after connection bursts', () => {
       verdict: { ok: boolean; checks: Record<string, boolean>; retainedObjects: Record<string, { baseline: number; final: number }> };
     };
     expect(report.verdict.checks).toMatchObject({ retainedObjects: true, activeResources: true, rooms: true, sockets: true, heap: true });
+    // No kind of per-connection object grew by anything near one per connection (800 were made).
+    for (const [name, count] of Object.entries(report.verdict.retainedObjects)) expect(count.final - count.baseline, name).toBeLessThanOrEqual(10);
     expect(report.stats.burstConnections).toBe(800);
     expect(report.stats.failures).toBe(0);
     // The comparison saw the server's own objects (a snapshot that missed them would pass vacuously).

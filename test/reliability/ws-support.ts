@@ -1,27 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import type { Kysely } from 'kysely';
-import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
-import { createTokensService } from '../../src/core/auth/tokens.service.js';
-import { nullPublisher } from '../../src/core/events.js';
-import type { DB } from '../../src/store/schema.js';
-import { uniqueName, type Api, type TestAgent } from '../helpers/api.js';
+import type { Api, TestAgent } from '../helpers/api.js';
+export { bootstrapAdmin } from '../helpers/api.js';
 
 /** Shared by the test/reliability/ws-*.test.ts files. */
 
-/**
- * The first admin of a strict-mode server, made as `ams admin create` makes it: straight in the
- * database, then a session through the API.
- */
-export async function bootstrapAdmin(db: Kysely<DB>, api: Api): Promise<TestAgent> {
-  const authz = createAuthz('open');
-  const agent = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
-  const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, agent.id, {});
-  const session = await api.post('/api/v1/sessions', { apiToken: token.token });
-  if (session.status !== 201) throw new Error(`bootstrap session: ${session.status}`);
-  return { id: agent.id, name: agent.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
-}
 
 /** A second API token (and a session from it) for an existing agent. */
 export async function anotherSession(api: Api, agent: TestAgent, asJwt?: string): Promise<TestAgent> {
