@@ -1,17 +1,38 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { HistoryPageSchema, HistoryQuerySchema, MessageSchema, SendMessageInput } from '../../core/messages/messages.schema.js';
 import type { HistoryQuery } from '../../core/messages/messages.service.js';
+import { RoomIdParams } from '../../core/rooms/rooms.schema.js';
+import { describe, SECURITY } from '../openapi.js';
 
 // REST items name the author `senderId`, as the domain Message does; WebSocket payloads rename it.
 
 export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Params: { id: string }; Querystring: HistoryQuery }>('/api/v1/rooms/:id/messages', async (request) => {
+  app.get<{ Params: { id: string }; Querystring: HistoryQuery }>('/api/v1/rooms/:id/messages', {
+    schema: describe({
+      operationId: 'history', summary: 'Message history of a room, newest first (members only in strict mode)', tags: ['messages'], security: SECURITY.jwt,
+      params: RoomIdParams, querystring: HistoryQuerySchema,
+      success: { 200: { schema: HistoryPageSchema, description: 'A page of messages, newest first' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => {
     const { before, cursor, limit } = request.query;
     const page = await ctx.messages.history(request.principal, request.params.id, { before, cursor, limit });
     return { messages: page.messages, nextCursor: page.nextCursor, hasMore: page.hasMore };
   });
 
-  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/messages', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/messages', {
+    schema: describe({
+      operationId: 'sendMessage', summary: 'Send a message to a room (members only)', tags: ['messages'], security: SECURITY.jwt,
+      description: 'The same as the WebSocket `message:send`: stored, audited, and broadcast as `message:new`. A `clientMsgId` repeat answers 200 with the original.',
+      params: RoomIdParams, body: SendMessageInput,
+      success: {
+        201: { schema: MessageSchema, description: 'The stored message' },
+        200: { schema: MessageSchema, description: 'A clientMsgId repeat: the original message' },
+      },
+      errors: [401, 403, 404, 409],
+    }),
+  }, async (request, reply) => {
     const { message, created } = await ctx.messages.send(request.principal, request.params.id, request.body);
     // A clientMsgId repeat answers 200 with the original message; a new message is 201.
     return reply.status(created ? 201 : 200).send(message);
