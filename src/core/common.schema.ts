@@ -27,3 +27,29 @@ export const ErrorBody = Type.Object(
   },
   { title: 'ErrorBody' },
 );
+
+type JsonNode = Record<string, unknown>;
+
+/**
+ * Rewrites a generated document (OpenAPI, AsyncAPI) in place so its schemas are plain JSON Schema.
+ * validation.ts's `Text` kind counts code points and keeps its limits in keys of its own; JSON
+ * Schema's `minLength` / `maxLength` count code points too, so the document states them in those words.
+ */
+export function standardiseText(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) standardiseText(item);
+    return;
+  }
+  if (typeof node !== 'object' || node === null) return;
+  const schema = node as JsonNode;
+  if ('minCodePoints' in schema || 'maxCodePoints' in schema || 'textPattern' in schema) {
+    const { minCodePoints, maxCodePoints, textPattern } = schema;
+    delete schema.minCodePoints;
+    delete schema.maxCodePoints;
+    delete schema.textPattern;
+    if (typeof minCodePoints === 'number' && minCodePoints > 0) schema.minLength = minCodePoints;
+    if (typeof maxCodePoints === 'number' && maxCodePoints < Number.MAX_SAFE_INTEGER) schema.maxLength = maxCodePoints;
+    if (typeof textPattern === 'string') schema.pattern = textPattern;
+  }
+  for (const value of Object.values(schema)) standardiseText(value);
+}

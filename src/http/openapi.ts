@@ -3,11 +3,13 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { ErrorBody } from '../core/common.schema.js';
+import { ErrorBody, standardiseText } from '../core/common.schema.js';
+import { buildAsyncApiDocument } from '../realtime/asyncapi.js';
 
 /**
- * The machine-readable description of the REST interface (PHASE2.md section 3): `GET /openapi.json`
- * (OpenAPI 3.1) and `GET /docs` (Swagger UI, every asset served from here).
+ * The machine-readable description of the service (PHASE2.md section 3): `GET /openapi.json`
+ * (OpenAPI 3.1), `GET /docs` (Swagger UI, every asset served from here) and `GET /asyncapi.json`
+ * (AsyncAPI 3.0, the WebSocket namespace: realtime/asyncapi.ts).
  *
  * Every route carries its schemas (`describe` below): the same TypeBox objects the domain services
  * validate with, and the response schema of its success and of each error status. Fastify only
@@ -18,6 +20,7 @@ import { ErrorBody } from '../core/common.schema.js';
 
 export const DOCS_PREFIX = '/docs';
 export const OPENAPI_PATH = '/openapi.json';
+export const ASYNCAPI_PATH = '/asyncapi.json';
 
 /** The error statuses a route may give, each answered with ErrorBody. */
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
@@ -94,32 +97,6 @@ export function describe(route: RouteDescription): FastifySchema {
   return schema as FastifySchema;
 }
 
-/** A schema object of the finished document, walked to turn the `Text` kind into JSON Schema. */
-type JsonNode = Record<string, unknown>;
-
-/**
- * validation.ts's `Text` kind counts code points and keeps its limits in its own keys; JSON Schema's
- * `minLength` / `maxLength` count code points too, so the document states them in the standard words.
- */
-function standardiseText(node: unknown): void {
-  if (Array.isArray(node)) {
-    for (const item of node) standardiseText(item);
-    return;
-  }
-  if (typeof node !== 'object' || node === null) return;
-  const schema = node as JsonNode;
-  if ('minCodePoints' in schema || 'maxCodePoints' in schema || 'textPattern' in schema) {
-    const { minCodePoints, maxCodePoints, textPattern } = schema;
-    delete schema.minCodePoints;
-    delete schema.maxCodePoints;
-    delete schema.textPattern;
-    if (typeof minCodePoints === 'number' && minCodePoints > 0) schema.minLength = minCodePoints;
-    if (typeof maxCodePoints === 'number' && maxCodePoints < Number.MAX_SAFE_INTEGER) schema.maxLength = maxCodePoints;
-    if (typeof textPattern === 'string') schema.pattern = textPattern;
-  }
-  for (const value of Object.values(schema)) standardiseText(value);
-}
-
 const packageVersion = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -128,6 +105,7 @@ const packageVersion = (): string =>
  * registered after it loads: add them in a plugin registered after this call (server.ts).
  */
 export function registerOpenApi(app: FastifyInstance): void {
+  const version = packageVersion();
   // The services validate (schemas compiled once in core/, details keyed by field): Fastify's own
   // validation would answer in another shape, so it accepts everything.
   app.setValidatorCompiler(() => () => true);
@@ -139,7 +117,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       openapi: '3.1.0',
       info: {
         title: 'Agent Messaging Service',
-        version: packageVersion(),
+        version,
         description:
           'REST interface of the Agent Messaging Service. Every error body is `{error, details?}`. ' +
           'The WebSocket interface (namespace `/agents`) is described by `/asyncapi.json`.',
@@ -185,4 +163,7 @@ export function registerOpenApi(app: FastifyInstance): void {
   });
 
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async () => app.swagger());
+  // The WebSocket interface: built once, from realtime/protocol.ts's schemas.
+  const asyncApi = buildAsyncApiDocument(version);
+  app.get(ASYNCAPI_PATH, { schema: { hide: true } }, async () => asyncApi);
 }

@@ -33,6 +33,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // scopes: at most 4096 bytes once serialised compactly (more when escaped or indented), expiresAt.
   'POST /api/v1/agents/:id/tokens': 64 * KiB,
   'DELETE /api/v1/tokens/:prefix': 4 * KiB,
+  // No body is read (PHASE2.md section 7).
+  'POST /api/v1/agents/:id/disable': 4 * KiB,
+  'POST /api/v1/agents/:id/enable': 4 * KiB,
   // slug, name and up to 1000 member UUIDs (39 bytes each).
   'POST /rooms': 64 * KiB,
   'POST /rooms/:id/members': 4 * KiB,

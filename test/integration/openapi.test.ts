@@ -7,6 +7,7 @@ import { createAuthz } from '../../src/core/auth/authz.js';
 import { createTokensService } from '../../src/core/auth/tokens.service.js';
 import { nullPublisher } from '../../src/core/events.js';
 import { Api, newAdmin, newAgent, uniqueName, type ApiResponse, type RequestOptions, type TestAgent } from '../helpers/api.js';
+import { closed } from '../helpers/schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -45,21 +46,6 @@ function registeredRoutes(tree: string): string[] {
 
 /** Routes that are not part of the REST interface the document describes. */
 const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)$/.test(route) || / \/docs/.test(route);
-
-/**
- * The documented schema with every object closed (`additionalProperties: false` where the schema
- * does not say otherwise), so a field the server sends but the document does not name fails too.
- */
-function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema)) out[key] = key === 'properties' || key === 'patternProperties'
-    ? Object.fromEntries(Object.entries(value as Json).map(([k, v]) => [k, closed(v)]))
-    : closed(value);
-  if (out.type === 'object' && out.properties !== undefined && out.additionalProperties === undefined) out.additionalProperties = false;
-  return out;
-}
 
 describe('/openapi.json', () => {
   let server: TestServer;

@@ -21,7 +21,7 @@ export const IssuedTokenSchema = Type.Object(
     id: IdString(),
     token: Type.String({ pattern: '^agt_[0-9a-f]{12}_[0-9a-f]{64}$', description: 'agt_<prefix>_<secret>: shown here once, never again' }),
     prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$', description: 'agt_<prefix>: names the token to revoke it' }),
-    scopes: Type.Object({}, { additionalProperties: true }),
+    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued' }),
     expiresAt: Nullable(Timestamp()),
     createdAt: Timestamp(),
   },
