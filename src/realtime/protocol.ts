@@ -6,7 +6,6 @@ import type { Message } from '../core/messages/messages.service.js';
 import type { Principal } from '../core/principal.js';
 import { Text, Uuid } from '../core/validation.js';
 import { ERROR_CATALOG, type WsErrorCode } from '../errors.js';
-import { REQUEST_ID_MAX } from './connection/register-event.js';
 
 /**
  * The wire protocol of the `/agents` namespace (SPEC.md "Events", DESIGN.md section 3): event names,
@@ -91,6 +90,8 @@ export function toWsMessage(message: Message): WsMessage {
 // `requestId` in register-event.ts, room ids by parseId (the UUID rule of `Uuid`), the message fields
 // by the services' schemas (SendMessageInput is the very object used here), paging by paging.ts.
 
+/** Longest `requestId` a client may send (it is echoed on `error` events). */
+export const REQUEST_ID_MAX = 128;
 const RequestId = Text({ maxLength: REQUEST_ID_MAX, description: 'Echoed on the `error` event of a failure that had no acknowledgement' });
 
 export const RoomRefPayload = Type.Object(
