@@ -97,6 +97,25 @@ export function describe(route: RouteDescription): FastifySchema {
   return schema as FastifySchema;
 }
 
+type JsonObject = Record<string, unknown>;
+const ERROR_BODY_REF = '#/components/schemas/ErrorBody';
+
+/** Every error response names the one ErrorBody component instead of repeating it. */
+function shareErrorBody(document: JsonObject): void {
+  const components = (document.components ??= {}) as JsonObject;
+  const schemas = (components.schemas ??= {}) as JsonObject;
+  const errorBody = JSON.parse(JSON.stringify(ErrorBody)) as JsonObject;
+  schemas.ErrorBody = errorBody;
+  for (const pathItem of Object.values(document.paths as Record<string, Record<string, JsonObject>>)) {
+    for (const operation of Object.values(pathItem)) {
+      for (const response of Object.values((operation.responses ?? {}) as Record<string, JsonObject>)) {
+        const media = (response.content as Record<string, JsonObject> | undefined)?.['application/json'];
+        if ((media?.schema as JsonObject | undefined)?.title === errorBody.title) media!.schema = { $ref: ERROR_BODY_REF };
+      }
+    }
+  }
+}
+
 const packageVersion = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -142,6 +161,7 @@ export function registerOpenApi(app: FastifyInstance): void {
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
       standardiseText(document);
+      shareErrorBody(document as JsonObject);
       return document;
     },
   });

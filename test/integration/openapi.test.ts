@@ -21,7 +21,20 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 type Json = Record<string, unknown>;
 interface Operation { operationId: string; responses: Record<string, { content?: Record<string, { schema: Json }> }> }
-type OpenApiDocument = { openapi: string; paths: Record<string, Record<string, Operation>> };
+type OpenApiDocument = { openapi: string; paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Json> } };
+
+/** The schema with each `#/components/schemas/...` reference replaced by the component. */
+function resolveRefs(schema: unknown, doc: OpenApiDocument): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => resolveRefs(s, doc));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const ref = (schema as Json).$ref;
+  if (typeof ref === 'string') {
+    const target = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
+    if (!target) throw new Error(`unresolved ${ref}`);
+    return resolveRefs(target, doc);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, resolveRefs(v, doc)]));
+}
 
 /** Fastify's `:name` path parameters in OpenAPI's `{name}` form. */
 const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -83,7 +96,7 @@ describe('/openapi.json', () => {
       expect(res.body, where).toBe('');
     } else {
       let validate = validators.get(schema);
-      if (!validate) validators.set(schema, (validate = ajv.compile(closed(schema) as Json)));
+      if (!validate) validators.set(schema, (validate = ajv.compile(closed(resolveRefs(schema, target.doc)) as Json)));
       if (!validate(res.body)) throw new Error(`body does not match the documented schema (${ajv.errorsText(validate.errors)}): ${where}`);
     }
     seen.add(`${method} ${toOpenApiPath(route)} ${res.status}`);
@@ -114,7 +127,7 @@ describe('/openapi.json', () => {
         expect(ids.has(op.operationId), `duplicate operationId ${op.operationId}`).toBe(false);
         ids.add(op.operationId);
         expect(Object.keys(op.responses).some((s) => s.startsWith('2')), `${method} ${path} success`).toBe(true);
-        expect(op.responses['429'], `${method} ${path} 429`).toBeDefined();
+        expect(op.responses['429']?.content?.['application/json']?.schema, `${method} ${path} 429`).toEqual({ $ref: '#/components/schemas/ErrorBody' });
       }
     }
   });
