@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { opsRoutes } from '../ops/ops.routes.js';
+import { registerOpenApi } from './openapi.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
@@ -171,14 +172,19 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     done();
   });
 
-  opsRoutes(app, ctx);
-  agentsRoutes(app, ctx);
-  authRoutes(app, ctx);
-  roomsRoutes(app, ctx);
-  messagesRoutes(app, ctx);
-  inboxRoutes(app, ctx);
-  searchRoutes(app, ctx);
-  socialRoutes(app, ctx);
-  directoryRoutes(app, ctx);
+  registerOpenApi(app);
+  // In a plugin registered after the document builder, so /openapi.json sees every route (and each
+  // route's schema). The plugin only groups them: the hooks and handlers above apply as before.
+  void app.register(async (api) => {
+    opsRoutes(api, ctx);
+    agentsRoutes(api, ctx);
+    authRoutes(api, ctx);
+    roomsRoutes(api, ctx);
+    messagesRoutes(api, ctx);
+    inboxRoutes(api, ctx);
+    searchRoutes(api, ctx);
+    socialRoutes(api, ctx);
+    directoryRoutes(api, ctx);
+  });
   return app;
 }

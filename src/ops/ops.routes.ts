@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
+import { describe, SECURITY } from '../http/openapi.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
@@ -25,10 +27,29 @@ async function check(probe: () => Promise<unknown>): Promise<'ok' | 'fail'> {
   }
 }
 
-export function opsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/healthz', () => ({ status: 'ok' }));
+const Check = Type.Union([Type.Literal('ok'), Type.Literal('fail')]);
+const Readiness = Type.Object(
+  { status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]), checks: Type.Object({ database: Check, redis: Type.Optional(Check) }) },
+  { title: 'Readiness' },
+);
 
-  app.get('/readyz', async (_request, reply) => {
+export function opsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get('/healthz', {
+    schema: describe({
+      operationId: 'healthz', summary: 'Liveness', tags: ['ops'], security: SECURITY.none,
+      success: { 200: { schema: Type.Object({ status: Type.Literal('ok') }, { title: 'Health' }), description: 'The process is alive' } },
+    }),
+  }, () => ({ status: 'ok' }));
+
+  app.get('/readyz', {
+    schema: describe({
+      operationId: 'readyz', summary: 'Readiness: the database (and Redis when configured) answer', tags: ['ops'], security: SECURITY.none,
+      success: {
+        200: { schema: Readiness, description: 'Ready' },
+        503: { schema: Readiness, description: 'Not ready: the failing check is marked fail' },
+      },
+    }),
+  }, async (_request, reply) => {
     const checks: Record<string, 'ok' | 'fail'> = { database: await check(() => ctx.database.ping()) };
     if (ctx.redis) {
       const redis = ctx.redis;
@@ -38,7 +59,8 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext): void {
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
   });
 
-  app.get('/metrics', async (_request, reply) => {
+  // Prometheus text format; left out of /openapi.json (PHASE2.md section 3).
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     const body = await ctx.metrics.registry.metrics();
     return reply.type(ctx.metrics.registry.contentType).send(body);
   });

@@ -138,8 +138,11 @@ const ROUTES: RouteSpec[] = [
 
 const normalise = (path: string): string => path.replace(/:[^/]+/g, ':p');
 
-/** The routes the server registered, with parameters named alike (`:p`). */
-const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise);
+/** The API's own description (/openapi.json, /asyncapi.json, /docs and its assets): static documents, not fuzzed. */
+const isDocsRoute = (route: string): boolean => /^GET \/(openapi\.json|asyncapi\.json|docs)/.test(route);
+
+/** The routes the server registered, with parameters named alike (`:p`), the documents left out. */
+const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r));
 
 // ---------------------------------------------------------------- generators
 

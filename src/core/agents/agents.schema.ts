@@ -1,3 +1,4 @@
+import { IdString, Nullable, RoleSchema, Timestamp } from '../common.schema.js';
 import { Type, Text } from '../validation.js';
 
 export const AGENT_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,63}$';
@@ -11,3 +12,18 @@ export const CreateAgentInput = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** The Agent object (SPEC.md "Agent"; `disabledAt` from PHASE2.md section 7). */
+export const AgentSchema = Type.Object(
+  {
+    id: IdString(),
+    name: Type.String({ pattern: AGENT_NAME_PATTERN }),
+    displayName: Type.String({ minLength: 1, maxLength: 128 }),
+    role: RoleSchema,
+    createdAt: Timestamp(),
+    disabledAt: Nullable(Timestamp('When the agent was disabled; null while it is active')),
+  },
+  { title: 'Agent' },
+);
+
+export const AgentList = Type.Array(AgentSchema, { title: 'AgentList' });

@@ -1,5 +1,7 @@
 import { ROLES, type Role } from '../principal.js';
 import { validationError } from '../../errors.js';
+import { IdString, RoleSchema } from '../common.schema.js';
+import { Type } from '../validation.js';
 
 /** The `role` filter of the directory: absent or empty means every role. */
 export function parseRoleFilter(raw: unknown): Role | undefined {
@@ -8,3 +10,20 @@ export function parseRoleFilter(raw: unknown): Role | undefined {
   if (!(ROLES as readonly string[]).includes(raw)) throw validationError({ role: `must be one of ${ROLES.map((r) => JSON.stringify(r)).join(', ')}` });
   return raw as Role;
 }
+
+export const DirectoryQuerySchema = Type.Object({ role: Type.Optional(Type.Union([RoleSchema, Type.Literal('')], { description: 'Only agents of this role; absent or empty: every role' })) });
+export const DirectoryParams = Type.Object({ companyId: Type.String({ description: 'This deployment\'s COMPANY_ID (default "default")' }) });
+
+export const DirectorySchema = Type.Object(
+  {
+    companyId: Type.String(),
+    agents: Type.Array(
+      Type.Object(
+        { id: IdString(), name: Type.String(), displayName: Type.String(), role: RoleSchema, online: Type.Boolean({ description: 'Has a live WebSocket connection' }) },
+        { title: 'DirectoryEntry' },
+      ),
+    ),
+    total: Type.Integer({ minimum: 0, description: 'Number of agents returned, after the role filter' }),
+  },
+  { title: 'Directory' },
+);

@@ -3,6 +3,7 @@ import { validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import type { Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS } from '../messages/messages.schema.js';
+import { INBOX_WAIT_MAX_SECONDS } from './inbox.schema.js';
 import { parsePageLimit } from '../paging.js';
 import type { Message } from '../messages/message.js';
 import type { Principal } from '../principal.js';
@@ -10,7 +11,6 @@ import type { RoomsService } from '../rooms/rooms.service.js';
 import type { InboxWaiters } from './inbox-waiters.js';
 import { findUnread } from './inbox.store.js';
 
-export const INBOX_WAIT_MAX_SECONDS = 30;
 
 export interface InboxQuery {
   limit?: unknown;

@@ -1,3 +1,4 @@
+import { IdString, Timestamp } from '../common.schema.js';
 import { Type, Text, Uuid } from '../validation.js';
 
 export const MESSAGE_BODY_MAX = 16_384;
@@ -15,3 +16,57 @@ export const SendMessageInput = Type.Object(
   },
   { additionalProperties: true },
 );
+
+/** `limit` of history pages: a whole number 1..100, default 50 (parsed by paging.ts). */
+export const HistoryLimit = Type.Integer({ minimum: 1, maximum: HISTORY_LIMIT_MAX, default: HISTORY_LIMIT_DEFAULT });
+
+/** Forward catch-up (`afterSeq`): whole number >= 0; not together with `before` or `cursor`. */
+export const AfterSeq = Type.Integer({ minimum: 0, description: 'Messages with a greater seq, oldest first (not with before/cursor)' });
+
+/** REST history query: `before` and `cursor` mean the same (exclusive, older messages). */
+export const HistoryQuerySchema = Type.Object({
+  before: Type.Optional(Uuid({ description: 'A message id: return messages older than it (exclusive)' })),
+  cursor: Type.Optional(Uuid({ description: 'The same as before (the nextCursor of the previous page)' })),
+  limit: Type.Optional(HistoryLimit),
+  afterSeq: Type.Optional(AfterSeq),
+});
+
+/** The fields a message carries on both transports; the author's name differs (senderId / authorAgentId). */
+const messageFields = {
+  id: IdString(),
+  roomId: IdString(),
+  body: Type.String({ minLength: 1, maxLength: MESSAGE_BODY_MAX }),
+  createdAt: Timestamp(),
+  seq: Type.Integer({ minimum: 1, description: 'Position in the room: 1, 2, 3… gapless, in commit order' }),
+  mentions: Type.Optional(Type.Array(IdString(), { description: 'Agent ids, when the send gave them' })),
+  replyTo: Type.Optional(IdString('The message replied to, when the send gave one')),
+  clientMsgId: Type.Optional(Type.String({ description: 'The sender\'s idempotency key, when the send gave one' })),
+};
+
+/** The REST Message object. */
+export const MessageSchema = Type.Object({ ...messageFields, senderId: IdString('The sending agent') }, { title: 'Message' });
+
+/** A message as WebSocket payloads carry it (`message:new`, `message:history` items). */
+export const WsMessageSchema = Type.Object({ ...messageFields, authorAgentId: IdString('The sending agent') }, { title: 'WsMessage' });
+
+export const HistoryPageSchema = Type.Object(
+  {
+    messages: Type.Array(MessageSchema, { description: 'Newest first' }),
+    nextCursor: Type.Union([IdString(), Type.Null()], { description: 'Id of the oldest message on the page; null when the page is empty' }),
+    hasMore: Type.Boolean({ description: 'Whether older messages exist' }),
+  },
+  { title: 'HistoryPage' },
+);
+
+/** A forward catch-up page (`?afterSeq=`, `room:sync` with WebSocket items). */
+export const SyncPageSchema = Type.Object(
+  {
+    messages: Type.Array(MessageSchema, { description: 'Oldest first, seq > afterSeq' }),
+    lastSeq: Type.Integer({ minimum: 0, description: "The room's latest seq" }),
+    hasMore: Type.Boolean({ description: 'Whether messages after this page exist (up to lastSeq)' }),
+  },
+  { title: 'SyncPage' },
+);
+
+/** `GET /api/v1/rooms/:id/messages`: history without `afterSeq`, a catch-up page with it. */
+export const MessagesPageSchema = Type.Union([HistoryPageSchema, SyncPageSchema], { title: 'MessagesPage' });

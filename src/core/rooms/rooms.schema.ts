@@ -1,3 +1,4 @@
+import { IdString, Timestamp } from '../common.schema.js';
 import { Type, Text, Uuid } from '../validation.js';
 
 export const ROOM_SLUG_PATTERN = '^[a-z0-9-]{1,64}$';
@@ -13,3 +14,40 @@ export const CreateRoomInput = Type.Object(
 );
 
 export const AddMemberInput = Type.Object({ agentId: Uuid() }, { additionalProperties: true });
+
+/** The Room object (SPEC.md "Room"). */
+export const RoomSchema = Type.Object(
+  {
+    id: IdString(),
+    slug: Type.String({ pattern: ROOM_SLUG_PATTERN }),
+    name: Type.String({ minLength: 1, maxLength: 128 }),
+    createdBy: IdString('The creating agent'),
+    createdAt: Timestamp(),
+    lastSeq: Type.Integer({ minimum: 0, description: "The room's latest message seq (0 without messages)" }),
+    readSeq: Type.Optional(Type.Integer({ minimum: 0, description: "The caller's read cursor (GET /api/v1/rooms with a JWT, member rooms)" })),
+    unreadCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' })),
+  },
+  { title: 'Room' },
+);
+
+/** `POST /api/v1/rooms/:id/read` and `room:read`. */
+export const MarkReadInput = Type.Object({ seq: Type.Integer({ minimum: 0, description: 'The last seq processed; at most the room’s lastSeq' }) }, { additionalProperties: true });
+export const ReadCursorSchema = Type.Object(
+  { roomId: IdString(), readSeq: Type.Integer({ minimum: 0 }), unreadCount: Type.Integer({ minimum: 0 }) },
+  { title: 'ReadCursor' },
+);
+
+export const RoomList = Type.Array(RoomSchema, { title: 'RoomList' });
+export const RoomListPage = Type.Object({ rooms: RoomList }, { title: 'RoomListResponse' });
+
+export const MembershipSchema = Type.Object(
+  { roomId: IdString(), agentId: IdString(), joinedAt: Timestamp() },
+  { title: 'Membership' },
+);
+
+export const RoomIdParams = Type.Object({ id: Uuid({ description: 'Room id' }) });
+export const MemberParams = Type.Object({ roomId: Uuid({ description: 'Room id' }), agentId: Uuid({ description: 'Agent id' }) });
+/** `POST /rooms` authenticates with X-Agent-Id (open mode) or an admin JWT. */
+export const CreateRoomHeaders = Type.Object({
+  'x-agent-id': Type.Optional(Uuid({ description: 'Open mode only: the id of the admin agent creating the room (temporary authentication of SPEC.md)' })),
+});

@@ -1,10 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { InboxPageSchema, InboxQuerySchema } from '../../core/inbox/inbox.schema.js';
 import type { InboxQuery } from '../../core/inbox/inbox.service.js';
+import { describe, SECURITY } from '../openapi.js';
 
 export function inboxRoutes(app: FastifyInstance, ctx: AppContext): void {
   // `wait` holds the request (PHASE2.md 1.4); a client that goes away withdraws its waiter.
-  app.get<{ Querystring: InboxQuery }>('/api/v1/inbox', async (request, reply) => {
+  app.get<{ Querystring: InboxQuery }>('/api/v1/inbox', {
+    schema: describe({
+      operationId: 'inbox', summary: "Unread messages of all the caller's rooms, oldest first; can wait for one", tags: ['messages'], security: SECURITY.jwt,
+      description: 'Reading marks nothing read (POST /api/v1/rooms/{id}/read does). With `wait`, an empty inbox holds the request until a message from someone else arrives in one of the rooms, or the wait ends.',
+      querystring: InboxQuerySchema,
+      success: { 200: { schema: InboxPageSchema, description: 'The unread messages' } },
+      errors: [400, 401],
+    }),
+  }, async (request, reply) => {
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
     const { limit, wait } = request.query;

@@ -1,12 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
+import { HistoryQuerySchema, MessageSchema, MessagesPageSchema, SendMessageInput } from '../../core/messages/messages.schema.js';
 import type { HistoryQuery } from '../../core/messages/messages.service.js';
 import { wantsAfterSeq } from '../../core/messages/sync.js';
+import { RoomIdParams } from '../../core/rooms/rooms.schema.js';
+import { describe, SECURITY } from '../openapi.js';
 
 // REST items name the author `senderId`, as the domain Message does; WebSocket payloads rename it.
 
 export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get<{ Params: { id: string }; Querystring: HistoryQuery & { afterSeq?: string } }>('/api/v1/rooms/:id/messages', async (request) => {
+  app.get<{ Params: { id: string }; Querystring: HistoryQuery & { afterSeq?: string } }>('/api/v1/rooms/:id/messages', {
+    schema: describe({
+      operationId: 'history', summary: 'Messages of a room: history newest first, or with afterSeq the catch-up oldest first (members only in strict mode)', tags: ['messages'], security: SECURITY.jwt,
+      params: RoomIdParams, querystring: HistoryQuerySchema,
+      success: { 200: { schema: MessagesPageSchema, description: 'Without afterSeq: {messages (newest first), nextCursor, hasMore}. With afterSeq: {messages (oldest first), lastSeq, hasMore}' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => {
     const { before, cursor, limit, afterSeq } = request.query;
     // `afterSeq`: forward catch-up, oldest first (PHASE2.md 1.2); otherwise history, newest first.
     if (wantsAfterSeq(request.query)) {
@@ -17,7 +27,18 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
     return { messages: page.messages, nextCursor: page.nextCursor, hasMore: page.hasMore };
   });
 
-  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/messages', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/messages', {
+    schema: describe({
+      operationId: 'sendMessage', summary: 'Send a message to a room (members only)', tags: ['messages'], security: SECURITY.jwt,
+      description: 'The same as the WebSocket `message:send`: stored, audited, and broadcast as `message:new`. A `clientMsgId` repeat answers 200 with the original.',
+      params: RoomIdParams, body: SendMessageInput,
+      success: {
+        201: { schema: MessageSchema, description: 'The stored message' },
+        200: { schema: MessageSchema, description: 'A clientMsgId repeat: the original message' },
+      },
+      errors: [401, 403, 404, 409],
+    }),
+  }, async (request, reply) => {
     const { message, created } = await ctx.messages.send(request.principal, request.params.id, request.body);
     // A clientMsgId repeat answers 200 with the original message; a new message is 201.
     return reply.status(created ? 201 : 200).send(message);

@@ -2,8 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { AGENT_DISABLED } from '../../core/auth/sessions.service.js';
 import type { Principal } from '../../core/principal.js';
+import {
+  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+} from '../../core/rooms/rooms.schema.js';
 import { isUuid } from '../../core/validation.js';
 import { unauthenticated } from '../../errors.js';
+import { describe, SECURITY } from '../openapi.js';
 
 /**
  * `POST /rooms` authenticates with the temporary `X-Agent-Id` header (open mode) or an admin JWT.
@@ -21,25 +25,64 @@ async function roomCreator(request: FastifyRequest, ctx: AppContext): Promise<Pr
 }
 
 export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.post('/rooms', async (request, reply) => {
+  app.post('/rooms', {
+    schema: describe({
+      operationId: 'createRoom', summary: 'Create a room (admin); the creator becomes a member', tags: ['rooms'], security: SECURITY.roomCreator,
+      headers: CreateRoomHeaders, body: CreateRoomInput,
+      success: { 201: { schema: RoomSchema, description: 'The created room' } },
+      errors: [401, 403, 409],
+    }),
+  }, async (request, reply) => {
     const room = await ctx.rooms.create(await roomCreator(request, ctx), request.body);
     return reply.status(201).send(room);
   });
 
-  app.get('/rooms', async (request) => ctx.rooms.list(request.principal));
+  app.get('/rooms', {
+    schema: describe({
+      operationId: 'listRoomsUnversioned', summary: 'List rooms (strict mode: a JWT, and an agent sees its own rooms)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,
+      success: { 200: { schema: RoomList, description: 'Rooms' } },
+      errors: [401],
+    }),
+  }, async (request) => ctx.rooms.list(request.principal));
 
   // With a JWT, the caller's member rooms carry readSeq and unreadCount (PHASE2.md 1.3).
-  app.get('/api/v1/rooms', async (request) => ({ rooms: await ctx.readCursors.list(request.principal) }));
+  app.get('/api/v1/rooms', {
+    schema: describe({
+      operationId: 'listRooms', summary: 'List rooms (strict mode: a JWT, and an agent sees its own rooms)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,
+      success: { 200: { schema: RoomListPage, description: 'Rooms; with a JWT, member rooms carry readSeq and unreadCount' } },
+      errors: [401],
+    }),
+  }, async (request) => ({ rooms: await ctx.readCursors.list(request.principal) }));
 
-  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/read', async (request) =>
-    ctx.readCursors.markRead(request.principal, request.params.id, request.body));
+  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/read', {
+    schema: describe({
+      operationId: 'markRead', summary: "Move the caller's read cursor of a room forward (members only)", tags: ['rooms'], security: SECURITY.jwt,
+      params: RoomIdParams, body: MarkReadInput,
+      success: { 200: { schema: ReadCursorSchema, description: 'The read cursor and what is left unread' } },
+      errors: [401, 403, 404],
+    }),
+  }, async (request) => ctx.readCursors.markRead(request.principal, request.params.id, request.body));
 
-  app.post<{ Params: { id: string } }>('/rooms/:id/members', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/rooms/:id/members', {
+    schema: describe({
+      operationId: 'addMember', summary: 'Add an agent to a room (admin in strict mode)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,
+      params: RoomIdParams, body: AddMemberInput,
+      success: { 201: { schema: MembershipSchema, description: 'The membership' } },
+      errors: [401, 403, 404, 409],
+    }),
+  }, async (request, reply) => {
     const membership = await ctx.rooms.addMember(request.principal, request.params.id, request.body);
     return reply.status(201).send(membership);
   });
 
-  app.delete<{ Params: { roomId: string; agentId: string } }>('/rooms/:roomId/members/:agentId', async (request, reply) => {
+  app.delete<{ Params: { roomId: string; agentId: string } }>('/rooms/:roomId/members/:agentId', {
+    schema: describe({
+      operationId: 'removeMember', summary: 'Remove an agent from a room (admin in strict mode)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,
+      params: MemberParams,
+      success: { 204: { schema: null, description: 'Removed' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request, reply) => {
     await ctx.rooms.removeMember(request.principal, request.params.roomId, request.params.agentId);
     return reply.status(204).send();
   });

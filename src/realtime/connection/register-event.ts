@@ -3,7 +3,7 @@ import type { Principal } from '../../core/principal.js';
 import { codePointLength } from '../../core/validation.js';
 import { validationError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
-import type { AgentSocket, ClientEventName } from '../protocol.js';
+import { REQUEST_ID_MAX, type AgentSocket, type ClientEventName } from '../protocol.js';
 import type { SerialQueue } from './serial-queue.js';
 import { reply, toWsError, type Ack } from './ws-errors.js';
 
@@ -29,7 +29,8 @@ export interface EventSpec {
   handle(event: EventContext): Promise<object | void>;
 }
 
-export const REQUEST_ID_MAX = 128;
+// Defined with the payload schemas; exported here too for the modules that read it from here.
+export { REQUEST_ID_MAX };
 
 /** Socket.IO passes the acknowledgement callback, when the client asked for one, as the last argument. */
 export function splitArgs(args: readonly unknown[]): { payload: unknown; ack: Ack | undefined } {

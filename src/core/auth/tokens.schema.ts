@@ -1,0 +1,46 @@
+import { IdString, Nullable, Timestamp } from '../common.schema.js';
+import { Type, Uuid } from '../validation.js';
+
+/**
+ * Token issuance and session exchange. Their input is checked by tokens.service.ts and
+ * sessions.service.ts (scopes nesting and size, timestamps on the calendar, the two places an API
+ * token may come from), which no JSON Schema can express whole; these schemas describe the same
+ * rules for the documents.
+ */
+
+export const IssueTokenInput = Type.Object(
+  {
+    scopes: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Stored and returned as given (at most 4096 bytes of JSON, nested at most 16 levels); defaults to {}' })),
+    expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'When the token stops working; absent or null: never' }))),
+  },
+  { additionalProperties: true },
+);
+
+export const IssuedTokenSchema = Type.Object(
+  {
+    id: IdString(),
+    token: Type.String({ pattern: '^agt_[0-9a-f]{12}_[0-9a-f]{64}$', description: 'agt_<prefix>_<secret>: shown here once, never again' }),
+    prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$', description: 'agt_<prefix>: names the token to revoke it' }),
+    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued' }),
+    expiresAt: Nullable(Timestamp()),
+    createdAt: Timestamp(),
+  },
+  { title: 'IssuedToken' },
+);
+
+export const TokenPrefixParams = Type.Object({ prefix: Type.String({ description: 'The token prefix, agt_<prefix>' }) });
+
+export const SessionInput = Type.Object(
+  { apiToken: Type.Optional(Type.String({ description: 'The API token, when it is not in the Authorization header' })) },
+  { additionalProperties: true },
+);
+
+export const SessionSchema = Type.Object(
+  {
+    token: Type.String({ description: 'The session JWT (HS256)' }),
+    expiresAt: Timestamp('The JWT `exp`'),
+  },
+  { title: 'Session' },
+);
+
+export const AgentIdParams = Type.Object({ id: Uuid({ description: 'Agent id' }) });

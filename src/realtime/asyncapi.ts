@@ -1,0 +1,143 @@
+import type { TSchema } from '@sinclair/typebox';
+import { ReadCursorSchema } from '../core/rooms/rooms.schema.js';
+import { standardiseText } from '../core/common.schema.js';
+import { WsMessageSchema } from '../core/messages/messages.schema.js';
+import {
+  AckErrorSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema, SyncPayload,
+  RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, WsErrorSchema, type ClientEventName,
+} from './protocol.js';
+
+/**
+ * The AsyncAPI 3.0 document of the `/agents` namespace (PHASE2.md section 3), built from the schemas
+ * of protocol.ts. The document describes the server: client events are operations it `receive`s,
+ * each with its acknowledgement as the operation's `reply`; server events are operations it `send`s.
+ * Event names (which hold `:`) are in each message's `name`; the keys are camelCase.
+ */
+
+interface EventDoc {
+  key: string;
+  summary: string;
+  payload: TSchema;
+}
+
+interface ClientEventDoc extends EventDoc {
+  name: ClientEventName;
+  /** The acknowledgement on success (the failure is always AckError). */
+  ack: { key: string; schema: TSchema; summary: string };
+}
+
+const CLIENT_EVENTS: ClientEventDoc[] = [
+  {
+    name: 'room:join', key: 'roomJoin', payload: RoomRefPayload,
+    summary: 'Subscribe this connection to a room it is a member of; `presence:update` online to the room when it is the agent\'s first socket there. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN.',
+    ack: { key: 'roomJoinAck', schema: AckOkSchema, summary: 'Joined (only when the client passed an acknowledgement callback)' },
+  },
+  {
+    name: 'room:leave', key: 'roomLeave', payload: RoomRefPayload,
+    summary: 'Unsubscribe this connection from a room; `presence:update` offline when the agent\'s last socket leaves it.',
+    ack: { key: 'roomLeaveAck', schema: AckOkSchema, summary: 'Left (only when the client passed an acknowledgement callback)' },
+  },
+  {
+    name: 'room:list', key: 'roomList', payload: RoomListPayload,
+    summary: 'The rooms the agent is a member of. Needs an acknowledgement callback; the payload may be omitted.',
+    ack: { key: 'roomListAck', schema: RoomListAckSchema, summary: 'The rooms' },
+  },
+  {
+    name: 'message:send', key: 'messageSend', payload: SendPayload,
+    summary: 'Send a message (the same as REST POST /api/v1/rooms/{id}/messages); `message:new` goes to every member, sender included. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN, CONFLICT (clientMsgId reused).',
+    ack: { key: 'messageSendAck', schema: SendAckSchema, summary: 'The stored message id (a clientMsgId repeat: the original\'s)' },
+  },
+  {
+    name: 'message:history', key: 'messageHistory', payload: HistoryPayload,
+    summary: 'A page of a room\'s history, newest first. Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (strict mode, not a member).',
+    ack: { key: 'messageHistoryAck', schema: HistoryAckSchema, summary: 'The page' },
+  },
+  {
+    name: 'room:sync', key: 'roomSync', payload: SyncPayload,
+    summary: 'Forward catch-up: the messages after afterSeq, oldest first (the same as REST ?afterSeq=). Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (strict mode, not a member).',
+    ack: { key: 'roomSyncAck', schema: SyncAckSchema, summary: 'The page, with the room\'s lastSeq' },
+  },
+  {
+    name: 'room:read', key: 'roomRead', payload: ReadPayload,
+    summary: 'Move the agent\'s read cursor of a room forward (the same as REST POST /api/v1/rooms/{id}/read). Errors: VALIDATION_ERROR (seq above lastSeq), ROOM_NOT_FOUND, FORBIDDEN (not a member).',
+    ack: { key: 'roomReadAck', schema: ReadCursorSchema, summary: 'The read cursor and what is left unread' },
+  },
+];
+
+const SERVER_EVENTS: (EventDoc & { name: string })[] = [
+  { name: 'agent:hello-ack', key: 'agentHelloAck', payload: HelloAckSchema, summary: 'After a successful handshake: the agent and the rooms it was joined to' },
+  { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included' },
+  { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
+  {
+    name: 'error', key: 'error', payload: WsErrorSchema,
+    summary: 'A failed event that had no acknowledgement callback (with its requestId), a rate-limited event (RATE_LIMIT_EXCEEDED), or a failed handshake (AUTH_FAILED, then the server disconnects)',
+  },
+];
+
+/** Schemas as plain JSON (TypeBox's symbol keys dropped, `Text` limits in JSON Schema words). */
+const plain = (schema: TSchema): unknown => {
+  const copy: unknown = JSON.parse(JSON.stringify(schema));
+  standardiseText(copy);
+  return copy;
+};
+
+const CHANNEL = 'agents';
+const channelRef = { $ref: `#/channels/${CHANNEL}` };
+const messageRef = (key: string) => ({ $ref: `#/channels/${CHANNEL}/messages/${key}` });
+
+export function buildAsyncApiDocument(version: string): Record<string, unknown> {
+  const messages: Record<string, unknown> = {};
+  const operations: Record<string, unknown> = {};
+  const message = (key: string, name: string, summary: string, payload: TSchema) => {
+    messages[key] = { name, title: name, summary, contentType: 'application/json', payload: plain(payload) };
+  };
+
+  message('ackError', 'ack:error', 'The acknowledgement of a failed event: {error: {code, message}}', AckErrorSchema);
+  for (const event of CLIENT_EVENTS) {
+    message(event.key, event.name, event.summary, event.payload);
+    message(event.ack.key, `${event.name} (ack)`, event.ack.summary, event.ack.schema);
+    operations[event.key] = {
+      action: 'receive',
+      channel: channelRef,
+      title: event.name,
+      summary: event.summary,
+      messages: [messageRef(event.key)],
+      reply: { channel: channelRef, messages: [messageRef(event.ack.key), messageRef('ackError')] },
+    };
+  }
+  for (const event of SERVER_EVENTS) {
+    message(event.key, event.name, event.summary, event.payload);
+    operations[event.key] = { action: 'send', channel: channelRef, title: event.name, summary: event.summary, messages: [messageRef(event.key)] };
+  }
+
+  return {
+    asyncapi: '3.0.0',
+    info: {
+      title: 'Agent Messaging Service: WebSocket interface',
+      version,
+      description:
+        `Socket.IO v4 namespace \`${NAMESPACE}\` (WebSocket transport). Authenticate with the session JWT in the handshake ` +
+        'query `token` (or `auth.token`). Each message\'s `name` is the Socket.IO event name; acknowledgements are the ' +
+        'replies of the client events (Socket.IO acknowledgement callbacks). The REST interface is described by `/openapi.json`.',
+    },
+    defaultContentType: 'application/json',
+    servers: {
+      service: {
+        host: '{host}',
+        protocol: 'ws',
+        pathname: '/socket.io/',
+        description: 'The service itself (Socket.IO, Engine.IO protocol 4)',
+        variables: { host: { default: 'localhost:3000', description: 'host:port of the service' } },
+      },
+    },
+    channels: {
+      [CHANNEL]: {
+        address: NAMESPACE,
+        title: 'The /agents namespace',
+        description: 'Every event of an agent\'s connection, both ways.',
+        messages,
+      },
+    },
+    operations,
+  };
+}

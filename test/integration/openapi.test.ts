@@ -1,0 +1,324 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAgentsService } from '../../src/core/agents/agents.service.js';
+import { createAuthz } from '../../src/core/auth/authz.js';
+import { createTokensService } from '../../src/core/auth/tokens.service.js';
+import { nullPublisher } from '../../src/core/events.js';
+import { Api, newAdmin, newAgent, uniqueName, type ApiResponse, type RequestOptions, type TestAgent } from '../helpers/api.js';
+import { closed } from '../helpers/schema.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * PHASE2.md section 3: /openapi.json is a valid OpenAPI 3.1 document, it names every route the
+ * server registers, and what it says is what the server does: every real response of a scenario
+ * that hits each route (successes and errors) has a documented status and matches its schema.
+ */
+
+// ajv-formats is CommonJS: its default export arrives wrapped under NodeNext.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+type Json = Record<string, unknown>;
+interface Operation { operationId: string; responses: Record<string, { content?: Record<string, { schema: Json }> }> }
+type OpenApiDocument = { openapi: string; paths: Record<string, Record<string, Operation>>; components?: { schemas?: Record<string, Json> } };
+
+/** The schema with each `#/components/schemas/...` reference replaced by the component. */
+function resolveRefs(schema: unknown, doc: OpenApiDocument): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => resolveRefs(s, doc));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const ref = (schema as Json).$ref;
+  if (typeof ref === 'string') {
+    const target = doc.components?.schemas?.[ref.replace('#/components/schemas/', '')];
+    if (!target) throw new Error(`unresolved ${ref}`);
+    return resolveRefs(target, doc);
+  }
+  return Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, resolveRefs(v, doc)]));
+}
+
+/** Fastify's `:name` path parameters in OpenAPI's `{name}` form. */
+const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+/** Parses `printRoutes({commonPrefix: false})` into `METHOD /path` lines (HEAD left out). */
+function registeredRoutes(tree: string): string[] {
+  const routes: string[] = [];
+  const stack: string[] = [];
+  for (const line of tree.split('\n')) {
+    const match = /^([│├└─ ]*)(\S.*?)(?: \(([^)]*)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = match[1]!.length / 4 - 1;
+    stack.length = Math.max(depth, 0);
+    const path = stack.join('') + match[2]!;
+    stack.push(match[2]!);
+    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== 'HEAD')) {
+      routes.push(`${method} ${path}`);
+    }
+  }
+  return routes;
+}
+
+/** Routes that are not part of the REST interface the document describes. */
+const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)$/.test(route) || / \/docs/.test(route);
+
+describe('/openapi.json', () => {
+  let server: TestServer;
+  let api: Api;
+  let document: OpenApiDocument;
+  const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+  const validators = new Map<Json, ValidateFunction>();
+  /** `METHOD /path status` of every checked response. */
+  const seen = new Set<string>();
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    api = new Api(server.url);
+    const res = await api.get('/openapi.json');
+    expect(res.status).toBe(200);
+    document = res.body as OpenApiDocument;
+  });
+  afterAll(() => server.close());
+
+  /**
+   * Sends a request to the route `method path` (path with `:params`, filled from `params`) and
+   * checks the answer against the document: its status is documented and its body matches.
+   */
+  async function call(target: { api: Api; doc: OpenApiDocument }, method: string, path: string, params: Record<string, string>, options: RequestOptions = {}): Promise<ApiResponse> {
+    const url = path.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? `missing-${name}`));
+    const res = await target.api.request(method, url, options);
+    const where = `${method} ${path} -> ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`;
+    const route = path.split('?')[0]!;
+    const operation = target.doc.paths[toOpenApiPath(route)]?.[method.toLowerCase()];
+    if (!operation) throw new Error(`route not in the document: ${where}`);
+    const response = operation.responses[String(res.status)];
+    if (!response) throw new Error(`status not documented: ${where}`);
+    const schema = response.content?.['application/json']?.schema;
+    if (schema === undefined) {
+      expect(res.body, where).toBe('');
+    } else {
+      let validate = validators.get(schema);
+      if (!validate) validators.set(schema, (validate = ajv.compile(closed(resolveRefs(schema, target.doc)) as Json)));
+      if (!validate(res.body)) throw new Error(`body does not match the documented schema (${ajv.errorsText(validate.errors)}): ${where}`);
+    }
+    seen.add(`${method} ${toOpenApiPath(route)} ${res.status}`);
+    return res;
+  }
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    expect(document.openapi).toMatch(/^3\.1\./);
+    const result = await new Validator().validate(document as unknown as Json);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('names every route the server registers (and nothing else)', () => {
+    const registered = registeredRoutes(server.app.http.printRoutes({ commonPrefix: false })).filter((r) => !UNDOCUMENTED(r));
+    const documented = Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(registered.length).toBeGreaterThanOrEqual(26);
+    // The router prints parameters of one position together (`{id}|{roomId}`): compare them unnamed.
+    const shape = (route: string): string => toOpenApiPath(route).replace(/\{[^}]*\}(\|\{[^}]*\})*/g, '{}');
+    expect(registered.map(shape).sort()).toEqual(documented.map(shape).sort());
+  });
+
+  it('documents every route with an operationId, a success and the shared error body', () => {
+    const ids = new Set<string>();
+    for (const [path, ops] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        expect(op.operationId, `${method} ${path}`).toBeTruthy();
+        expect(ids.has(op.operationId), `duplicate operationId ${op.operationId}`).toBe(false);
+        ids.add(op.operationId);
+        expect(Object.keys(op.responses).some((s) => s.startsWith('2')), `${method} ${path} success`).toBe(true);
+        expect(op.responses['429']?.content?.['application/json']?.schema, `${method} ${path} 429`).toEqual({ $ref: '#/components/schemas/ErrorBody' });
+      }
+    }
+  });
+
+  it('every response of a scenario that hits every route matches the document (open mode)', async () => {
+    const t = { api, doc: document };
+    const none = {};
+    await call(t, 'GET', '/healthz', none);
+    await call(t, 'GET', '/readyz', none);
+
+    // Agents and tokens.
+    const admin = await newAdmin(api);
+    const alice = await newAgent(api);
+    const bob = await newAgent(api);
+    const outsider = await newAgent(api);
+    const created = await call(t, 'POST', '/api/v1/agents', none, { body: { name: uniqueName('doc'), displayName: 'Doc', role: 'agent' } });
+    expect(created.status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/agents', none, { body: { name: created.body.name, displayName: 'Again', role: 'agent' } })).status).toBe(409);
+    expect((await call(t, 'POST', '/api/v1/agents', none, { body: { name: 'Bad Name', displayName: '', role: 'boss' } })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/agents', none, { rawBody: '{"name":' })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/agents', none, { rawBody: '<x/>', headers: { 'content-type': 'application/xml' } })).status).toBe(415);
+    expect((await call(t, 'POST', '/api/v1/agents', none, { body: { name: 'x'.repeat(20_000) } })).status).toBe(413);
+    expect((await call(t, 'GET', '/api/v1/agents', none)).status).toBe(200);
+
+    const agentId = { id: created.body.id as string };
+    expect((await call(t, 'POST', '/api/v1/agents/:id/tokens', agentId, { body: { scopes: { note: 'docs' }, expiresAt: '2099-01-01T00:00:00.000Z' } })).status).toBe(201);
+    const issued = await call(t, 'POST', '/api/v1/agents/:id/tokens', agentId, { body: {} });
+    expect(issued.status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/agents/:id/tokens', { id: '00000000-0000-7000-8000-000000000000' }, { body: {} })).status).toBe(404);
+    expect((await call(t, 'POST', '/api/v1/agents/:id/tokens', { id: 'not-a-uuid' }, { body: {} })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/agents/:id/tokens', agentId, { body: { scopes: [] } })).status).toBe(400);
+
+    expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: issued.body.token } })).status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: 'agt_000000000000_nope' } })).status).toBe(401);
+    expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: issued.body.token }, headers: { authorization: `Bearer ${alice.apiToken}` } })).status).toBe(400);
+
+    expect((await call(t, 'POST', '/api/v1/agents/:id/disable', agentId)).body.disabledAt).not.toBeNull();
+    expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: issued.body.token } })).status).toBe(403);
+    expect((await call(t, 'POST', '/api/v1/agents/:id/enable', agentId)).body.disabledAt).toBeNull();
+    expect((await call(t, 'POST', '/api/v1/agents/:id/disable', { id: '00000000-0000-7000-8000-000000000000' })).status).toBe(404);
+    expect((await call(t, 'POST', '/api/v1/agents/:id/enable', { id: 'nope' })).status).toBe(400);
+
+    expect((await call(t, 'DELETE', '/api/v1/tokens/:prefix', { prefix: issued.body.prefix })).status).toBe(204);
+    expect((await call(t, 'DELETE', '/api/v1/tokens/:prefix', { prefix: issued.body.prefix })).status).toBe(404);
+
+    // Rooms and members.
+    const slug = uniqueName('docroom');
+    const asAdmin = { 'x-agent-id': admin.id };
+    const room = await call(t, 'POST', '/rooms', none, { body: { slug, name: 'Docs', members: [alice.id] }, headers: asAdmin });
+    expect(room.status).toBe(201);
+    expect((await call(t, 'POST', '/rooms', none, { body: { slug, name: 'Again' }, headers: asAdmin })).status).toBe(409);
+    expect((await call(t, 'POST', '/rooms', none, { body: { slug: uniqueName('r'), name: 'R' } })).status).toBe(401);
+    expect((await call(t, 'POST', '/rooms', none, { body: { slug: uniqueName('r'), name: 'R' }, headers: { 'x-agent-id': alice.id } })).status).toBe(403);
+    expect((await call(t, 'POST', '/rooms', none, { body: { slug: 'Not A Slug', name: '' }, headers: asAdmin })).status).toBe(400);
+    expect((await call(t, 'GET', '/rooms', none)).status).toBe(200);
+    expect((await call(t, 'GET', '/api/v1/rooms', none, { jwt: alice.jwt })).status).toBe(200);
+
+    const roomId = { id: room.body.id as string };
+    expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(201);
+    expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(409);
+    expect((await call(t, 'POST', '/rooms/:id/members', { id: '00000000-0000-7000-8000-000000000000' }, { body: { agentId: bob.id } })).status).toBe(404);
+    expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: 'bob' } })).status).toBe(400);
+
+    // Messages.
+    const messages = (path = '/api/v1/rooms/:id/messages') => path;
+    const sent = await call(t, 'POST', messages(), roomId, { body: { body: 'hello', clientMsgId: 'c-1', mentions: [bob.id] }, jwt: alice.jwt });
+    expect(sent.status).toBe(201);
+    expect((await call(t, 'POST', messages(), roomId, { body: { body: 'hello', clientMsgId: 'c-1', mentions: [bob.id] }, jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', messages(), roomId, { body: { body: 'other', clientMsgId: 'c-1' }, jwt: alice.jwt })).status).toBe(409);
+    expect((await call(t, 'POST', messages(), roomId, { body: { body: 'reply', replyTo: sent.body.id }, jwt: bob.jwt })).status).toBe(201);
+    expect((await call(t, 'POST', messages(), roomId, { body: { body: '' }, jwt: alice.jwt })).status).toBe(400);
+    expect((await call(t, 'POST', messages(), roomId, { body: { body: 'x' } })).status).toBe(401);
+    expect((await call(t, 'POST', messages(), roomId, { body: { body: 'x' }, jwt: outsider.jwt })).status).toBe(403);
+    expect((await call(t, 'POST', messages(), { id: '00000000-0000-7000-8000-000000000000' }, { body: { body: 'x' }, jwt: alice.jwt })).status).toBe(404);
+    const page = await call(t, 'GET', messages(), roomId, { jwt: alice.jwt });
+    expect(page.body.messages.length).toBe(2);
+    expect((await call(t, 'GET', `${messages()}?limit=1&before=${sent.body.id as string}`, roomId, { jwt: alice.jwt })).body.nextCursor).toBeNull();
+    expect((await call(t, 'GET', `${messages()}?limit=500`, roomId, { jwt: alice.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', messages(), roomId)).status).toBe(401);
+    expect((await call(t, 'GET', messages(), { id: '00000000-0000-7000-8000-000000000000' }, { jwt: alice.jwt })).status).toBe(404);
+    // Forward catch-up, read cursors, the inbox and search (PHASE2.md sections 1 and 2).
+    expect((await call(t, 'GET', `${messages()}?afterSeq=0`, roomId, { jwt: bob.jwt })).body.lastSeq).toBeGreaterThan(0);
+    expect((await call(t, 'GET', `${messages()}?afterSeq=-1`, roomId, { jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/inbox', none, { jwt: bob.jwt })).body.unreadTotal).toBeGreaterThan(0);
+    expect((await call(t, 'GET', '/api/v1/inbox?wait=99', none, { jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/inbox', none)).status).toBe(401);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/read', roomId, { body: { seq: 1 }, jwt: bob.jwt })).body.readSeq).toBe(1);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/read', roomId, { body: { seq: 1 }, jwt: outsider.jwt })).status).toBe(403);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/read', roomId, { body: { seq: 10_000 }, jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/read', { id: '00000000-0000-7000-8000-000000000000' }, { body: { seq: 0 }, jwt: bob.jwt })).status).toBe(404);
+    expect((await call(t, 'GET', '/api/v1/search/messages?q=hello', none, { jwt: bob.jwt })).body.results.length).toBeGreaterThan(0);
+    expect((await call(t, 'GET', '/api/v1/search/messages?q=%2B%2B', none, { jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', `/api/v1/search/messages?q=hello&roomId=${roomId.id}`, none, { jwt: outsider.jwt })).status).toBe(403);
+    expect((await call(t, 'GET', '/api/v1/search/messages?q=hello&roomId=00000000-0000-7000-8000-000000000000', none, { jwt: bob.jwt })).status).toBe(404);
+
+    const member = { roomId: roomId.id, agentId: bob.id };
+    expect((await call(t, 'DELETE', '/rooms/:roomId/members/:agentId', member)).status).toBe(204);
+    expect((await call(t, 'DELETE', '/rooms/:roomId/members/:agentId', member)).status).toBe(404);
+    expect((await call(t, 'DELETE', '/rooms/:roomId/members/:agentId', { roomId: 'x', agentId: bob.id })).status).toBe(400);
+
+    // Social feed.
+    const channels = await call(t, 'GET', '/api/v1/social/channels', none, { jwt: alice.jwt });
+    expect(channels.status).toBe(200);
+    expect((await call(t, 'GET', '/api/v1/social/channels', none)).status).toBe(401);
+    const channelSlug = uniqueName('chan');
+    const channel = await call(t, 'POST', '/api/v1/social/channels', none, { body: { slug: channelSlug, name: 'Chan' }, jwt: admin.jwt });
+    expect(channel.status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/social/channels', none, { body: { slug: channelSlug, name: 'Chan' }, jwt: admin.jwt })).status).toBe(409);
+    expect((await call(t, 'POST', '/api/v1/social/channels', none, { body: { slug: uniqueName('c'), name: 'C' }, jwt: alice.jwt })).status).toBe(403);
+    const channelId = { channelId: channel.body.id as string };
+    const posts = '/api/v1/social/channels/:channelId/posts';
+    const post = await call(t, 'POST', posts, channelId, { body: { body: 'a post' }, jwt: alice.jwt });
+    expect(post.status).toBe(201);
+    expect((await call(t, 'POST', posts, { channelId: '00000000-0000-7000-8000-000000000000' }, { body: { body: 'x' }, jwt: alice.jwt })).status).toBe(404);
+    expect((await call(t, 'GET', posts, channelId, { jwt: alice.jwt })).body.posts.length).toBe(1);
+    expect((await call(t, 'GET', posts, { channelId: '00000000-0000-7000-8000-000000000000' }, { jwt: alice.jwt })).status).toBe(404);
+    expect((await call(t, 'GET', '/api/v1/social/feed', none, { jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'GET', '/api/v1/social/feed?before=nope', none, { jwt: alice.jwt })).status).toBe(400);
+    const postId = { id: post.body.id as string };
+    const unknownPost = { id: '00000000-0000-7000-8000-000000000000' };
+    expect((await call(t, 'POST', '/api/v1/social/posts/:id/replies', postId, { body: { body: 'a reply' }, jwt: bob.jwt })).status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/social/posts/:id/replies', unknownPost, { body: { body: 'x' }, jwt: bob.jwt })).status).toBe(404);
+    expect((await call(t, 'GET', '/api/v1/social/posts/:id/thread', postId, { jwt: bob.jwt })).body.replies.length).toBe(1);
+    expect((await call(t, 'GET', '/api/v1/social/posts/:id/thread', unknownPost, { jwt: bob.jwt })).status).toBe(404);
+    expect((await call(t, 'POST', '/api/v1/social/posts/:id/reactions', postId, { body: { emoji: '👍' }, jwt: bob.jwt })).body.action).toBe('added');
+    expect((await call(t, 'GET', '/api/v1/social/posts/:id/reactions', postId, { jwt: bob.jwt })).body.reactions).toEqual([{ emoji: '👍', count: 1, reactedByMe: true }]);
+    expect((await call(t, 'POST', '/api/v1/social/posts/:id/reactions', postId, { body: { emoji: '👍' }, jwt: bob.jwt })).body.action).toBe('removed');
+    expect((await call(t, 'POST', '/api/v1/social/posts/:id/reactions', postId, { body: { emoji: '🙂' }, jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/social/posts/:id/reactions', unknownPost, { jwt: bob.jwt })).status).toBe(404);
+
+    // Directory.
+    const directory = '/api/companies/:companyId/agents/directory';
+    expect((await call(t, 'GET', `${directory}?role=admin`, { companyId: 'default' }, { jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'GET', `${directory}?role=boss`, { companyId: 'default' }, { jwt: alice.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', directory, { companyId: 'other' }, { jwt: alice.jwt })).status).toBe(404);
+    expect((await call(t, 'GET', directory, { companyId: 'default' })).status).toBe(401);
+  });
+
+  describe('in strict mode', () => {
+    let strict: TestServer;
+    let strictApi: Api;
+    let strictDoc: OpenApiDocument;
+    let admin: TestAgent;
+    let agent: TestAgent;
+
+    beforeAll(async () => {
+      strict = await startTestServer({ config: { authzMode: 'strict' } });
+      strictApi = new Api(strict.url);
+      strictDoc = (await strictApi.get('/openapi.json')).body as OpenApiDocument;
+      // The first admin comes from outside the API, as `ams admin create` makes it.
+      const db = strict.app.ctx.database.db;
+      const authz = createAuthz('open');
+      const root = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
+      const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, root.id, {});
+      const session = await strictApi.post('/api/v1/sessions', { apiToken: token.token });
+      admin = { id: root.id, name: root.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+      agent = await newAgent(strictApi, { asJwt: admin.jwt });
+    });
+    afterAll(() => strict.close());
+
+    it('the refusals of strict mode (401 without a JWT, 403 for a non-admin or a non-member) match the document', async () => {
+      const t = { api: strictApi, doc: strictDoc };
+      const room = (await call(t, 'POST', '/rooms', {}, { body: { slug: uniqueName('room'), name: 'R' }, jwt: admin.jwt })).body as { id: string };
+      const adminOnly: [string, string, Record<string, string>, unknown][] = [
+        ['POST', '/api/v1/agents', {}, { name: uniqueName('x'), displayName: 'X', role: 'agent' }],
+        ['GET', '/api/v1/agents', {}, undefined],
+        ['POST', '/api/v1/agents/:id/disable', { id: agent.id }, undefined],
+        ['POST', '/api/v1/agents/:id/enable', { id: agent.id }, undefined],
+        ['POST', '/api/v1/agents/:id/tokens', { id: agent.id }, {}],
+        ['DELETE', '/api/v1/tokens/:prefix', { prefix: agent.prefix }, undefined],
+        ['POST', '/rooms', {}, { slug: uniqueName('r'), name: 'R' }],
+        ['POST', '/rooms/:id/members', { id: room.id }, { agentId: agent.id }],
+        ['DELETE', '/rooms/:roomId/members/:agentId', { roomId: room.id, agentId: agent.id }, undefined],
+      ];
+      for (const [method, path, params, body] of adminOnly) {
+        expect((await call(t, method, path, params, { body })).status, `${method} ${path}`).toBe(401);
+        expect((await call(t, method, path, params, { body, jwt: agent.jwt })).status, `${method} ${path}`).toBe(403);
+      }
+      expect((await call(t, 'GET', '/rooms', {})).status).toBe(401);
+      expect((await call(t, 'GET', '/api/v1/rooms', {})).status).toBe(401);
+      expect((await call(t, 'GET', '/api/v1/rooms/:id/messages', { id: room.id }, { jwt: agent.jwt })).status).toBe(403);
+      expect((await call(t, 'GET', '/api/v1/rooms', {}, { jwt: agent.jwt })).body.rooms).toEqual([]);
+    });
+  });
+
+  it('each operation answered at least one success and one error in the scenarios above', () => {
+    const pathOf = (key: string): string => key.replace(/ \d+$/, '');
+    const operations = Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+    const succeeded = new Set([...seen].filter((k) => / 2\d\d$/.test(k)).map(pathOf));
+    const failed = new Set([...seen].filter((k) => / 4\d\d$/.test(k)).map(pathOf));
+    expect(operations.filter((op) => !succeeded.has(op))).toEqual([]);
+    expect(operations.filter((op) => !failed.has(op) && !/^GET \/(healthz|readyz)$/.test(op))).toEqual([]);
+  });
+});

@@ -1,0 +1,58 @@
+import type { Static } from '@sinclair/typebox';
+import { describe, expectTypeOf, it } from 'vitest';
+import type { AgentSchema } from '../../src/core/agents/agents.schema.js';
+import type { Agent } from '../../src/core/agents/agents.store.js';
+import type { IssuedTokenSchema, SessionSchema } from '../../src/core/auth/tokens.schema.js';
+import type { IssuedToken } from '../../src/core/auth/tokens.service.js';
+import type { Session } from '../../src/core/auth/sessions.service.js';
+import type { DirectorySchema } from '../../src/core/directory/directory.schema.js';
+import type { Directory } from '../../src/core/directory/directory.service.js';
+import type { Message } from '../../src/core/messages/message.js';
+import type { HistoryPageSchema, MessageSchema, SyncPageSchema } from '../../src/core/messages/messages.schema.js';
+import type { HistoryPage, SyncPage } from '../../src/core/messages/messages.service.js';
+import type { InboxPageSchema } from '../../src/core/inbox/inbox.schema.js';
+import type { InboxPage } from '../../src/core/inbox/inbox.service.js';
+import type { SearchPageSchema } from '../../src/core/search/search.schema.js';
+import type { SearchPage } from '../../src/core/search/search.service.js';
+import type { RoomListing } from '../../src/core/rooms/read-cursors.service.js';
+import type { MembershipSchema, ReadCursorSchema, RoomSchema } from '../../src/core/rooms/rooms.schema.js';
+import type { Membership } from '../../src/core/rooms/rooms.store.js';
+import type { ReadState } from '../../src/core/rooms/read-cursors.service.js';
+import type { ChannelSchema, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema } from '../../src/core/social/social.schema.js';
+import type { Channel, Post, PostPage, ReactionSummary, Thread, ToggleResult } from '../../src/core/social/social.service.js';
+import type { HelloAck, HelloAckSchema, PresenceUpdate, PresenceUpdateSchema, WsError, WsErrorSchema, WsMessage } from '../../src/realtime/protocol.js';
+import type { WsMessageSchema } from '../../src/core/messages/messages.schema.js';
+
+/**
+ * The documents (/openapi.json, /asyncapi.json) are generated from the response schemas; the
+ * services return their own types. Checked by the compiler (`npm run typecheck`): a field added to
+ * one and not the other fails here, so the documents cannot drift from the code.
+ */
+describe('response schemas and the types the services return', () => {
+  it('are the same types', () => {
+    expectTypeOf<Static<typeof AgentSchema>>().toEqualTypeOf<Agent>();
+    expectTypeOf<Static<typeof IssuedTokenSchema>>().toEqualTypeOf<IssuedToken>();
+    expectTypeOf<Static<typeof SessionSchema>>().toEqualTypeOf<Session>();
+    expectTypeOf<Static<typeof RoomSchema>>().toEqualTypeOf<{ [K in keyof RoomListing]: RoomListing[K] }>();
+    expectTypeOf<Static<typeof ReadCursorSchema>>().toEqualTypeOf<ReadState>();
+    expectTypeOf<Static<typeof MembershipSchema>>().toEqualTypeOf<Membership>();
+    expectTypeOf<Static<typeof MessageSchema>>().toEqualTypeOf<Message>();
+    expectTypeOf<Static<typeof HistoryPageSchema>>().toEqualTypeOf<HistoryPage>();
+    expectTypeOf<Static<typeof SyncPageSchema>>().toEqualTypeOf<SyncPage>();
+    expectTypeOf<Static<typeof InboxPageSchema>>().toEqualTypeOf<InboxPage>();
+    expectTypeOf<Static<typeof SearchPageSchema>>().toEqualTypeOf<SearchPage>();
+    expectTypeOf<Static<typeof ChannelSchema>>().toEqualTypeOf<Channel>();
+    expectTypeOf<Static<typeof PostSchema>>().toEqualTypeOf<Post>();
+    expectTypeOf<Static<typeof PostPageSchema>>().toEqualTypeOf<PostPage>();
+    expectTypeOf<Static<typeof ThreadSchema>>().toEqualTypeOf<Thread>();
+    expectTypeOf<Static<typeof ToggleResultSchema>>().toEqualTypeOf<ToggleResult>();
+    // The schema names the three allowed emoji (the database CHECK holds them); the type says string.
+    expectTypeOf<Static<typeof ReactionListSchema>['reactions'][number]>().toExtend<ReactionSummary>();
+    expectTypeOf<keyof ReactionSummary>().toEqualTypeOf<keyof Static<typeof ReactionListSchema>['reactions'][number]>();
+    expectTypeOf<Static<typeof DirectorySchema>>().toEqualTypeOf<Directory>();
+    expectTypeOf<Static<typeof WsMessageSchema>>().toEqualTypeOf<WsMessage>();
+    expectTypeOf<Static<typeof PresenceUpdateSchema>>().toEqualTypeOf<PresenceUpdate>();
+    expectTypeOf<Static<typeof HelloAckSchema>>().toEqualTypeOf<HelloAck>();
+    expectTypeOf<Static<typeof WsErrorSchema>>().toEqualTypeOf<WsError>();
+  });
+});
