@@ -8,6 +8,7 @@ import { createTokensService } from '../../src/core/auth/tokens.service.js';
 import { nullPublisher } from '../../src/core/events.js';
 import { Api, newAdmin, newAgent, uniqueName, type ApiResponse, type RequestOptions, type TestAgent } from '../helpers/api.js';
 import { closed } from '../helpers/schema.js';
+import { registeredRoutes } from '../helpers/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -39,23 +40,6 @@ function resolveRefs(schema: unknown, doc: OpenApiDocument): unknown {
 /** Fastify's `:name` path parameters in OpenAPI's `{name}` form. */
 const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
-/** Parses `printRoutes({commonPrefix: false})` into `METHOD /path` lines (HEAD left out). */
-function registeredRoutes(tree: string): string[] {
-  const routes: string[] = [];
-  const stack: string[] = [];
-  for (const line of tree.split('\n')) {
-    const match = /^([│├└─ ]*)(\S.*?)(?: \(([^)]*)\))?$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4 - 1;
-    stack.length = Math.max(depth, 0);
-    const path = stack.join('') + match[2]!;
-    stack.push(match[2]!);
-    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter((m) => m !== '' && m !== 'HEAD')) {
-      routes.push(`${method} ${path}`);
-    }
-  }
-  return routes;
-}
 
 /** Routes that are not part of the REST interface the document describes. */
 const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)$/.test(route) || / \/docs/.test(route);
