@@ -188,7 +188,8 @@ describe('the ams command line', { timeout: 120_000 }, () => {
   });
 
   it('serve with an invalid configuration fails as npm start does: one line, exit 1', async () => {
-    db = await createTestDatabase();
+    // SQLite whatever the suite's engine: with PostgreSQL the missing JWT_SECRET would be reported instead.
+    db = await createTestDatabase('sqlite');
     const res = await amsWithEnv({ DATABASE_URL: db.url, PORT: 'abc' }, 'serve');
     expect(res).toEqual({ code: 1, stdout: '', stderr: 'configuration error: PORT must be a whole number, got "abc"\n' });
   });
