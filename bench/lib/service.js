@@ -16,6 +16,12 @@ const UNTHROTTLED = {
 export const newJwtSecret = () => randomBytes(32).toString('hex');
 
 /**
+ * Lifetime of the session JWTs the bench mints, and so the service's JWT_TTL_SECONDS: the service
+ * refuses a JWT whose exp is further after its iat than its own lifetime allows.
+ */
+export const BENCH_JWT_TTL_SECONDS = 3600;
+
+/**
  * Starts `node dist/main.js` with its own database and a fixed JWT secret (so the bench can mint
  * session JWTs for thousands of agents without thousands of Argon2 exchanges).
  * @param {{name?: string, databaseUrl: string, jwtSecret: string, redisUrl?: string, profileDir?: string, env?: Record<string,string>}} options
@@ -33,6 +39,7 @@ export async function startService({ name = 'service', databaseUrl, jwtSecret, r
       HOST: '127.0.0.1',
       DATABASE_URL: databaseUrl,
       JWT_SECRET: jwtSecret,
+      JWT_TTL_SECONDS: String(BENCH_JWT_TTL_SECONDS),
       LOG_LEVEL: 'warn',
       REDIS_URL: redisUrl ?? '',
       NODE_ENV: 'production',
@@ -65,7 +72,7 @@ export async function startBaseline({ name, script, env = {}, healthPath = '/hea
 }
 
 /** Session JWTs exactly as SPEC.md describes them: HS256, {agentId, role, iat, exp}. */
-export function jwtMinter(secret, ttlSeconds = 3600) {
+export function jwtMinter(secret, ttlSeconds = BENCH_JWT_TTL_SECONDS) {
   const sign = createSigner({ key: Buffer.from(secret, 'utf8'), algorithm: 'HS256' });
   return (agentId, role = 'agent') => {
     const iat = Math.floor(Date.now() / 1000);

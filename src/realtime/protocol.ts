@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import type { Namespace, Socket } from 'socket.io';
 import { IdString } from '../core/common.schema.js';
 import { HistoryLimit, SendMessageInput, WsMessageSchema } from '../core/messages/messages.schema.js';
@@ -31,17 +31,7 @@ export interface WsError {
 }
 
 /** A message as WebSocket payloads carry it: the author is `authorAgentId` (REST says `senderId`). */
-export interface WsMessage {
-  id: string;
-  roomId: string;
-  authorAgentId: string;
-  body: string;
-  createdAt: string;
-  seq: number;
-  mentions?: string[];
-  replyTo?: string;
-  clientMsgId?: string;
-}
+export type WsMessage = Static<typeof WsMessageSchema>;
 
 export interface PresenceUpdate {
   agentId: string;
