@@ -1,0 +1,202 @@
+import http from 'node:http';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
+import { jwtMinter, startService } from '../lib/service.js';
+
+const ROOM_SIZE = 10;
+const WAIT_SECONDS = 30;
+const CPU_WINDOW_MS = 5000;
+
+/** The median of a few samples of `read()`, taken once the process has settled. */
+async function settled(read, samples = 5) {
+  await sleep(1500);
+  const values = [];
+  for (let i = 0; i < samples; i++) {
+    values.push(await read());
+    await sleep(200);
+  }
+  return values.sort((a, b) => a - b)[Math.floor(samples / 2)];
+}
+
+/** The service's JS heap in use, from its Prometheus metrics (prom-client's default metrics). */
+async function heapUsed(url) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const match = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text);
+  return match ? Number(match[1]) : null;
+}
+
+/** One JSON request over the keep-alive agent; resolves with {status, body} when the response has fully arrived. */
+function request(agent, base, method, path, jwt, body) {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? null : JSON.stringify(body);
+    const headers = { authorization: `Bearer ${jwt}` };
+    if (payload !== null) headers['content-type'] = 'application/json';
+    const req = http.request(`${base}${path}`, { method, agent, headers }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode, body: text === '' ? null : JSON.parse(text) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload ?? undefined);
+  });
+}
+
+/**
+ * Scenario 10 (issue 17): 2,000 agents (200 with --quick), in rooms of 10, each holding
+ * `GET /api/v1/inbox?wait=30` over its own keep-alive connection. Measured on the service:
+ * RSS and JS heap before and while they wait (per held request), CPU over a quiet 5 s window while
+ * they wait, then the wake latency: one message to each of 20 rooms (5 with --quick), one at a
+ * time, by a member; for each of the 9 other members, from the send's start to its inbox response
+ * having arrived. A woken agent marks the message read and holds again, so the population stays
+ * whole; the sender's own request must not be answered by its own message.
+ */
+export async function inboxScenario(bench) {
+  const { quick, tmp, log } = bench;
+  const count = quick ? 200 : 2000;
+  const sends = quick ? 5 : 20;
+  // The service refuses a JWT whose lifetime exceeds its own (JWT_TTL_SECONDS, 900 by default).
+  const mint = jwtMinter(bench.jwtSecret, 900);
+  const procs = [];
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const state = { stopping: false, errors: 0, firstError: null, timeouts: 0, unexpected: 0, held: 0 };
+  try {
+    // Fixtures are written by one service process; a fresh one on the same database is measured,
+    // so that the garbage of thousands of REST calls does not sit in the "before" figures.
+    const databaseUrl = `sqlite:${join(tmp, 'inbox.sqlite')}`;
+    const setup = await startService({ name: 'service-inbox-setup', databaseUrl, jwtSecret: bench.jwtSecret });
+    procs.push(setup.proc);
+    const admin = await setup.api.createAgent('admin');
+    // Two more agents than waiters: a warm-up room of their own, outside the measured rooms.
+    const agents = await setup.api.createAgents(count + 2);
+    const warm = agents.splice(count, 2);
+    const rooms = [];
+    for (let i = 0; i < count; i += ROOM_SIZE) {
+      const members = agents.slice(i, i + ROOM_SIZE);
+      rooms.push({ id: (await setup.api.createRoom(admin.id, members.map((a) => a.id))).id, members: members.map((a) => a.id) });
+    }
+    const warmRoom = (await setup.api.createRoom(admin.id, warm.map((a) => a.id))).id;
+    await setup.proc.stop();
+    log(`${count} agents in ${rooms.length} rooms of ${ROOM_SIZE} created`);
+
+    const service = await startService({ name: 'service-inbox', databaseUrl, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+    procs.push(service.proc);
+    const jwts = new Map([...agents, ...warm].map((a) => [a.id, mint(a.id)]));
+    const inboxPath = `/api/v1/inbox?limit=10&wait=${WAIT_SECONDS}`;
+    const markRead = async (agentId, messages) => {
+      const top = new Map();
+      for (const m of messages) top.set(m.roomId, Math.max(top.get(m.roomId) ?? 0, m.seq));
+      for (const [roomId, seq] of top) {
+        const res = await request(agent, service.url, 'POST', `/api/v1/rooms/${roomId}/read`, jwts.get(agentId), { seq });
+        if (res.status !== 200) throw new Error(`mark read: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    };
+
+    // Warm-up on the warm room: a held request woken by a send, marked read, a few times.
+    for (let i = 0; i < 5; i++) {
+      const held = request(agent, service.url, 'GET', '/api/v1/inbox?wait=5', jwts.get(warm[1].id));
+      await sleep(50);
+      const sent = await request(agent, service.url, 'POST', `/api/v1/rooms/${warmRoom}/messages`, jwts.get(warm[0].id), { body: `warm-up ${i}` });
+      if (sent.status !== 201) throw new Error(`warm-up send: ${sent.status} ${JSON.stringify(sent.body)}`);
+      const res = await held;
+      if (res.status !== 200 || res.body.messages.length !== 1) throw new Error(`warm-up inbox: ${res.status} ${JSON.stringify(res.body)}`);
+      await markRead(warm[1].id, res.body.messages);
+    }
+
+    const rssBefore = await settled(() => service.proc.rss());
+    const heapBefore = await settled(() => heapUsed(service.url), 3);
+
+    // expected: agentId -> {roomId, t0} for the members a send must wake; wake latencies in ms.
+    const expected = new Map();
+    const wakeHist = newHistogram();
+    const senders = new Set();
+    let woken = 0;
+    const hold = (agentId) => {
+      if (state.stopping) return;
+      state.held++;
+      request(agent, service.url, 'GET', inboxPath, jwts.get(agentId)).then(
+        async (res) => {
+          const arrived = performance.now();
+          state.held--;
+          if (state.stopping) return;
+          if (res.status !== 200) {
+            state.errors++;
+            state.firstError ??= `${res.status} ${JSON.stringify(res.body)}`;
+          } else if (res.body.messages.length === 0) {
+            state.timeouts++;
+          } else {
+            const wait = expected.get(agentId);
+            if (wait === undefined || res.body.messages.some((m) => m.roomId !== wait.roomId) || senders.has(agentId)) state.unexpected++;
+            else {
+              recordMs(wakeHist, arrived - wait.t0);
+              woken++;
+            }
+            expected.delete(agentId);
+            await markRead(agentId, res.body.messages);
+          }
+          hold(agentId);
+        },
+        (err) => {
+          state.held--;
+          if (state.stopping) return;
+          state.errors++;
+          state.firstError ??= err.message;
+          hold(agentId);
+        },
+      );
+    };
+    for (const a of agents) hold(a.id);
+    // Every request on its socket and answered by nothing: the service holds them all.
+    const deadline = Date.now() + 30_000;
+    while (Object.values(agent.sockets).reduce((n, list) => n + list.length, 0) < count && Date.now() < deadline) await sleep(100);
+    await sleep(1000);
+    const rssHeld = await settled(() => service.proc.rss());
+    const heapHeld = await settled(() => heapUsed(service.url), 3);
+    const memory = {
+      rssBeforeMiB: Math.round((rssBefore / 2 ** 20) * 10) / 10,
+      rssHeldMiB: Math.round((rssHeld / 2 ** 20) * 10) / 10,
+      kbPerWaiter: Math.round(((rssHeld - rssBefore) / count / 1024) * 10) / 10,
+      heapKbPerWaiter: heapBefore !== null && heapHeld !== null ? Math.round(((heapHeld - heapBefore) / count / 1024) * 10) / 10 : null,
+    };
+    log(`memory   ${memory.kbPerWaiter} KB RSS per held request (${memory.rssBeforeMiB} -> ${memory.rssHeldMiB} MiB), JS heap ${memory.heapKbPerWaiter} KB`);
+
+    const cpu0 = service.proc.cpu();
+    const tCpu = performance.now();
+    await sleep(CPU_WINDOW_MS);
+    const cpu1 = service.proc.cpu();
+    const idleCpuPercent = cpu0 === null ? null : Math.round(((cpu1 - cpu0) / ((performance.now() - tCpu) / 1000)) * 100 * 100) / 100;
+    log(`cpu      ${idleCpuPercent} % of a core over ${CPU_WINDOW_MS / 1000} s while ${state.held} requests are held`);
+    if (state.errors > 0 || state.timeouts > 0) throw new Error(`held requests ended early: ${state.errors} errors (${state.firstError}), ${state.timeouts} empty`);
+
+    // The sends: one room at a time, a different member each time, the next once all 9 are woken.
+    for (let s = 0; s < sends; s++) {
+      const room = rooms[(s * 7) % rooms.length];
+      const sender = room.members[s % ROOM_SIZE];
+      senders.add(sender);
+      const t0 = performance.now();
+      for (const m of room.members) if (m !== sender) expected.set(m, { roomId: room.id, t0 });
+      const sent = await request(agent, service.url, 'POST', `/api/v1/rooms/${room.id}/messages`, jwts.get(sender), { body: `wake-up ${s}` });
+      if (sent.status !== 201) throw new Error(`send: ${sent.status} ${JSON.stringify(sent.body)}`);
+      const until = performance.now() + 5000;
+      while (room.members.some((m) => expected.has(m)) && performance.now() < until) await sleep(5);
+      senders.delete(sender);
+      await sleep(100);
+    }
+    const notWoken = expected.size;
+    const wake = summarize(wakeHist);
+    log(`wake     p50 ${wake.p50} ms  p99 ${wake.p99} ms  max ${wake.max} ms over ${woken} woken (${notWoken} not woken, ${state.unexpected} unexpected answers, ${state.timeouts} expired, ${state.errors} errors)`);
+    if (notWoken > 0 || state.unexpected > 0 || woken !== sends * (ROOM_SIZE - 1)) {
+      throw new Error(`${notWoken} waiters not woken within 5 s, ${state.unexpected} unexpected answers, ${woken} woken of ${sends * (ROOM_SIZE - 1)}`);
+    }
+    if (state.errors > 0) throw new Error(`${state.errors} inbox requests failed (${state.firstError})`);
+    return { waiters: count, roomSize: ROOM_SIZE, sends, waitSeconds: WAIT_SECONDS, memory, idleCpuPercent, cpuWindowSeconds: CPU_WINDOW_MS / 1000, wake, expiredDuringRun: state.timeouts };
+  } finally {
+    state.stopping = true;
+    agent.destroy();
+    for (const p of procs) await p.stop();
+  }
+}
