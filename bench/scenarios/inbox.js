@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
 import { jwtMinter, startService } from '../lib/service.js';
 
@@ -19,11 +20,42 @@ async function settled(read, samples = 5) {
   return values.sort((a, b) => a - b)[Math.floor(samples / 2)];
 }
 
-/** The service's JS heap in use, from its Prometheus metrics (prom-client's default metrics). */
-async function heapUsed(url) {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const match = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?(?:e\+\d+)?)$/m.exec(text);
-  return match ? Number(match[1]) : null;
+/**
+ * The service's DevTools inspector (the service runs with `--inspect=127.0.0.1:0`): a full garbage
+ * collection, then the JS heap in use, so that the heap figures are live objects, not garbage.
+ */
+async function openInspector(proc) {
+  let url = null;
+  for (let i = 0; i < 50 && url === null; i++) {
+    url = /ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+/.exec(proc.tail())?.[0] ?? null;
+    if (url === null) await sleep(100);
+  }
+  if (url === null) throw new Error(`${proc.name}: no inspector URL in its output`);
+  const ws = new WebSocket(url);
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  let id = 0;
+  const pending = new Map();
+  ws.on('message', (data) => {
+    const msg = JSON.parse(data.toString());
+    pending.get(msg.id)?.(msg);
+    pending.delete(msg.id);
+  });
+  const call = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const n = ++id;
+      pending.set(n, (msg) => (msg.error ? reject(new Error(`${method}: ${msg.error.message}`)) : resolve(msg.result)));
+      ws.send(JSON.stringify({ id: n, method, params }));
+    });
+  return {
+    async heapAfterGc() {
+      await call('HeapProfiler.collectGarbage');
+      return (await call('Runtime.getHeapUsage')).usedSize;
+    },
+    close: () => ws.close(),
+  };
 }
 
 /** One JSON request over the keep-alive agent; resolves with {status, body} when the response has fully arrived. */
@@ -49,7 +81,8 @@ function request(agent, base, method, path, jwt, body) {
 /**
  * Scenario 10 (issue 17): 2,000 agents (200 with --quick), in rooms of 10, each holding
  * `GET /api/v1/inbox?wait=30` over its own keep-alive connection. Measured on the service:
- * RSS and JS heap before and while they wait (per held request), CPU over a quiet 5 s window while
+ * RSS and JS heap (live objects, after a full GC through the inspector) before and while they wait
+ * (per held request), CPU over a quiet 5 s window while
  * they wait, then the wake latency: one message to each of 20 rooms (5 with --quick), one at a
  * time, by a member; for each of the 9 other members, from the send's start to its inbox response
  * having arrived. A woken agent marks the message read and holds again, so the population stays
@@ -62,6 +95,7 @@ export async function inboxScenario(bench) {
   // The service refuses a JWT whose lifetime exceeds its own (JWT_TTL_SECONDS, 900 by default).
   const mint = jwtMinter(bench.jwtSecret, 900);
   const procs = [];
+  let inspector = null;
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
   const state = { stopping: false, errors: 0, firstError: null, timeouts: 0, unexpected: 0, held: 0 };
   try {
@@ -83,8 +117,9 @@ export async function inboxScenario(bench) {
     await setup.proc.stop();
     log(`${count} agents in ${rooms.length} rooms of ${ROOM_SIZE} created`);
 
-    const service = await startService({ name: 'service-inbox', databaseUrl, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+    const service = await startService({ name: 'service-inbox', databaseUrl, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir, nodeArgs: ['--inspect=127.0.0.1:0'] });
     procs.push(service.proc);
+    inspector = await openInspector(service.proc);
     const jwts = new Map([...agents, ...warm].map((a) => [a.id, mint(a.id)]));
     const inboxPath = `/api/v1/inbox?limit=10&wait=${WAIT_SECONDS}`;
     const markRead = async (agentId, messages) => {
@@ -107,8 +142,8 @@ export async function inboxScenario(bench) {
       await markRead(warm[1].id, res.body.messages);
     }
 
+    const heapBefore = await inspector.heapAfterGc();
     const rssBefore = await settled(() => service.proc.rss());
-    const heapBefore = await settled(() => heapUsed(service.url), 3);
 
     // expected: agentId -> {roomId, t0} for the members a send must wake; wake latencies in ms.
     const expected = new Map();
@@ -154,13 +189,13 @@ export async function inboxScenario(bench) {
     const deadline = Date.now() + 30_000;
     while (Object.values(agent.sockets).reduce((n, list) => n + list.length, 0) < count && Date.now() < deadline) await sleep(100);
     await sleep(1000);
+    const heapHeld = await inspector.heapAfterGc();
     const rssHeld = await settled(() => service.proc.rss());
-    const heapHeld = await settled(() => heapUsed(service.url), 3);
     const memory = {
       rssBeforeMiB: Math.round((rssBefore / 2 ** 20) * 10) / 10,
       rssHeldMiB: Math.round((rssHeld / 2 ** 20) * 10) / 10,
       kbPerWaiter: Math.round(((rssHeld - rssBefore) / count / 1024) * 10) / 10,
-      heapKbPerWaiter: heapBefore !== null && heapHeld !== null ? Math.round(((heapHeld - heapBefore) / count / 1024) * 10) / 10 : null,
+      heapKbPerWaiter: Math.round(((heapHeld - heapBefore) / count / 1024) * 10) / 10,
     };
     log(`memory   ${memory.kbPerWaiter} KB RSS per held request (${memory.rssBeforeMiB} -> ${memory.rssHeldMiB} MiB), JS heap ${memory.heapKbPerWaiter} KB`);
 
@@ -197,6 +232,7 @@ export async function inboxScenario(bench) {
   } finally {
     state.stopping = true;
     agent.destroy();
+    inspector?.close();
     for (const p of procs) await p.stop();
   }
 }
