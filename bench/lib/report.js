@@ -147,7 +147,7 @@ export function summaryRows(results) {
         note: `JS heap ${fmt(i.memory.heapKbPerWaiter, 1)} KB per held request`,
       }));
       rows.push(row(10, label, 'server CPU while they wait (% of a core)', {
-        service: fmt(i.idleCpuPercent, 2), baseline: '-', target: '< 2 %', met: i.idleCpuPercent !== null && i.idleCpuPercent < 2,
+        service: fmt(i.idleCpuPercent, 2), baseline: `no waiters ${fmt(i.noWaiterCpuPercent, 2)}`, target: '< 2 %', met: i.idleCpuPercent !== null && i.idleCpuPercent < 2,
       }));
     } else rows.push(unavailable(10, 'inbox long-poll', i, '< 50 ms, < 10 KB, < 2 %'));
   }
