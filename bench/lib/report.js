@@ -140,7 +140,7 @@ export function summaryRows(results) {
       const label = `inbox, ${i.waiters} waiting`;
       rows.push(row(10, label, 'wake p99, send start to response (ms)', {
         service: fmt(i.wake.p99, 1), baseline: '-', target: '< 50 ms', met: i.wake.p99 !== null && i.wake.p99 < 50,
-        note: `p50 ${fmt(i.wake.p50, 1)} ms over ${i.wake.count} woken (${i.sends} sends to rooms of ${i.roomSize})`,
+        note: `p50 ${fmt(i.wake.p50, 1)} ms over ${i.wake.count} woken (${i.sends} sends to rooms of ${i.roomSize}); slowest wake per send: median ${fmt([...i.wake.perSendMaxMs].sort((a, b) => a - b)[Math.floor((i.wake.perSendMaxMs.length - 1) / 2)], 1)} ms, max ${fmt(Math.max(...i.wake.perSendMaxMs), 1)} ms`,
       }));
       rows.push(row(10, label, 'memory per held request (KB, RSS)', {
         service: fmt(i.memory.kbPerWaiter, 1), baseline: '-', target: '< 10 KB', met: i.memory.kbPerWaiter < 10,

@@ -194,6 +194,7 @@ export async function inboxScenario(bench) {
             if (wait === undefined || res.body.messages.some((m) => m.roomId !== wait.roomId) || senders.has(agentId)) state.unexpected++;
             else {
               recordMs(wakeHist, arrived - wait.t0);
+              wait.slowest.ms = Math.max(wait.slowest.ms, arrived - wait.t0);
               woken++;
             }
             expected.delete(agentId);
@@ -231,13 +232,16 @@ export async function inboxScenario(bench) {
     log(`cpu      ${idleCpuPercent} % of a core over ${CPU_WINDOW_MS / 1000} s while ${state.held} requests are held (${noWaiterCpuPercent} % before, with none)`);
     if (state.errors > 0 || state.timeouts > 0) throw new Error(`held requests ended early: ${state.errors} errors (${state.firstError}), ${state.timeouts} empty`);
 
+    const perSendMaxMs = [];
     // The sends: one room at a time, a different member each time, the next once all 9 are woken.
     for (let s = 0; s < sends; s++) {
       const room = rooms[(s * 7) % rooms.length];
       const sender = room.members[s % ROOM_SIZE];
       senders.add(sender);
+      const slowest = { ms: 0 };
+      perSendMaxMs.push(slowest);
       const t0 = performance.now();
-      for (const m of room.members) if (m !== sender) expected.set(m, { roomId: room.id, t0 });
+      for (const m of room.members) if (m !== sender) expected.set(m, { roomId: room.id, t0, slowest });
       const sent = await request(agent, service.url, 'POST', `/api/v1/rooms/${room.id}/messages`, jwts.get(sender), { body: `wake-up ${s}` });
       if (sent.status !== 201) throw new Error(`send: ${sent.status} ${JSON.stringify(sent.body)}`);
       const until = performance.now() + 5000;
@@ -247,6 +251,9 @@ export async function inboxScenario(bench) {
     }
     const notWoken = expected.size;
     const wake = summarize(wakeHist);
+    // The slowest wake of each send, in order: tells one slow send (a pause on the machine) from a trend.
+    wake.perSendMaxMs = perSendMaxMs.map((x) => Math.round(x.ms * 10) / 10);
+    log(`slowest wake per send (ms): ${wake.perSendMaxMs.join(' ')}`);
     log(`wake     p50 ${wake.p50} ms  p99 ${wake.p99} ms  max ${wake.max} ms over ${woken} woken (${notWoken} not woken, ${state.unexpected} unexpected answers, ${state.timeouts} expired, ${state.errors} errors)`);
     if (notWoken > 0 || state.unexpected > 0 || woken !== sends * (ROOM_SIZE - 1)) {
       throw new Error(`${notWoken} waiters not woken within 5 s, ${state.unexpected} unexpected answers, ${woken} woken of ${sends * (ROOM_SIZE - 1)}`);
