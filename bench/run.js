@@ -15,9 +15,11 @@ import { join } from 'node:path';
 import { machineInfo, pinSelf, pinning } from './lib/processes.js';
 import { printTable, summaryRows } from './lib/report.js';
 import { newJwtSecret } from './lib/service.js';
+import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
 import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
+import { inboxScenario } from './scenarios/inbox.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
@@ -32,6 +34,8 @@ const SCENARIOS = [
   { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
   { id: 'hostile', n: 7, title: 'hostile bodies without credentials (issue 16)', run: hostileBodiesScenario },
   { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite)', run: searchScenario },
+  { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
+  { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
 ];
 
 function parseArgs(argv) {

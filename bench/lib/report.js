@@ -123,6 +123,34 @@ export function summaryRows(results) {
       rows.push(row(8, label, 'prefix query p99, one at a time (ms)', { service: fmt(s.prefix.p99, 1), baseline: '-', target: '-', note: `"${s.prefixQuery}"` }));
     } else rows.push(unavailable(8, 'message search', s, '< 50 ms'));
   }
+
+  if ('catchup' in results) {
+    const c = results.catchup;
+    if (c.service) {
+      rows.push(row(9, `catch-up, ${c.messages} msgs`, `room:sync replay msg/s (pages of ${c.pageSize})`, {
+        service: fmt(c.service.perSecond), baseline: `bare ${fmt(c.bare.perSecond)}`, ratio: c.ratio, target: '>= 0.5 x bare', met: c.ratio >= 0.5,
+        note: `server CPU ${fmt(c.service.serverCpuUsPerMessage)} us/msg (bare ${fmt(c.bare.serverCpuUsPerMessage)})`,
+      }));
+    } else rows.push(unavailable(9, 'catch-up (room:sync)', c, '>= 0.5 x bare'));
+  }
+
+  if ('inbox' in results) {
+    const i = results.inbox;
+    if (i.wake) {
+      const label = `inbox, ${i.waiters} waiting`;
+      rows.push(row(10, label, 'wake p99, send start to response (ms)', {
+        service: fmt(i.wake.p99, 1), baseline: '-', target: '< 50 ms', met: i.wake.p99 !== null && i.wake.p99 < 50,
+        note: `p50 ${fmt(i.wake.p50, 1)} ms over ${i.wake.count} woken (${i.sends} sends to rooms of ${i.roomSize}); slowest wake per send: median ${fmt([...i.wake.perSendMaxMs].sort((a, b) => a - b)[Math.floor((i.wake.perSendMaxMs.length - 1) / 2)], 1)} ms, max ${fmt(Math.max(...i.wake.perSendMaxMs), 1)} ms`,
+      }));
+      rows.push(row(10, label, 'memory per held request (KB, RSS)', {
+        service: fmt(i.memory.kbPerWaiter, 1), baseline: '-', target: '< 10 KB', met: i.memory.kbPerWaiter < 10,
+        note: `JS heap ${fmt(i.memory.heapKbPerWaiter, 1)} KB per held request`,
+      }));
+      rows.push(row(10, label, 'server CPU while they wait (% of a core)', {
+        service: fmt(i.idleCpuPercent, 2), baseline: `no waiters ${fmt(i.noWaiterCpuPercent, 2)}`, target: '< 2 %', met: i.idleCpuPercent !== null && i.idleCpuPercent < 2,
+      }));
+    } else rows.push(unavailable(10, 'inbox long-poll', i, '< 50 ms, < 10 KB, < 2 %'));
+  }
   return rows;
 }
 
