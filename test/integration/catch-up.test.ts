@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../helpers/config.js';
 import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom, uniqueName } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
+import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // PHASE2.md section 1: seq, forward catch-up (afterSeq, room:sync), read cursors. Runs on the
@@ -321,10 +321,31 @@ describe('strict mode: catch-up and read cursors need membership', () => {
   });
 });
 
-describe('exact catch-up across a server restart', () => {
-  it('a client that remembers its last seq per room misses nothing and sees nothing twice', async () => {
+/** A server the catch-up test can stop and start again on the same database. */
+interface CatchUpNode {
+  url: string;
+  stop(): Promise<void>;
+}
+
+const RESTARTS: Record<string, (db: TestDatabase) => Promise<CatchUpNode>> = {
+  // In this process, closed gracefully.
+  'a graceful restart': async (db) => {
+    const server = await startTestServer({ db });
+    return { url: server.url, stop: () => server.close({ keepDatabase: true }) };
+  },
+  // `node dist/main.js`, killed with SIGKILL: no shutdown runs, whatever was acknowledged is committed.
+  'a SIGKILLed node': async (db) => {
+    const node = await startServerProcess({
+      DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_ANON_PER_MINUTE: '100000', RATE_LIMIT_AGENT_PER_MINUTE: '100000',
+    });
+    return { url: node.url, stop: async () => void (await node.kill('SIGKILL')) };
+  },
+};
+
+describe.each(Object.entries(RESTARTS))('exact catch-up across %s', (_how, start) => {
+  it('a client that remembers its last seq per room misses nothing and sees nothing twice', { timeout: 90_000 }, async () => {
     const db = await createTestDatabase();
-    let server = await startTestServer({ db });
+    let server = await start(db);
     try {
       let api = new Api(server.url);
       const admin = await newAdmin(api);
@@ -380,8 +401,8 @@ describe('exact catch-up across a server restart', () => {
       socket!.disconnect();
       await sendSome(4, 'while away');
 
-      await server.close({ keepDatabase: true });
-      server = await startTestServer({ db });
+      await server.stop();
+      server = await start(db);
       api = new Api(server.url);
       await sendSome(2, 'after restart');
       // Reconnect while more messages are being sent.
@@ -396,7 +417,8 @@ describe('exact catch-up across a server restart', () => {
       }
       socket!.disconnect();
     } finally {
-      await server.close();
+      await server.stop();
+      await db.drop();
     }
   });
 });

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { startTestNodes, type TestNodes } from '../helpers/server.js';
+import { servicesAvailable } from '../helpers/services.js';
+
+// PHASE2.md 1.4: "a message committed on node B wakes a waiter on node A" (through the cluster bus,
+// `messages.committed`, notified once per turn of B's event loop).
+
+const available = await servicesAvailable('inbox across nodes', ['redis']);
+
+describe.runIf(available)('GET /api/v1/inbox?wait= across two nodes', () => {
+  let cluster: TestNodes;
+  let onA: Api;
+  let onB: Api;
+  let reader: TestAgent;
+  let writer: TestAgent;
+  let room: TestRoom;
+
+  beforeAll(async () => {
+    // Two nodes on one database (the suite's engine) and the test Redis.
+    cluster = await startTestNodes(2);
+    [onA, onB] = cluster.nodes.map((node) => new Api(node.url)) as [Api, Api];
+    const admin = await newAdmin(onA);
+    [reader, writer] = [await newAgent(onA), await newAgent(onA)];
+    room = await newRoom(onA, admin, [reader, writer]);
+  });
+  afterAll(() => cluster?.close());
+
+  it('a message committed on node B answers a request held on node A at once', async () => {
+    const held = onA.get('/api/v1/inbox?wait=20', { jwt: reader.jwt });
+    // Let the request reach node A and find the inbox empty before the message exists.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const sentAt = Date.now();
+    const sent = await sendMessage(onB, writer, room.id, 'from node B');
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ messages: [{ id: sent.id, body: 'from node B', seq: sent.seq }], unreadTotal: 1, hasMore: false });
+    // Woken, not answered at the end of the wait: well within the 20 s.
+    expect(Date.now() - sentAt).toBeLessThan(5_000);
+  });
+});
