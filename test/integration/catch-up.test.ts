@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../helpers/config.js';
 import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom, uniqueName } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // PHASE2.md section 1: seq, forward catch-up (afterSeq, room:sync), read cursors. Runs on the
@@ -282,30 +283,26 @@ describe('seq, catch-up and read cursors (open mode)', () => {
 });
 
 describe('strict mode: catch-up and read cursors need membership', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer({ config: { authzMode: 'strict' } });
   let admin: TestAgent;
   let member: TestAgent;
   let outsider: TestAgent;
   let room: { id: string };
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { authzMode: 'strict' } });
-    api = new Api(server.url);
     // The first admin comes from outside the API, as `ams admin create` makes it.
-    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
-    member = await newAgent(api, { asJwt: admin.jwt });
-    outsider = await newAgent(api, { asJwt: admin.jwt });
-    room = (await api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [member.id] }, { jwt: admin.jwt })).body;
-    await sendMessage(api, member, room.id, 'strict');
+    admin = await bootstrapAdmin(t.server.app.ctx.database.db, t.api);
+    member = await newAgent(t.api, { asJwt: admin.jwt });
+    outsider = await newAgent(t.api, { asJwt: admin.jwt });
+    room = (await t.api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [member.id] }, { jwt: admin.jwt })).body;
+    await sendMessage(t.api, member, room.id, 'strict');
   });
-  afterAll(() => server.close());
 
   it('afterSeq and room:sync: 403 / FORBIDDEN for a non-member; a member catches up', async () => {
-    expect((await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: outsider.jwt })).status).toBe(403);
-    const ok = await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: member.jwt });
+    expect((await t.api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: outsider.jwt })).status).toBe(403);
+    const ok = await t.api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: member.jwt });
     expect(ok.body).toMatchObject({ lastSeq: 1, hasMore: false });
-    const { socket } = await connectReady(server.url, outsider.jwt);
+    const { socket } = await connectReady(t.server.url, outsider.jwt);
     try {
       expect(await emitWithAck(socket, 'room:sync', { roomId: room.id, afterSeq: 0 })).toEqual({ error: { code: 'FORBIDDEN', message: expect.any(String) } });
     } finally {
@@ -314,9 +311,9 @@ describe('strict mode: catch-up and read cursors need membership', () => {
   });
 
   it('read cursors: a member moves its cursor, a non-member gets 403; GET /api/v1/rooms shows the member its read state', async () => {
-    expect((await api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: member.jwt })).body).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 0 });
-    expect((await api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: outsider.jwt })).status).toBe(403);
-    const rooms = (await api.get('/api/v1/rooms', { jwt: member.jwt })).body.rooms as Payload[];
+    expect((await t.api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: member.jwt })).body).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 0 });
+    expect((await t.api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: outsider.jwt })).status).toBe(403);
+    const rooms = (await t.api.get('/api/v1/rooms', { jwt: member.jwt })).body.rooms as Payload[];
     expect(rooms).toEqual([expect.objectContaining({ id: room.id, lastSeq: 1, readSeq: 1, unreadCount: 0 })]);
   });
 });
