@@ -109,3 +109,10 @@ export async function bootstrapAdmin(db: Kysely<DB>, api: Api): Promise<TestAgen
   if (session.status !== 201) throw new Error(`bootstrap session: ${session.status}`);
   return { id: agent.id, name: agent.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
 }
+
+/** The usual cast of a test file: an admin, an agent, and a room of the admin's with the agent in it. */
+export async function newAdminAgentRoom(api: Api): Promise<{ admin: TestAgent; agent: TestAgent; roomId: string }> {
+  const admin = await newAdmin(api);
+  const agent = await newAgent(api);
+  return { admin, agent, roomId: (await newRoom(api, admin, [agent])).id };
+}

@@ -1,24 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { Api, newAgent, uniqueName } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAgent, uniqueName } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 
 const NAME_PATTERN_MESSAGE = 'must match pattern ^[a-z0-9][a-z0-9-]{0,63}$';
 
 describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
-  let server: TestServer;
-  let api: Api;
-  beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-  });
-  afterAll(() => server.close());
+  const t = useTestServer();
 
   const valid = () => ({ name: uniqueName('a'), displayName: 'Agent Smith', role: 'agent' });
 
   it('creates an agent: 201 with exactly the Agent fields', async () => {
     const input = valid();
-    const res = await api.post('/api/v1/agents', input);
+    const res = await t.api.post('/api/v1/agents', input);
     expect(res.status).toBe(201);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'disabledAt', 'displayName', 'id', 'name', 'role']);
@@ -30,10 +24,10 @@ describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
   it('creates admins too, and accepts the extreme lengths of the rules', async () => {
     const name = `z${'9'.repeat(63)}`; // 64 characters, the maximum
     const displayName = '🤖'.repeat(128); // 128 code points, 256 UTF-16 units
-    const res = await api.post('/api/v1/agents', { name, displayName, role: 'admin' });
+    const res = await t.api.post('/api/v1/agents', { name, displayName, role: 'admin' });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ name, displayName, role: 'admin' });
-    const one = await api.post('/api/v1/agents', { name: `x-${uniqueName('b')}`.slice(0, 64), displayName: 'x', role: 'agent' });
+    const one = await t.api.post('/api/v1/agents', { name: `x-${uniqueName('b')}`.slice(0, 64), displayName: 'x', role: 'agent' });
     expect(one.status).toBe(201);
   });
 
@@ -46,14 +40,14 @@ describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
     ['65 characters', 'a'.repeat(65)],
     ['non-ASCII letter', 'agént'],
   ])('rejects a name with %s: 400, details.name describes the pattern', async (_case, name) => {
-    const res = await api.post('/api/v1/agents', { ...valid(), name });
+    const res = await t.api.post('/api/v1/agents', { ...valid(), name });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: expect.any(String), details: { name: NAME_PATTERN_MESSAGE } });
   });
 
   it('rejects displayName outside 1..128 code points and non-strings', async () => {
     for (const displayName of ['', 'x'.repeat(129), '🤖'.repeat(129), 42, null]) {
-      const res = await api.post('/api/v1/agents', { ...valid(), displayName });
+      const res = await t.api.post('/api/v1/agents', { ...valid(), displayName });
       expect(res.status, JSON.stringify(displayName)).toBe(400);
       expect(Object.keys(res.body.details)).toEqual(['displayName']);
       expect(typeof res.body.details.displayName).toBe('string');
@@ -62,59 +56,59 @@ describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
 
   it('rejects a role other than admin or agent', async () => {
     for (const role of ['root', 'Admin', '', 1, undefined]) {
-      const res = await api.post('/api/v1/agents', { ...valid(), role });
+      const res = await t.api.post('/api/v1/agents', { ...valid(), role });
       expect(res.status, String(role)).toBe(400);
       expect(Object.keys(res.body.details)).toEqual(['role']);
     }
-    const res = await api.post('/api/v1/agents', { ...valid(), role: 'root' });
+    const res = await t.api.post('/api/v1/agents', { ...valid(), role: 'root' });
     expect(res.body.details.role).toBe('must be one of "admin", "agent"');
   });
 
   it('names every missing field at once', async () => {
-    const res = await api.post('/api/v1/agents', {});
+    const res = await t.api.post('/api/v1/agents', {});
     expect(res.status).toBe(400);
     expect(res.body.details).toEqual({ name: 'is required', displayName: 'is required', role: 'is required' });
   });
 
   it('rejects a body that is not a JSON object', async () => {
     for (const rawBody of ['[]', 'null', '"agent"', '42']) {
-      const res = await api.request('POST', '/api/v1/agents', { rawBody });
+      const res = await t.api.request('POST', '/api/v1/agents', { rawBody });
       expect(res.status, rawBody).toBe(400);
       expect(res.body).toEqual({ error: expect.any(String), details: { body: 'must be a JSON object' } });
     }
-    const none = await api.request('POST', '/api/v1/agents');
+    const none = await t.api.request('POST', '/api/v1/agents');
     expect(none.status).toBe(400);
     expect(none.body.details).toEqual({ body: 'must be a JSON object' });
   });
 
   it('rejects NUL and unpaired surrogates in text fields (JSON escapes)', async () => {
     const base = valid();
-    const nul = await api.request('POST', '/api/v1/agents', { rawBody: `{"name":"${base.name}","displayName":"a\\u0000b","role":"agent"}` });
+    const nul = await t.api.request('POST', '/api/v1/agents', { rawBody: `{"name":"${base.name}","displayName":"a\\u0000b","role":"agent"}` });
     expect(nul.status).toBe(400);
     expect(nul.body.details).toEqual({ displayName: 'must not contain NUL characters' });
-    const lone = await api.request('POST', '/api/v1/agents', { rawBody: `{"name":"${base.name}","displayName":"a\\ud800b","role":"agent"}` });
+    const lone = await t.api.request('POST', '/api/v1/agents', { rawBody: `{"name":"${base.name}","displayName":"a\\ud800b","role":"agent"}` });
     expect(lone.status).toBe(400);
     expect(lone.body.details).toEqual({ displayName: 'must be valid Unicode (no unpaired surrogates)' });
     // Nothing was created by either attempt.
-    const list = await api.get('/api/v1/agents');
+    const list = await t.api.get('/api/v1/agents');
     expect(list.body.map((a: { name: string }) => a.name)).not.toContain(base.name);
   });
 
   it('answers 409 on a duplicate name and keeps the first agent', async () => {
     const input = valid();
-    const first = await api.post('/api/v1/agents', input);
+    const first = await t.api.post('/api/v1/agents', input);
     expect(first.status).toBe(201);
-    const second = await api.post('/api/v1/agents', { ...input, displayName: 'Other', role: 'admin' });
+    const second = await t.api.post('/api/v1/agents', { ...input, displayName: 'Other', role: 'admin' });
     expect(second.status).toBe(409);
     expect(second.body).toEqual({ error: expect.stringContaining(input.name) });
-    const list = await api.get('/api/v1/agents');
+    const list = await t.api.get('/api/v1/agents');
     const matching = list.body.filter((a: { name: string }) => a.name === input.name);
     expect(matching).toEqual([first.body]);
   });
 
   it('lists agents as a JSON array of Agent objects, without any token material', async () => {
-    const agent = await newAgent(api);
-    const res = await api.get('/api/v1/agents');
+    const agent = await newAgent(t.api);
+    const res = await t.api.get('/api/v1/agents');
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
     const found = res.body.find((a: { id: string }) => a.id === agent.id);
@@ -127,14 +121,14 @@ describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
 
   it('writes an agent-created audit record in the same change', async () => {
     const input = { ...valid(), role: 'admin' };
-    const res = await api.post('/api/v1/agents', input);
-    const records = await listAudit(server.app.ctx.database.db, 'agent-created', 1000);
+    const res = await t.api.post('/api/v1/agents', input);
+    const records = await listAudit(t.server.app.ctx.database.db, 'agent-created', 1000);
     const record = records.find((r) => r.subjectId === res.body.id);
     expect(record).toMatchObject({ event: 'agent-created', subjectId: res.body.id, detail: { name: input.name, role: 'admin' } });
     expect(record!.createdAt).toMatch(/Z$/);
     // A refused duplicate leaves no record behind.
-    await api.post('/api/v1/agents', input);
-    const after = await listAudit(server.app.ctx.database.db, 'agent-created', 1000);
+    await t.api.post('/api/v1/agents', input);
+    const after = await listAudit(t.server.app.ctx.database.db, 'agent-created', 1000);
     expect(after.filter((r) => (r.detail as { name?: string }).name === input.name)).toHaveLength(1);
   });
 });

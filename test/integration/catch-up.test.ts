@@ -1,7 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../helpers/config.js';
 import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom, uniqueName } from '../helpers/api.js';
-import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // PHASE2.md section 1: seq, forward catch-up (afterSeq, room:sync), read cursors. Runs on the
@@ -20,8 +21,8 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 50
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('seq, catch-up and read cursors (open mode)', () => {
-  let server: TestServer;
-  let api: Api;
+  // Four sockets send back to back; the per-connection limits are tested elsewhere.
+  const t = useTestServer({ config: { ws: { ...testConfig().ws, eventsPerSecond: 10_000, abuseEventsPerSecond: 10_000 } } });
   let admin: TestAgent;
   let alice: TestAgent;
   let bob: TestAgent;
@@ -29,33 +30,29 @@ describe('seq, catch-up and read cursors (open mode)', () => {
   let sockets: ClientSocket[] = [];
 
   const open = async (agent: TestAgent) => {
-    const ready = await connectReady(server.url, agent.jwt);
+    const ready = await connectReady(t.server.url, agent.jwt);
     sockets.push(ready.socket);
     return ready;
   };
-  const send = (roomId: string, body: unknown, agent: TestAgent) => api.post(`/api/v1/rooms/${roomId}/messages`, body, { jwt: agent.jwt });
-  const sync = (roomId: string, query: string, agent: TestAgent = alice) => api.get(`/api/v1/rooms/${roomId}/messages${query}`, { jwt: agent.jwt });
-  const markRead = (roomId: string, body: unknown, agent: TestAgent) => api.post(`/api/v1/rooms/${roomId}/read`, body, { jwt: agent.jwt });
+  const send = (roomId: string, body: unknown, agent: TestAgent) => t.api.post(`/api/v1/rooms/${roomId}/messages`, body, { jwt: agent.jwt });
+  const sync = (roomId: string, query: string, agent: TestAgent = alice) => t.api.get(`/api/v1/rooms/${roomId}/messages${query}`, { jwt: agent.jwt });
+  const markRead = (roomId: string, body: unknown, agent: TestAgent) => t.api.post(`/api/v1/rooms/${roomId}/read`, body, { jwt: agent.jwt });
   const listed = async (agent: TestAgent, roomId: string) =>
-    ((await api.get('/api/v1/rooms', { jwt: agent.jwt })).body.rooms as Payload[]).find((r) => r.id === roomId);
+    ((await t.api.get('/api/v1/rooms', { jwt: agent.jwt })).body.rooms as Payload[]).find((r) => r.id === roomId);
 
   beforeAll(async () => {
-    // Four sockets send back to back; the per-connection limits are tested elsewhere.
-    server = await startTestServer({ config: { ws: { ...testConfig().ws, eventsPerSecond: 10_000, abuseEventsPerSecond: 10_000 } } });
-    api = new Api(server.url);
-    admin = await newAdmin(api);
-    [alice, bob, outsider] = [await newAgent(api), await newAgent(api), await newAgent(api)];
+    admin = await newAdmin(t.api);
+    [alice, bob, outsider] = [await newAgent(t.api), await newAgent(t.api), await newAgent(t.api)];
   });
   afterEach(() => {
     for (const s of sockets) s.disconnect();
     sockets = [];
   });
-  afterAll(() => server.close());
 
   describe('seq', () => {
     it('numbers concurrent sends from several sockets 1..N per room, gapless, each once, delivered in seq order', async () => {
-      const room = await newRoom(api, admin, [alice, bob]);
-      const other = await newRoom(api, admin, [alice, bob]);
+      const room = await newRoom(t.api, admin, [alice, bob]);
+      const other = await newRoom(t.api, admin, [alice, bob]);
       const senders = [await open(alice), await open(alice), await open(bob), await open(bob)];
       const { socket: listener } = await open(admin);
       const seen = record(listener, 'message:new');
@@ -79,11 +76,11 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     });
 
     it('is on every message form, on rooms as lastSeq, and in agent:hello-ack as lastSeqs', async () => {
-      const created = await api.post('/rooms', { slug: uniqueName('room'), name: 'Seq room', members: [alice.id, bob.id] }, { headers: { 'x-agent-id': admin.id } });
+      const created = await t.api.post('/rooms', { slug: uniqueName('room'), name: 'Seq room', members: [alice.id, bob.id] }, { headers: { 'x-agent-id': admin.id } });
       expect(created.status).toBe(201);
       expect(created.body.lastSeq).toBe(0);
       const room = created.body as TestRoom;
-      const empty = await newRoom(api, admin, [alice]);
+      const empty = await newRoom(t.api, admin, [alice]);
 
       const { socket: b } = await open(bob);
       const arrived = waitFor(b, 'message:new', (m) => m.body === 'first');
@@ -99,12 +96,12 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       expect(again.status).toBe(200);
       expect(again.body).toMatchObject({ id: ack.messageId, seq: 2 });
 
-      const history = await api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: alice.jwt });
+      const history = await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: alice.jwt });
       expect(history.body.messages.map((m: Payload) => m.seq)).toEqual([2, 1]);
       const wsHistory = await emitWithAck(b, 'message:history', { roomId: room.id });
       expect(wsHistory.messages.map((m: Payload) => m.seq)).toEqual([2, 1]);
 
-      const plain = (await api.get('/rooms')).body as Payload[];
+      const plain = (await t.api.get('/rooms')).body as Payload[];
       expect(plain.find((r) => r.id === room.id).lastSeq).toBe(2);
       expect(plain.find((r) => r.id === empty.id).lastSeq).toBe(0);
       expect((await listed(alice, room.id)).lastSeq).toBe(2);
@@ -121,8 +118,8 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     let room: TestRoom;
     const TOTAL = 12;
     beforeAll(async () => {
-      room = await newRoom(api, admin, [alice, bob]);
-      for (let i = 1; i <= TOTAL; i++) await sendMessage(api, i % 2 === 0 ? alice : bob, room.id, `m${i}`);
+      room = await newRoom(t.api, admin, [alice, bob]);
+      for (let i = 1; i <= TOTAL; i++) await sendMessage(t.api, i % 2 === 0 ? alice : bob, room.id, `m${i}`);
     });
 
     it('REST ?afterSeq=N: oldest first, {messages, lastSeq, hasMore}, pages forward exactly', async () => {
@@ -147,12 +144,12 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     it('afterSeq at or above lastSeq gives an empty page with the lastSeq; an empty room answers lastSeq 0', async () => {
       expect((await sync(room.id, `?afterSeq=${TOTAL}`)).body).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false });
       expect((await sync(room.id, '?afterSeq=1000')).body).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false });
-      const empty = await newRoom(api, admin, [alice]);
+      const empty = await newRoom(t.api, admin, [alice]);
       expect((await sync(empty.id, '?afterSeq=0')).body).toEqual({ messages: [], lastSeq: 0, hasMore: false });
     });
 
     it('400 for afterSeq with cursor or before, for a bad afterSeq or limit; 404 unknown room; 401 without JWT', async () => {
-      const newest = (await api.get(`/api/v1/rooms/${room.id}/messages?limit=1`, { jwt: alice.jwt })).body.messages[0].id as string;
+      const newest = (await t.api.get(`/api/v1/rooms/${room.id}/messages?limit=1`, { jwt: alice.jwt })).body.messages[0].id as string;
       for (const query of [`?afterSeq=0&cursor=${newest}`, `?afterSeq=0&before=${newest}`]) {
         const res = await sync(room.id, query);
         expect(res.status, query).toBe(400);
@@ -167,7 +164,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       expect((await sync(room.id, '?afterSeq=0&limit=0')).body.details).toEqual({ limit: 'must be a whole number from 1 to 100' });
       expect((await sync(room.id, '?afterSeq=0&limit=101')).status).toBe(400);
       expect((await sync(UNKNOWN_ID, '?afterSeq=0')).status).toBe(404);
-      expect((await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`)).status).toBe(401);
+      expect((await t.api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`)).status).toBe(401);
     });
 
     it('open mode: a non-member may catch up, as with history', async () => {
@@ -206,19 +203,19 @@ describe('seq, catch-up and read cursors (open mode)', () => {
 
   describe('read cursors', () => {
     it('own messages are never unread; sending does not move the cursor; others\' messages count', async () => {
-      const room = await newRoom(api, admin, [alice, bob]);
-      await sendMessage(api, alice, room.id, 'mine 1');
-      await sendMessage(api, alice, room.id, 'mine 2');
+      const room = await newRoom(t.api, admin, [alice, bob]);
+      await sendMessage(t.api, alice, room.id, 'mine 1');
+      await sendMessage(t.api, alice, room.id, 'mine 2');
       expect(await listed(alice, room.id)).toMatchObject({ lastSeq: 2, readSeq: 0, unreadCount: 0 });
       expect(await listed(bob, room.id)).toMatchObject({ lastSeq: 2, readSeq: 0, unreadCount: 2 });
-      await sendMessage(api, bob, room.id, 'theirs');
+      await sendMessage(t.api, bob, room.id, 'theirs');
       expect(await listed(alice, room.id)).toMatchObject({ lastSeq: 3, readSeq: 0, unreadCount: 1 });
       expect(await listed(bob, room.id)).toMatchObject({ lastSeq: 3, readSeq: 0, unreadCount: 2 });
     });
 
     it('POST /api/v1/rooms/:id/read moves forward; a lower seq is a no-op; above lastSeq is 400', async () => {
-      const room = await newRoom(api, admin, [alice, bob]);
-      for (let i = 0; i < 4; i++) await sendMessage(api, bob, room.id, `b${i}`);
+      const room = await newRoom(t.api, admin, [alice, bob]);
+      for (let i = 0; i < 4; i++) await sendMessage(t.api, bob, room.id, `b${i}`);
       const moved = await markRead(room.id, { seq: 3 }, alice);
       expect(moved.status).toBe(200);
       expect(moved.body).toEqual({ roomId: room.id, readSeq: 3, unreadCount: 1 });
@@ -238,26 +235,26 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     });
 
     it('403 for a non-member (open mode too), 404 unknown room, 400 bad room id, 401 without JWT', async () => {
-      const room = await newRoom(api, admin, [alice]);
+      const room = await newRoom(t.api, admin, [alice]);
       const forbidden = await markRead(room.id, { seq: 0 }, outsider);
       expect(forbidden.status).toBe(403);
       expect(forbidden.body).toEqual({ error: expect.any(String) });
       expect((await markRead(UNKNOWN_ID, { seq: 0 }, alice)).status).toBe(404);
       expect((await markRead('nope', { seq: 0 }, alice)).body.details).toEqual({ roomId: 'must be a UUID' });
-      expect((await api.post(`/api/v1/rooms/${room.id}/read`, { seq: 0 })).status).toBe(401);
+      expect((await t.api.post(`/api/v1/rooms/${room.id}/read`, { seq: 0 })).status).toBe(401);
     });
 
     it('a new member starts at the room\'s lastSeq; listings carry readSeq/unreadCount only for member rooms', async () => {
-      const room = await newRoom(api, admin, [alice]);
-      for (let i = 0; i < 3; i++) await sendMessage(api, alice, room.id, `before ${i}`);
-      expect((await api.post(`/rooms/${room.id}/members`, { agentId: bob.id })).status).toBe(201);
+      const room = await newRoom(t.api, admin, [alice]);
+      for (let i = 0; i < 3; i++) await sendMessage(t.api, alice, room.id, `before ${i}`);
+      expect((await t.api.post(`/rooms/${room.id}/members`, { agentId: bob.id })).status).toBe(201);
       expect(await listed(bob, room.id)).toMatchObject({ lastSeq: 3, readSeq: 3, unreadCount: 0 });
-      await sendMessage(api, alice, room.id, 'after');
+      await sendMessage(t.api, alice, room.id, 'after');
       expect(await listed(bob, room.id)).toMatchObject({ lastSeq: 4, readSeq: 3, unreadCount: 1 });
       const notMine = await listed(outsider, room.id);
       expect(notMine).toEqual({ id: room.id, slug: room.slug, name: room.name, createdBy: admin.id, createdAt: expect.any(String), lastSeq: 4 });
       // Without a JWT (open mode) rooms are listed without read state.
-      const anonymous = ((await api.get('/api/v1/rooms')).body.rooms as Payload[]).find((r) => r.id === room.id);
+      const anonymous = ((await t.api.get('/api/v1/rooms')).body.rooms as Payload[]).find((r) => r.id === room.id);
       expect(anonymous).not.toHaveProperty('readSeq');
       const { socket } = await open(bob);
       const list = await emitWithAck(socket, 'room:list');
@@ -265,9 +262,9 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     });
 
     it('room:read acknowledges {roomId, readSeq, unreadCount}; errors as VALIDATION_ERROR, FORBIDDEN, ROOM_NOT_FOUND', async () => {
-      const room = await newRoom(api, admin, [alice, bob]);
-      await sendMessage(api, bob, room.id, 'one');
-      await sendMessage(api, bob, room.id, 'two');
+      const room = await newRoom(t.api, admin, [alice, bob]);
+      await sendMessage(t.api, bob, room.id, 'one');
+      await sendMessage(t.api, bob, room.id, 'two');
       const { socket } = await open(alice);
       expect(await emitWithAck(socket, 'room:read', { roomId: room.id, seq: 1, requestId: 'r' })).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 1 });
       expect(await emitWithAck(socket, 'room:read', { roomId: room.id, seq: 0 })).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 1 });
@@ -282,30 +279,26 @@ describe('seq, catch-up and read cursors (open mode)', () => {
 });
 
 describe('strict mode: catch-up and read cursors need membership', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer({ config: { authzMode: 'strict' } });
   let admin: TestAgent;
   let member: TestAgent;
   let outsider: TestAgent;
   let room: { id: string };
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { authzMode: 'strict' } });
-    api = new Api(server.url);
     // The first admin comes from outside the API, as `ams admin create` makes it.
-    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
-    member = await newAgent(api, { asJwt: admin.jwt });
-    outsider = await newAgent(api, { asJwt: admin.jwt });
-    room = (await api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [member.id] }, { jwt: admin.jwt })).body;
-    await sendMessage(api, member, room.id, 'strict');
+    admin = await bootstrapAdmin(t.server.app.ctx.database.db, t.api);
+    member = await newAgent(t.api, { asJwt: admin.jwt });
+    outsider = await newAgent(t.api, { asJwt: admin.jwt });
+    room = (await t.api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [member.id] }, { jwt: admin.jwt })).body;
+    await sendMessage(t.api, member, room.id, 'strict');
   });
-  afterAll(() => server.close());
 
   it('afterSeq and room:sync: 403 / FORBIDDEN for a non-member; a member catches up', async () => {
-    expect((await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: outsider.jwt })).status).toBe(403);
-    const ok = await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: member.jwt });
+    expect((await t.api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: outsider.jwt })).status).toBe(403);
+    const ok = await t.api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=0`, { jwt: member.jwt });
     expect(ok.body).toMatchObject({ lastSeq: 1, hasMore: false });
-    const { socket } = await connectReady(server.url, outsider.jwt);
+    const { socket } = await connectReady(t.server.url, outsider.jwt);
     try {
       expect(await emitWithAck(socket, 'room:sync', { roomId: room.id, afterSeq: 0 })).toEqual({ error: { code: 'FORBIDDEN', message: expect.any(String) } });
     } finally {
@@ -314,9 +307,9 @@ describe('strict mode: catch-up and read cursors need membership', () => {
   });
 
   it('read cursors: a member moves its cursor, a non-member gets 403; GET /api/v1/rooms shows the member its read state', async () => {
-    expect((await api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: member.jwt })).body).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 0 });
-    expect((await api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: outsider.jwt })).status).toBe(403);
-    const rooms = (await api.get('/api/v1/rooms', { jwt: member.jwt })).body.rooms as Payload[];
+    expect((await t.api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: member.jwt })).body).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 0 });
+    expect((await t.api.post(`/api/v1/rooms/${room.id}/read`, { seq: 1 }, { jwt: outsider.jwt })).status).toBe(403);
+    const rooms = (await t.api.get('/api/v1/rooms', { jwt: member.jwt })).body.rooms as Payload[];
     expect(rooms).toEqual([expect.objectContaining({ id: room.id, lastSeq: 1, readSeq: 1, unreadCount: 0 })]);
   });
 });

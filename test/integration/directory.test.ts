@@ -3,6 +3,7 @@ import type { RunningApp } from '../../src/app.js';
 import { createMemoryPresence, type PresenceTracker } from '../../src/realtime/presence/presence-tracker.js';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 /** Presence the test controls; asserts the directory asks about exactly the agents it lists. */
 function fakePresence(): PresenceTracker & { online: Set<string>; asked: string[][] } {
@@ -96,19 +97,13 @@ describe('agent directory', () => {
 });
 
 describe('agent directory with the default configuration', () => {
-  let server: TestServer;
-  let api: Api;
-  beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-  });
-  afterAll(() => server.close());
+  const t = useTestServer();
 
   it('serves the company "default"; an agent without a connection is offline', async () => {
-    const agent = await newAgent(api);
-    const res = await api.get('/api/companies/default/agents/directory', { jwt: agent.jwt });
+    const agent = await newAgent(t.api);
+    const res = await t.api.get('/api/companies/default/agents/directory', { jwt: agent.jwt });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ companyId: 'default', agents: [expect.objectContaining({ id: agent.id, online: false })], total: 1 });
-    expect((await api.get('/api/companies/acme/agents/directory', { jwt: agent.jwt })).status).toBe(404);
+    expect((await t.api.get('/api/companies/acme/agents/directory', { jwt: agent.jwt })).status).toBe(404);
   });
 });

@@ -3,9 +3,10 @@ import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, ROUTE_BODY_LIMITS } from '../../src/http/server.js';
 import { ensureBuilt, MAIN_JS } from '../helpers/build.js';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { newAgent, type TestAgent, newAdminAgentRoom } from '../helpers/api.js';
 import { registeredRoutes } from '../helpers/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 interface RawResponse {
   status: number;
@@ -64,25 +65,17 @@ const percentile = (values: number[], p: number): number => {
 };
 
 describe('HTTP hardening: bodies cost what the route needs, one error shape everywhere', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer();
   let admin: TestAgent;
   let agent: TestAgent;
   let roomId: string;
-  beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-    admin = await newAdmin(api);
-    agent = await newAgent(api);
-    roomId = (await newRoom(api, admin, [agent])).id;
-  });
-  afterAll(() => server.close());
+  beforeAll(async () => ({ admin, agent, roomId } = await newAdminAgentRoom(t.api)));
 
   it('every route with a body has a limit of its own, below the 1 MiB ceiling', () => {
     // The tree shows a segment's parameter names joined by "|" where routes differ in them.
     const shape = (route: string) => route.replace(/:[^/]+/g, ':param');
     const limited = new Set(Object.keys(ROUTE_BODY_LIMITS).map(shape));
-    const routes = bodyRoutes(server.app.http.printRoutes({ commonPrefix: false })).map(shape);
+    const routes = bodyRoutes(t.server.app.http.printRoutes({ commonPrefix: false })).map(shape);
     expect(routes.length).toBeGreaterThan(5);
     expect(routes.filter((route) => !limited.has(route))).toEqual([]);
     for (const limit of Object.values(ROUTE_BODY_LIMITS)) expect(limit).toBeLessThan(BODY_LIMIT_BYTES);
@@ -94,28 +87,28 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
     const body = Buffer.from(JSON.stringify({ apiToken: 'x'.repeat(limit - 14) }));
     expect(body.length).toBe(limit + 1);
     for (const chunked of [false, true]) {
-      const res = await rawRequest(server.url, 'POST /api/v1/sessions HTTP/1.1\r\ncontent-type: application/json', body, { chunked });
+      const res = await rawRequest(t.server.url, 'POST /api/v1/sessions HTTP/1.1\r\ncontent-type: application/json', body, { chunked });
       expect(res.status, `chunked: ${chunked}`).toBe(413);
       expect(jsonOf(res)).toEqual({ error: 'Request body is larger than this endpoint accepts' });
     }
     // At the limit it is read and parsed (and refused as a token, not for its size).
-    const atLimit = await api.post('/api/v1/sessions', { apiToken: 'x'.repeat(limit - 15) });
+    const atLimit = await t.api.post('/api/v1/sessions', { apiToken: 'x'.repeat(limit - 15) });
     expect(atLimit.status).toBe(401);
   });
 
   it('the largest legal message fits: 16 384 code points, each JSON-escaped as a surrogate pair, plus 100 mentions', async () => {
-    const members = await Promise.all(Array.from({ length: 3 }, () => newAgent(api)));
+    const members = await Promise.all(Array.from({ length: 3 }, () => newAgent(t.api)));
     const mentions = Array.from({ length: 100 }, (_, i) => members[i % members.length]!.id);
     const escapedBody = '\\ud83d\\ude00'.repeat(16_384);
     const rawBody = `{"body":"${escapedBody}","mentions":${JSON.stringify(mentions)},"clientMsgId":"${'\\u00e9'.repeat(64)}"}`;
     expect(Buffer.byteLength(rawBody)).toBeGreaterThan(196_608);
-    const res = await api.request('POST', `/api/v1/rooms/${roomId}/messages`, { jwt: agent.jwt, rawBody });
+    const res = await t.api.request('POST', `/api/v1/rooms/${roomId}/messages`, { jwt: agent.jwt, rawBody });
     expect(res.status, JSON.stringify(res.body).slice(0, 200)).toBe(201);
     expect([...res.body.body].length).toBe(16_384);
     // The same for a social post.
-    const channel = await api.post('/api/v1/social/channels', { slug: `c-${Date.now().toString(36)}`, name: 'Channel' }, { jwt: admin.jwt });
+    const channel = await t.api.post('/api/v1/social/channels', { slug: `c-${Date.now().toString(36)}`, name: 'Channel' }, { jwt: admin.jwt });
     expect(channel.status).toBe(201);
-    const post = await api.request('POST', `/api/v1/social/channels/${channel.body.id}/posts`, { jwt: admin.jwt, rawBody: `{"body":"${escapedBody}"}` });
+    const post = await t.api.request('POST', `/api/v1/social/channels/${channel.body.id}/posts`, { jwt: admin.jwt, rawBody: `{"body":"${escapedBody}"}` });
     expect(post.status).toBe(201);
   });
 
@@ -126,16 +119,16 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
       ['/api/v1/agents', `{"name":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`],
       [`/api/v1/agents/${agent.id}/tokens`, `{"scopes":${'{"a":'.repeat(depth - 1)}1${'}'.repeat(depth - 1)}}`],
     ] as const) {
-      const res = await api.request('POST', path, { rawBody, jwt: admin.jwt });
+      const res = await t.api.request('POST', path, { rawBody, jwt: admin.jwt });
       expect(res.status, path).toBe(400);
       expect(res.body).toEqual({ error: 'JSON body is nested too deeply', details: { body: `must not nest arrays and objects more than ${JSON_MAX_DEPTH} levels deep` } });
     }
     // Brackets inside strings do not count.
-    const inString = await api.post('/api/v1/sessions', { apiToken: '['.repeat(2000) });
+    const inString = await t.api.post('/api/v1/sessions', { apiToken: '['.repeat(2000) });
     expect(inString.status).toBe(401);
     // Scopes nested 16 levels (their own limit) are within the body's.
     const scopes = `${'{"a":'.repeat(15)}{}${'}'.repeat(15)}`;
-    const token = await api.request('POST', `/api/v1/agents/${agent.id}/tokens`, { rawBody: `{"scopes":${scopes}}`, jwt: admin.jwt });
+    const token = await t.api.request('POST', `/api/v1/agents/${agent.id}/tokens`, { rawBody: `{"scopes":${scopes}}`, jwt: admin.jwt });
     expect(token.status).toBe(201);
   });
 
@@ -143,38 +136,38 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
     const prefix = Buffer.from('{"body":"bad ');
     for (const bytes of [[0xff], [0xc3], [0xed, 0xa0, 0x80], [0xc0, 0xaf]]) {
       const body = Buffer.concat([prefix, Buffer.from(bytes), Buffer.from(' end"}')]);
-      const res = await rawRequest(server.url, `POST /api/v1/rooms/${roomId}/messages HTTP/1.1\r\ncontent-type: application/json\r\nauthorization: Bearer ${agent.jwt}`, body);
+      const res = await rawRequest(t.server.url, `POST /api/v1/rooms/${roomId}/messages HTTP/1.1\r\ncontent-type: application/json\r\nauthorization: Bearer ${agent.jwt}`, body);
       expect(res.status, bytes.join(',')).toBe(400);
       expect(jsonOf(res)).toEqual({ error: 'Malformed JSON body', details: { body: 'must be valid UTF-8' } });
     }
-    const history = await api.get(`/api/v1/rooms/${roomId}/messages`, { jwt: agent.jwt });
+    const history = await t.api.get(`/api/v1/rooms/${roomId}/messages`, { jwt: agent.jwt });
     expect(history.body.messages.some((m: { body: string }) => m.body.includes('\uFFFD'))).toBe(false);
     // Valid multi-byte UTF-8 is fine.
-    const ok = await api.post(`/api/v1/rooms/${roomId}/messages`, { body: 'héllo 😀' }, { jwt: agent.jwt });
+    const ok = await t.api.post(`/api/v1/rooms/${roomId}/messages`, { body: 'héllo 😀' }, { jwt: agent.jwt });
     expect(ok.status).toBe(201);
     expect(ok.body.body).toBe('héllo 😀');
   });
 
   it('an impossible date for expiresAt: 400 with details keyed expiresAt, never rolled over', async () => {
     for (const expiresAt of ['2027-02-30T00:00:00Z', '2027-02-29T12:00:00Z', '2027-04-31T00:00:00.000Z', '2027-13-01T00:00:00Z', '2027-01-01T24:00:00Z', '2027-01-01T23:60:00Z', '2027-01-01T00:00:00+24:00']) {
-      const res = await api.post(`/api/v1/agents/${agent.id}/tokens`, { expiresAt }, { jwt: admin.jwt });
+      const res = await t.api.post(`/api/v1/agents/${agent.id}/tokens`, { expiresAt }, { jwt: admin.jwt });
       expect(res.status, expiresAt).toBe(400);
       expect(Object.keys(res.body.details)).toEqual(['expiresAt']);
     }
-    const leap = await api.post(`/api/v1/agents/${agent.id}/tokens`, { expiresAt: '2028-02-29T23:59:59+01:00' }, { jwt: admin.jwt });
+    const leap = await t.api.post(`/api/v1/agents/${agent.id}/tokens`, { expiresAt: '2028-02-29T23:59:59+01:00' }, { jwt: admin.jwt });
     expect(leap.status).toBe(201);
     expect(leap.body.expiresAt).toBe('2028-02-29T22:59:59.000Z');
   });
 
   it('headers over the limit: 431 in the one error shape, then the server keeps serving', async () => {
-    const res = await rawRequest(server.url, `GET /healthz HTTP/1.1\r\nx-filler: ${'a'.repeat(20 * 1024)}`);
+    const res = await rawRequest(t.server.url, `GET /healthz HTTP/1.1\r\nx-filler: ${'a'.repeat(20 * 1024)}`);
     expect(res.status).toBe(431);
     expect(res.headers).toMatch(/content-type: application\/json/);
     expect(JSON.parse(res.body)).toEqual({ error: 'Request headers are too large' });
-    const garbage = await rawRequest(server.url, 'NOT A REQUEST LINE');
+    const garbage = await rawRequest(t.server.url, 'NOT A REQUEST LINE');
     expect(garbage.status).toBe(400);
     expect(JSON.parse(garbage.body)).toEqual({ error: 'Bad Request' });
-    expect((await api.get('/healthz')).status).toBe(200);
+    expect((await t.api.get('/healthz')).status).toBe(200);
   });
 
   it('hostile bodies without credentials (1 MiB of nested arrays, deep small bodies) are refused cheaply: /healthz p99 stays low', { timeout: 60_000 }, async () => {
@@ -186,7 +179,7 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
     const probe = (async () => {
       while (attacking) {
         const started = performance.now();
-        const res = await fetch(`${server.url}/healthz`);
+        const res = await fetch(`${t.server.url}/healthz`);
         await res.text();
         latencies.push(performance.now() - started);
         await new Promise((r) => setTimeout(r, 10));
@@ -197,8 +190,8 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
     await Promise.all(Array.from({ length: 12 }, async (_, i) => {
       while (Date.now() < until) {
         const res = i % 3 === 2
-          ? await rawRequest(server.url, 'POST /api/v1/sessions HTTP/1.1\r\ncontent-type: application/json', deepSmall)
-          : await rawRequest(server.url, 'POST /api/v1/sessions HTTP/1.1\r\ncontent-type: application/json', nested, { chunked: i % 3 === 1 });
+          ? await rawRequest(t.server.url, 'POST /api/v1/sessions HTTP/1.1\r\ncontent-type: application/json', deepSmall)
+          : await rawRequest(t.server.url, 'POST /api/v1/sessions HTTP/1.1\r\ncontent-type: application/json', nested, { chunked: i % 3 === 1 });
         statuses.push(res.status);
       }
     }));

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, sendMessage } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { newAdmin, newAgent, newRoom, sendMessage } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 
 const SPEC_METRICS: [string, string][] = [
   ['service_http_requests_total', 'counter'],
@@ -22,28 +22,22 @@ function sample(text: string, name: string, labels: Record<string, string>): num
 }
 
 describe('operational endpoints', () => {
-  let server: TestServer;
-  let api: Api;
-  beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-  });
-  afterAll(() => server.close());
+  const t = useTestServer();
 
   it('GET /healthz: 200 {status: "ok"} without authentication', async () => {
-    const res = await api.get('/healthz');
+    const res = await t.api.get('/healthz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok' });
   });
 
   it('GET /readyz: 200 {status: "ready", checks: {database: "ok"}}', async () => {
-    const res = await api.get('/readyz');
+    const res = await t.api.get('/readyz');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok' } });
   });
 
   it('GET /metrics: Prometheus text with the five SPEC metrics and the default process metrics', async () => {
-    const res = await api.get('/metrics');
+    const res = await t.api.get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = res.body as string;
@@ -53,14 +47,14 @@ describe('operational endpoints', () => {
   });
 
   it('service_http_requests_total is labelled by method, route pattern and status', async () => {
-    const admin = await newAdmin(api);
-    const agent = await newAgent(api);
-    const room = await newRoom(api, admin, [agent]);
-    await sendMessage(api, agent, room.id, 'counted');
-    for (let i = 0; i < 3; i++) await api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: agent.jwt });
-    await api.get('/api/v1/rooms/not-a-uuid/messages', { jwt: agent.jwt });
-    await api.get('/no/such/route');
-    const text = (await api.get('/metrics')).body as string;
+    const admin = await newAdmin(t.api);
+    const agent = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [agent]);
+    await sendMessage(t.api, agent, room.id, 'counted');
+    for (let i = 0; i < 3; i++) await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: agent.jwt });
+    await t.api.get('/api/v1/rooms/not-a-uuid/messages', { jwt: agent.jwt });
+    await t.api.get('/no/such/route');
+    const text = (await t.api.get('/metrics')).body as string;
     // The route is the pattern, never the concrete path (bounded label cardinality).
     expect(sample(text, 'service_http_requests_total', { method: 'GET', route: '/api/v1/rooms/:id/messages', status: '200' })).toBe(3);
     expect(sample(text, 'service_http_requests_total', { method: 'GET', route: '/api/v1/rooms/:id/messages', status: '400' })).toBe(1);

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { io } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { Api, newAdmin, newAgent, newRoom, type TestAgent, newAdminAgentRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, disconnected, emitWithAck, expectAuthFailed, record, waitFor } from '../helpers/ws.js';
 import { sleep } from '../helpers/wait.js';
 
@@ -11,29 +12,20 @@ const claimsOf = (jwt: string): { agentId: string; role: string; iat: number; ex
   JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8'));
 
 describe('WebSocket handshake authentication', () => {
-  let server: TestServer;
-  let api: Api;
-  let admin: TestAgent;
+  const t = useTestServer();
   let agent: TestAgent;
   let roomId: string;
 
-  beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-    admin = await newAdmin(api);
-    agent = await newAgent(api);
-    roomId = (await newRoom(api, admin, [agent])).id;
-  });
-  afterAll(() => server.close());
+  beforeAll(async () => ({ agent, roomId } = await newAdminAgentRoom(t.api)));
 
   it('refuses a connection without a token', async () => {
-    expect(await expectAuthFailed(connect(server.url, undefined))).toMatch(/token/i);
+    expect(await expectAuthFailed(connect(t.server.url, undefined))).toMatch(/token/i);
   });
 
   it('refuses a tampered JWT (payload changed, signature kept)', async () => {
     const [header, , signature] = agent.jwt.split('.');
     const forged = b64url(JSON.stringify({ ...claimsOf(agent.jwt), role: 'admin' }));
-    await expectAuthFailed(connect(server.url, `${header}.${forged}.${signature}`));
+    await expectAuthFailed(connect(t.server.url, `${header}.${forged}.${signature}`));
   });
 
   it('refuses a JWT signed with another secret, with alg none, or without exp', async () => {
@@ -43,32 +35,32 @@ describe('WebSocket handshake authentication', () => {
       return `${unsigned}.${createHmac('sha256', secret).update(unsigned).digest('base64url')}`;
     };
     const claims = { agentId: agent.id, role: 'agent', iat: now, exp: now + 600 };
-    await expectAuthFailed(connect(server.url, sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret-another-secret-0123456789')));
-    await expectAuthFailed(connect(server.url, `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`));
-    await expectAuthFailed(connect(server.url, 'not-a-jwt'));
+    await expectAuthFailed(connect(t.server.url, sign({ alg: 'HS256', typ: 'JWT' }, claims, 'another-secret-another-secret-0123456789')));
+    await expectAuthFailed(connect(t.server.url, `${b64url(JSON.stringify({ alg: 'none', typ: 'JWT' }))}.${b64url(JSON.stringify(claims))}.`));
+    await expectAuthFailed(connect(t.server.url, 'not-a-jwt'));
   });
 
   it('refuses an API token in place of a JWT', async () => {
-    expect(await expectAuthFailed(connect(server.url, agent.apiToken))).toMatch(/API token/);
+    expect(await expectAuthFailed(connect(t.server.url, agent.apiToken))).toMatch(/API token/);
   });
 
   it('runs no handler of any other event for a refused socket', async () => {
-    const socket = connect(server.url, 'not-a-jwt');
+    const socket = connect(t.server.url, 'not-a-jwt');
     // Emitted as soon as the client may: before the server's error arrives. Only the one
     // AUTH_FAILED error may come back (expectAuthFailure), and nothing is stored.
     socket.on('connect', () => socket.emit('message:send', { roomId, body: 'sneaky' }));
     await expectAuthFailed(socket);
-    const audit = await server.app.ctx.database.db.selectFrom('messages').select('id').where('body', '=', 'sneaky').execute();
+    const audit = await t.server.app.ctx.database.db.selectFrom('messages').select('id').where('body', '=', 'sneaky').execute();
     expect(audit).toEqual([]);
   });
 
   it('accepts a valid token in auth.token even when the query carries a stale one', async () => {
-    const { hello } = await connectReady(server.url, agent.jwt, { tokenIn: 'auth', query: { token: 'stale' } });
+    const { hello } = await connectReady(t.server.url, agent.jwt, { tokenIn: 'auth', query: { token: 'stale' } });
     expect(hello.agentId).toBe(agent.id);
   });
 
   it('tells a client of the main namespace to use /agents', async () => {
-    const socket = io(server.url, { transports: ['websocket'], reconnection: false, forceNew: true, query: { token: agent.jwt } });
+    const socket = io(t.server.url, { transports: ['websocket'], reconnection: false, forceNew: true, query: { token: agent.jwt } });
     const error = waitFor(socket, 'error');
     const gone = disconnected(socket);
     expect(await error).toEqual({ code: 'VALIDATION_ERROR', message: expect.stringContaining('/agents') });
@@ -77,10 +69,10 @@ describe('WebSocket handshake authentication', () => {
 
   it('open mode (SPEC.md Phase 1: JWTs are irrevocable): revoking the API token leaves its live sockets up', async () => {
     // Strict mode ends them: test/reliability/ws-revocation.test.ts.
-    const holder = await newAgent(api);
-    const { socket } = await connectReady(server.url, holder.jwt);
+    const holder = await newAgent(t.api);
+    const { socket } = await connectReady(t.server.url, holder.jwt);
     const errors = record(socket, 'error');
-    expect((await api.delete(`/api/v1/tokens/${holder.prefix}`)).status).toBe(204);
+    expect((await t.api.delete(`/api/v1/tokens/${holder.prefix}`)).status).toBe(204);
     expect(await emitWithAck(socket, 'room:list')).toEqual({ rooms: [] });
     expect(socket.connected).toBe(true);
     expect(errors).toEqual([]);

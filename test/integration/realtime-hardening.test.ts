@@ -4,6 +4,7 @@ import { testConfig } from '../helpers/config.js';
 import { WS_AGENT_EVENTS_CONNECTIONS } from '../../src/rate-limits.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, roundTrip, type ClientSocket, type Payload } from '../helpers/ws.js';
 import { rawAgentSocket } from '../reliability/ws-support.js';
 
@@ -81,19 +82,15 @@ describe('the per-agent event budget', () => {
 });
 
 describe('acknowledgement ids', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer();
   let agent: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-    agent = await newAgent(api);
+    agent = await newAgent(t.api);
   });
-  afterAll(() => server.close());
 
   it('answers an id up to 2^53 - 1 with that id', async () => {
-    const raw = await rawAgentSocket(server.url, agent.jwt);
+    const raw = await rawAgentSocket(t.server.url, agent.jwt);
     try {
       raw.send(`42/agents,${Number.MAX_SAFE_INTEGER}["room:list",{}]`);
       const answer = await raw.next((t) => t.startsWith('43/agents,'));
@@ -104,7 +101,7 @@ describe('acknowledgement ids', () => {
   });
 
   it('refuses a packet whose id is beyond 2^53 (it could only be answered in a form clients cannot parse): the connection is closed', async () => {
-    const raw = await rawAgentSocket(server.url, agent.jwt);
+    const raw = await rawAgentSocket(t.server.url, agent.jwt);
     try {
       raw.send('42/agents,1234567890123456789012345["room:list",{}]');
       await expect(raw.next((t) => t.startsWith('43/agents,'), 3000)).rejects.toThrow('connection closed');

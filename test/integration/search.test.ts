@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom, uniqueName } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 // GET /api/v1/search/messages (PHASE2.md section 2) on the suite's engine (AMS_TEST_DATABASE).
 
@@ -178,27 +179,23 @@ describe('message search', () => {
 });
 
 describe('message search in strict mode', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer({ config: { authzMode: 'strict' } });
   let admin: TestAgent;
   let alice: TestAgent;
   let bob: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { authzMode: 'strict' } });
-    api = new Api(server.url);
     // The first admin comes from outside the API, as `ams admin create` makes it.
-    admin = await bootstrapAdmin(server.app.ctx.database.db, api);
-    alice = await newAgent(api, { asJwt: admin.jwt });
-    bob = await newAgent(api, { asJwt: admin.jwt });
+    admin = await bootstrapAdmin(t.server.app.ctx.database.db, t.api);
+    alice = await newAgent(t.api, { asJwt: admin.jwt });
+    bob = await newAgent(t.api, { asJwt: admin.jwt });
   });
-  afterAll(() => server?.close());
 
   it('covers the same rooms as in open mode: the member\'s, all for an admin', async () => {
-    const room = await api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [alice.id] }, { jwt: admin.jwt });
+    const room = await t.api.post('/rooms', { slug: uniqueName('room'), name: 'R', members: [alice.id] }, { jwt: admin.jwt });
     expect(room.status).toBe(201);
-    const { id } = await sendMessage(api, alice, room.body.id, 'strict mode search target');
-    const search = (agent: TestAgent, extra = '') => api.get(`/api/v1/search/messages?q=strict%20target${extra}`, { jwt: agent.jwt });
+    const { id } = await sendMessage(t.api, alice, room.body.id, 'strict mode search target');
+    const search = (agent: TestAgent, extra = '') => t.api.get(`/api/v1/search/messages?q=strict%20target${extra}`, { jwt: agent.jwt });
     expect((await search(alice)).body.results.map((m: Item) => m.id)).toEqual([id]);
     expect((await search(admin)).body.results.map((m: Item) => m.id)).toEqual([id]);
     expect((await search(bob)).body.results).toEqual([]);

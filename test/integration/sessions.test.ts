@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { sleep } from '../helpers/wait.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
@@ -16,19 +17,15 @@ function signJwt(header: Record<string, unknown>, payload: Record<string, unknow
 }
 
 describe('sessions: POST /api/v1/sessions', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer();
   let agent: TestAgent;
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-    agent = await newAgent(api);
+    agent = await newAgent(t.api);
   });
-  afterAll(() => server.close());
 
-  const viaHeader = (token: string) => api.exchange(token);
+  const viaHeader = (token: string) => t.api.exchange(token);
   const issue = async (body: Record<string, unknown> = {}) => {
-    const res = await api.post(`/api/v1/agents/${agent.id}/tokens`, body);
+    const res = await t.api.post(`/api/v1/agents/${agent.id}/tokens`, body);
     expect(res.status).toBe(201);
     return res.body as { token: string; prefix: string; id: string };
   };
@@ -50,35 +47,35 @@ describe('sessions: POST /api/v1/sessions', () => {
   });
 
   it('accepts the API token as JSON {apiToken}', async () => {
-    const res = await api.post('/api/v1/sessions', { apiToken: agent.apiToken });
+    const res = await t.api.post('/api/v1/sessions', { apiToken: agent.apiToken });
     expect(res.status).toBe(201);
     expect(decodePart(res.body.token.split('.')[1])).toMatchObject({ agentId: agent.id, role: 'agent' });
   });
 
   it('accepts both forms when they carry the same token, and 400 when they differ', async () => {
-    const same = await api.post('/api/v1/sessions', { apiToken: agent.apiToken }, { headers: { authorization: `Bearer ${agent.apiToken}` } });
+    const same = await t.api.post('/api/v1/sessions', { apiToken: agent.apiToken }, { headers: { authorization: `Bearer ${agent.apiToken}` } });
     expect(same.status).toBe(201);
     const other = await issue();
-    const differ = await api.post('/api/v1/sessions', { apiToken: other.token }, { headers: { authorization: `Bearer ${agent.apiToken}` } });
+    const differ = await t.api.post('/api/v1/sessions', { apiToken: other.token }, { headers: { authorization: `Bearer ${agent.apiToken}` } });
     expect(differ.status).toBe(400);
     expect(differ.body).toEqual({ error: expect.any(String), details: { apiToken: expect.any(String) } });
   });
 
   it('ignores a JWT in Authorization when the body has apiToken', async () => {
-    const res = await api.post('/api/v1/sessions', { apiToken: agent.apiToken }, { jwt: agent.jwt });
+    const res = await t.api.post('/api/v1/sessions', { apiToken: agent.apiToken }, { jwt: agent.jwt });
     expect(res.status).toBe(201);
     expect(decodePart(res.body.token.split('.')[1])).toMatchObject({ agentId: agent.id });
   });
 
   it('answers 401 without any API token, or with only a JWT', async () => {
-    for (const res of [await api.post('/api/v1/sessions'), await api.post('/api/v1/sessions', {}), await api.post('/api/v1/sessions', undefined, { jwt: agent.jwt })]) {
+    for (const res of [await t.api.post('/api/v1/sessions'), await t.api.post('/api/v1/sessions', {}), await t.api.post('/api/v1/sessions', undefined, { jwt: agent.jwt })]) {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: expect.any(String) });
     }
   });
 
   it('answers 400 when apiToken is not a string', async () => {
-    const res = await api.post('/api/v1/sessions', { apiToken: 42 });
+    const res = await t.api.post('/api/v1/sessions', { apiToken: 42 });
     expect(res.status).toBe(400);
     expect(res.body.details).toEqual({ apiToken: 'must be a string' });
   });
@@ -89,7 +86,7 @@ describe('sessions: POST /api/v1/sessions', () => {
     const unknownPrefix = `agt_${prefixHex === '000000000000' ? '111111111111' : '000000000000'}_${secret}`;
     const malformed = ['agt_', `agt_${prefixHex}`, `agt_${prefixHex}_`, `agt_${prefixHex}_${secret}x`, `agt_${prefixHex!.toUpperCase()}_${secret}`, 'garbage', ''];
     for (const token of [wrongSecret, unknownPrefix, ...malformed]) {
-      const body = await api.post('/api/v1/sessions', { apiToken: token });
+      const body = await t.api.post('/api/v1/sessions', { apiToken: token });
       expect(body.status, `body ${token}`).toBe(401);
       expect(body.body).toEqual({ error: 'Invalid or expired API token' });
       if (token.startsWith('agt_')) {
@@ -102,7 +99,7 @@ describe('sessions: POST /api/v1/sessions', () => {
   it('answers 401 for a revoked token', async () => {
     const token = await issue();
     expect((await viaHeader(token.token)).status).toBe(201);
-    expect((await api.delete(`/api/v1/tokens/${token.prefix}`)).status).toBe(204);
+    expect((await t.api.delete(`/api/v1/tokens/${token.prefix}`)).status).toBe(204);
     const res = await viaHeader(token.token);
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'Invalid or expired API token' });
@@ -111,7 +108,7 @@ describe('sessions: POST /api/v1/sessions', () => {
   it('answers 401 for a token whose expiresAt is in the past', async () => {
     const token = await issue({ scopes: {}, expiresAt: new Date(Date.now() - 60_000).toISOString() });
     expect((await viaHeader(token.token)).status).toBe(401);
-    expect((await api.post('/api/v1/sessions', { apiToken: token.token })).status).toBe(401);
+    expect((await t.api.post('/api/v1/sessions', { apiToken: token.token })).status).toBe(401);
   });
 
   it('honours expiresAt: valid before, 401 once it is reached', async () => {
@@ -123,9 +120,9 @@ describe('sessions: POST /api/v1/sessions', () => {
   });
 
   it('writes a jwt-issued audit record without the API token or the JWT', async () => {
-    const fresh = await newAgent(api);
+    const fresh = await newAgent(t.api);
     const res = await viaHeader(fresh.apiToken);
-    const records = (await listAudit(server.app.ctx.database.db, 'jwt-issued', 1000)).filter((r) => r.actorId === fresh.id);
+    const records = (await listAudit(t.server.app.ctx.database.db, 'jwt-issued', 1000)).filter((r) => r.actorId === fresh.id);
     expect(records).toHaveLength(2); // newAgent's exchange and this one
     const exp = decodePart(res.body.token.split('.')[1]).exp;
     expect(records.map((r) => r.detail)).toContainEqual({ tokenId: expect.any(String), exp });
@@ -136,9 +133,9 @@ describe('sessions: POST /api/v1/sessions', () => {
   });
 
   it('a failed exchange writes no audit record', async () => {
-    const db = server.app.ctx.database.db;
+    const db = t.server.app.ctx.database.db;
     const before = (await listAudit(db, 'jwt-issued', 10_000)).length;
-    await api.post('/api/v1/sessions', { apiToken: 'agt_000000000000_' + '0'.repeat(64) });
+    await t.api.post('/api/v1/sessions', { apiToken: 'agt_000000000000_' + '0'.repeat(64) });
     expect((await listAudit(db, 'jwt-issued', 10_000)).length).toBe(before);
   });
 });

@@ -5,6 +5,7 @@ import { createExchangeGate } from '../../src/core/auth/sessions.service.js';
 import { AppError } from '../../src/errors.js';
 import { Api, newAdmin, newAgent, type ApiResponse, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { sleep } from '../helpers/wait.js';
 
 /** Token-exchange abuse: bounded Argon2id work, fast refusals, and no oracle in the answers. */
@@ -124,29 +125,25 @@ describe('a storm of bad API tokens', () => {
 });
 
 describe('exchanges that fail say nothing about why', () => {
-  let server: TestServer;
-  let api: Api;
+  const t = useTestServer();
   let agent: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
-    await newAdmin(api);
-    agent = await newAgent(api);
+    await newAdmin(t.api);
+    agent = await newAgent(t.api);
   });
-  afterAll(() => server.close());
 
   const exchange = async (token: string): Promise<{ res: ApiResponse; ms: number }> => {
     const start = performance.now();
-    const res = await api.exchange(token);
+    const res = await t.api.exchange(token);
     return { res, ms: performance.now() - start };
   };
   const wrongSecret = (): string => `${agent.prefix}_${hex(32)}`;
 
   it('unknown prefix, wrong secret, malformed, revoked and expired tokens: one status and one body', async () => {
-    const expired = await api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes: {}, expiresAt: '2000-01-01T00:00:00.000Z' });
-    const revoked = await api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes: {} });
-    expect((await api.delete(`/api/v1/tokens/${revoked.body.prefix}`)).status).toBe(204);
+    const expired = await t.api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes: {}, expiresAt: '2000-01-01T00:00:00.000Z' });
+    const revoked = await t.api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes: {} });
+    expect((await t.api.delete(`/api/v1/tokens/${revoked.body.prefix}`)).status).toBe(204);
     const answers = await Promise.all([unknownToken(), wrongSecret(), 'agt_nothex_short', `${agent.prefix}_`, expired.body.token, revoked.body.token].map(exchange));
     for (const { res } of answers) {
       expect(res.status).toBe(401);
@@ -154,7 +151,7 @@ describe('exchanges that fail say nothing about why', () => {
     }
     expect(answers[0]!.res.body).toEqual({ error: expect.any(String) });
     // The body-field form answers the same.
-    const viaBody = await api.post('/api/v1/sessions', { apiToken: unknownToken() });
+    const viaBody = await t.api.post('/api/v1/sessions', { apiToken: unknownToken() });
     expect([viaBody.status, viaBody.body]).toEqual([401, answers[0]!.res.body]);
   });
 
