@@ -2,10 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
 
 /**
- * Profiles a child started with `--inspect=127.0.0.1:0` over the DevTools protocol, only while
- * `during()` runs: a steady-state profile, without the startup and the fixtures.
+ * The DevTools protocol of a child started with `--inspect=127.0.0.1:0` (its URL is read from the
+ * child's output): `call(method, params)` resolves with the result; `close()` ends the session.
  */
-export async function profileDuring(proc, during, { intervalUs = 200 } = {}) {
+export async function connectInspector(proc) {
   let url = null;
   for (let i = 0; i < 50 && url === null; i++) {
     url = /ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+/.exec(proc.tail())?.[0] ?? null;
@@ -30,11 +30,20 @@ export async function profileDuring(proc, during, { intervalUs = 200 } = {}) {
       pending.set(n, (msg) => (msg.error ? reject(new Error(`${method}: ${msg.error.message}`)) : resolve(msg.result)));
       ws.send(JSON.stringify({ id: n, method, params }));
     });
+  return { call, close: () => ws.close() };
+}
+
+/**
+ * Profiles a child started with `--inspect=127.0.0.1:0` over the DevTools protocol, only while
+ * `during()` runs: a steady-state profile, without the startup and the fixtures.
+ */
+export async function profileDuring(proc, during, { intervalUs = 200 } = {}) {
+  const { call, close } = await connectInspector(proc);
   await call('Profiler.enable');
   await call('Profiler.setSamplingInterval', { interval: intervalUs });
   await call('Profiler.start');
   const result = await during();
   const { profile } = await call('Profiler.stop');
-  ws.close();
+  close();
   return { result, profile };
 }

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import WebSocket from 'ws';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
+import { connectInspector } from '../lib/inspector.js';
 import { jwtMinter, startService } from '../lib/service.js';
 
 const ROOM_SIZE = 10;
@@ -25,36 +25,13 @@ async function settled(read, samples = 5) {
  * collection, then the JS heap in use, so that the heap figures are live objects, not garbage.
  */
 async function openInspector(proc) {
-  let url = null;
-  for (let i = 0; i < 50 && url === null; i++) {
-    url = /ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+/.exec(proc.tail())?.[0] ?? null;
-    if (url === null) await sleep(100);
-  }
-  if (url === null) throw new Error(`${proc.name}: no inspector URL in its output`);
-  const ws = new WebSocket(url);
-  await new Promise((resolve, reject) => {
-    ws.once('open', resolve);
-    ws.once('error', reject);
-  });
-  let id = 0;
-  const pending = new Map();
-  ws.on('message', (data) => {
-    const msg = JSON.parse(data.toString());
-    pending.get(msg.id)?.(msg);
-    pending.delete(msg.id);
-  });
-  const call = (method, params = {}) =>
-    new Promise((resolve, reject) => {
-      const n = ++id;
-      pending.set(n, (msg) => (msg.error ? reject(new Error(`${method}: ${msg.error.message}`)) : resolve(msg.result)));
-      ws.send(JSON.stringify({ id: n, method, params }));
-    });
+  const { call, close } = await connectInspector(proc);
   return {
     async heapAfterGc() {
       await call('HeapProfiler.collectGarbage');
       return (await call('Runtime.getHeapUsage')).usedSize;
     },
-    close: () => ws.close(),
+    close,
   };
 }
 
