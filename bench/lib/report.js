@@ -143,8 +143,10 @@ export function summaryRows(results) {
         note: `p50 ${fmt(i.wake.p50, 1)} ms over ${i.wake.count} woken (${i.sends} sends to rooms of ${i.roomSize}); slowest wake per send: median ${fmt([...i.wake.perSendMaxMs].sort((a, b) => a - b)[Math.floor((i.wake.perSendMaxMs.length - 1) / 2)], 1)} ms, max ${fmt(Math.max(...i.wake.perSendMaxMs), 1)} ms`,
       }));
       rows.push(row(10, label, 'memory per held request (KB, RSS)', {
-        service: fmt(i.memory.kbPerWaiter, 1), baseline: '-', target: '< 10 KB', met: i.memory.kbPerWaiter < 10,
-        note: `JS heap ${fmt(i.memory.heapKbPerWaiter, 1)} KB per held request`,
+        service: fmt(i.memory.kbPerWaiter, 1), baseline: i.memory.bare ? `bare node:http ${fmt(i.memory.bare.kbPerWaiter, 1)}` : '-',
+        ratio: i.memory.bare ? Math.round((i.memory.kbPerWaiter / i.memory.bare.kbPerWaiter) * 100) / 100 : undefined,
+        target: '< 10 KB', met: i.memory.kbPerWaiter < 10,
+        note: `JS heap ${fmt(i.memory.heapKbPerWaiter, 1)} KB per held request${i.memory.bare ? ` (bare ${fmt(i.memory.bare.heapKbPerWaiter, 1)} KB)` : ''}`,
       }));
       rows.push(row(10, label, 'server CPU while they wait (% of a core)', {
         service: fmt(i.idleCpuPercent, 2), baseline: `no waiters ${fmt(i.noWaiterCpuPercent, 2)}`, target: '< 2 %', met: i.idleCpuPercent !== null && i.idleCpuPercent < 2,

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
 import { connectInspector } from '../lib/inspector.js';
-import { jwtMinter, startService } from '../lib/service.js';
+import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 
 const ROOM_SIZE = 10;
 const WAIT_SECONDS = 30;
@@ -77,6 +77,37 @@ function request(agent, base, method, path, jwt, body) {
     req.on('error', reject);
     req.end(payload ?? undefined);
   });
+}
+
+/**
+ * Memory per held request of the bare baseline (bench/baselines/bare-hold.js): `count` requests
+ * held on their own keep-alive connections, RSS and JS heap after a full GC, before and while.
+ */
+async function bareHoldMemory(count, profileDir) {
+  const bare = await startBaseline({ name: 'bare-hold', script: 'bench/baselines/bare-hold.js', profileDir, nodeArgs: ['--inspect=127.0.0.1:0'] });
+  const inspector = await openInspector(bare.proc);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
+  const pending = [];
+  try {
+    // Warm the server's code paths first, as the service's were.
+    for (let i = 0; i < 5; i++) await request(agent, bare.url, 'GET', '/api/v1/inbox?wait=0', 'x');
+    const heapBefore = await inspector.heapAfterGc();
+    const rssBefore = await settled(() => bare.proc.rss());
+    for (let i = 0; i < count; i++) pending.push(request(agent, bare.url, 'GET', `/api/v1/inbox?limit=10&wait=${WAIT_SECONDS}`, 'x').catch(() => null));
+    const deadline = Date.now() + 20_000;
+    while (Object.values(agent.sockets).reduce((n, list) => n + list.length, 0) < count && Date.now() < deadline) await sleep(100);
+    await waitForRest(bare.proc, deadline);
+    const heapHeld = await inspector.heapAfterGc();
+    const rssHeld = await settled(() => bare.proc.rss());
+    return {
+      kbPerWaiter: Math.round(((rssHeld - rssBefore) / count / 1024) * 10) / 10,
+      heapKbPerWaiter: Math.round(((heapHeld - heapBefore) / count / 1024) * 10) / 10,
+    };
+  } finally {
+    agent.destroy();
+    inspector.close();
+    await bare.proc.stop();
+  }
 }
 
 /**
@@ -236,6 +267,12 @@ export async function inboxScenario(bench) {
       throw new Error(`${notWoken} waiters not woken within 5 s, ${state.unexpected} unexpected answers, ${woken} woken of ${sends * (ROOM_SIZE - 1)}`);
     }
     if (state.errors > 0) throw new Error(`${state.errors} inbox requests failed (${state.firstError})`);
+
+    // The ceiling: the same number of requests held by a bare node:http server, measured the same way.
+    state.stopping = true;
+    for (const p of procs.splice(0)) await p.stop();
+    memory.bare = await bareHoldMemory(count, bench.profileDir);
+    log(`bare     ${memory.bare.kbPerWaiter} KB RSS per held request, JS heap ${memory.bare.heapKbPerWaiter} KB (node:http alone, the ceiling)`);
     return { waiters: count, roomSize: ROOM_SIZE, sends, waitSeconds: WAIT_SECONDS, memory, idleCpuPercent, noWaiterCpuPercent, cpuWindowSeconds: CPU_WINDOW_MS / 1000, wake, expiredDuringRun: state.timeouts };
   } finally {
     state.stopping = true;
