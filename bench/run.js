@@ -33,7 +33,7 @@ const SCENARIOS = [
   { id: 'memory', n: 5, title: 'memory per idle WebSocket connection', run: memoryScenario },
   { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
   { id: 'hostile', n: 7, title: 'hostile bodies without credentials (issue 16)', run: hostileBodiesScenario },
-  { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite)', run: searchScenario },
+  { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite, then PostgreSQL)', run: searchScenario },
   { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
 ];

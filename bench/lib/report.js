@@ -121,6 +121,13 @@ export function summaryRows(results) {
       }));
       rows.push(row(8, label, 'two-word query, 8 connections: req/s (p99 ms)', { service: `${fmt(s.twoWordsConcurrent.rps)} (${fmt(s.twoWordsConcurrent.p99, 1)})`, baseline: '-', target: '-' }));
       rows.push(row(8, label, 'prefix query p99, one at a time (ms)', { service: fmt(s.prefix.p99, 1), baseline: '-', target: '-', note: `"${s.prefixQuery}"` }));
+      const pg = s.postgres;
+      if (pg?.twoWords) {
+        rows.push(row(8, `${label}, PostgreSQL`, 'two-word query p99, one at a time (ms)', {
+          service: fmt(pg.twoWords.p99, 1), baseline: `history page ${fmt(pg.history.p99, 1)}`, ratio: pg.twoWords.p99 / pg.history.p99, target: 'reported',
+          note: `p50 ${fmt(pg.twoWords.p50, 1)} ms, ${fmt(pg.twoWords.rps)} req/s; 8 connections ${fmt(pg.twoWordsConcurrent.rps)} req/s; prefix p99 ${fmt(pg.prefix.p99, 1)} ms`,
+        }));
+      } else rows.push(unavailable(8, 'message search, PostgreSQL', pg ?? { error: 'not run' }, 'reported'));
     } else rows.push(unavailable(8, 'message search', s, '< 50 ms'));
   }
 

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import pg from 'pg';
+import { createDatabase } from '../lib/postgres.js';
 import { freePort } from '../lib/processes.js';
 import { RoomLoad } from '../lib/room-load.js';
 import { describe } from '../lib/search.js';
@@ -10,33 +9,7 @@ import { jwtMinter, startService } from '../lib/service.js';
 import { SioClient, connectAll } from '../lib/sio-client.js';
 
 const NSP = '/agents';
-const PG_ADMIN_URL = process.env.AMS_BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const RECEIVERS = 3;
-
-/** A fresh PostgreSQL database for the run, or null with the reason. */
-async function createDatabase() {
-  const name = `ams_bench_${randomBytes(5).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL, connectionTimeoutMillis: 3000 });
-  try {
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-  } catch (err) {
-    return { error: `PostgreSQL not reachable at ${PG_ADMIN_URL}: ${err.message}` };
-  } finally {
-    await admin.end().catch(() => {});
-  }
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
-}
 
 /** A private Redis on a free port (the shared one carries other workers' adapters), or null. */
 async function startRedis() {
