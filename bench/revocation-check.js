@@ -2,12 +2,10 @@
 // server, GET /api/v1/rooms with an admin JWT, with the check as shipped (per-node cache), with a
 // database read on every request, and with no check at all; interleaved rounds, SQLite and (when
 // reachable) PostgreSQL. `npm run build && node bench/revocation-check.js [--seconds 5] [--rounds 3]`
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { createPostgresDatabase, createSqliteDatabase } from '../test/helpers/databases.js';
 import { pino } from 'pino';
 import { startApp } from '../dist/app.js';
 import { buildConfig } from '../dist/config/config.js';
@@ -21,26 +19,7 @@ const { values: opts } = parseArgs({ options: { seconds: { type: 'string', defau
 const PG_URL = process.env.AMS_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 async function database(dialect) {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'ams-bench-'));
-    return { url: `sqlite:${join(dir, 'db.sqlite')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const name = `ams_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`);
-      await c.end();
-    },
-  };
+  return dialect === 'sqlite' ? createSqliteDatabase('ams-bench') : createPostgresDatabase(PG_URL, 'ams_bench');
 }
 
 async function run(dialect) {

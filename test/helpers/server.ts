@@ -1,14 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { pino, type Logger } from 'pino';
 import { startApp, type RunningApp } from '../../src/app.js';
 import type { ContextOverrides } from '../../src/context.js';
 import type { Config } from '../../src/config/config.js';
 import { ensureBuilt, MAIN_JS, ROOT } from './build.js';
 import { testConfig } from './config.js';
+import { createPostgresDatabase, createSqliteDatabase } from './databases.js';
 import { spawnProcess, type SpawnedProcess } from './processes.js';
 
 /**
@@ -38,26 +35,7 @@ export interface TestDatabase {
 
 /** A fresh, empty database of the suite's dialect (or of the one asked for). */
 export async function createTestDatabase(dialect: 'sqlite' | 'postgres' = TEST_DIALECT): Promise<TestDatabase> {
-  if (dialect === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
-    return { url: `sqlite:${join(dir, 'ams.sqlite')}`, drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })) };
-  }
-  const name = `ams_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
+  return dialect === 'sqlite' ? createSqliteDatabase('ams-test') : createPostgresDatabase(PG_ADMIN_URL, 'ams_test');
 }
 
 export function configFor(databaseUrl: string, overrides: Partial<Config> = {}): Config {
