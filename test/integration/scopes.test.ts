@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SCOPE_ACTIONS, type ScopeAction } from '../../src/core/principal.js';
-import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type ApiResponse, type TestAgent } from '../helpers/api.js';
+import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type ApiResponse, type TestAgent } from '../helpers/api.js';
 import { TEST_JWT_SECRET } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, emitWithAck, expectAuthFailed, type Payload } from '../helpers/ws.js';
@@ -73,7 +73,7 @@ const ws = (action: ScopeAction, event: string, payload: (f: Fixture) => unknown
 
 const uniqueSlug = (): string => `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
-export const TRANSPORTS: Transport[] = [
+const TRANSPORTS: Transport[] = [
   {
     name: 'REST',
     operations: {

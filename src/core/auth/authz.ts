@@ -38,9 +38,6 @@ export function grantedRooms<T extends { id: string }>(principal: Principal, roo
   return principal.scope?.rooms === undefined ? rooms : rooms.filter((room) => roomAllowed(principal, room.id));
 }
 
-/** The room ids a principal's token reaches among these, or null for all of them (no `rooms` in its scope). */
-export const grantedRoomIds = (principal: Principal): readonly string[] | null => principal.scope?.rooms ?? null;
-
 /**
  * The authorisation policy in one place. SPEC.md Phase 1 ("open") marks admin-only and membership
  * checks on several endpoints as future enforcement; "strict" switches them on (DESIGN.md section 6).
