@@ -116,15 +116,16 @@ const TRANSPORTS: Transport[] = [
   },
 ];
 
-async function makeFixture(api: Api, url: string): Promise<Fixture> {
-  const admin = await newAdmin(api);
-  const other = await newAgent(api);
-  const room = await newRoom(api, admin, [other]);
-  const message = await sendMessage(api, other, room.id, 'hello there');
+/** The fixture, made as a strict-mode server requires (by an admin JWT), so that both modes share it. */
+async function makeFixture(api: Api, url: string, rootJwt: string): Promise<Fixture> {
+  const admin = await newAgent(api, { role: 'admin', asJwt: rootJwt });
+  const other = await newAgent(api, { asJwt: rootJwt });
+  const room = await api.post('/rooms', { slug: uniqueSlug(), name: 'room', members: [other.id] }, { jwt: admin.jwt });
+  const message = await sendMessage(api, other, room.body.id, 'hello there');
   const channel = await api.post('/api/v1/social/channels', { slug: uniqueSlug(), name: 'news' }, { jwt: admin.jwt });
   const post = await api.post(`/api/v1/social/channels/${channel.body.id}/posts`, { body: 'first post' }, { jwt: admin.jwt });
-  expect([channel.status, post.status]).toEqual([201, 201]);
-  return { api, url, admin, roomId: room.id, messageId: message.id, channelId: channel.body.id, postId: post.body.id };
+  expect([room.status, channel.status, post.status]).toEqual([201, 201, 201]);
+  return { api, url, admin, roomId: room.body.id, messageId: message.id, channelId: channel.body.id, postId: post.body.id };
 }
 
 describe.each(['open', 'strict'] as const)('scoped tokens: every action on every transport (%s mode)', (mode) => {
@@ -135,12 +136,8 @@ describe.each(['open', 'strict'] as const)('scoped tokens: every action on every
   const onlyAction = new Map<ScopeAction, string>();
 
   beforeAll(async () => {
-    if (mode === 'strict') {
-      const root = await bootstrapAdmin(t.server.app.ctx.database.db, t.api);
-      f = await makeFixtureAs(t.api, t.server.url, root.jwt);
-    } else {
-      f = await makeFixture(t.api, t.server.url);
-    }
+    const root = await bootstrapAdmin(t.server.app.ctx.database.db, t.api);
+    f = await makeFixture(t.api, t.server.url, root.jwt);
     for (const action of SCOPE_ACTIONS) {
       withoutAction.set(action, await scopedSession(t.api, f.admin, { actions: SCOPE_ACTIONS.filter((a) => a !== action) }, f.admin.jwt));
       onlyAction.set(action, await scopedSession(t.api, f.admin, { actions: [action] }, f.admin.jwt));
@@ -160,18 +157,6 @@ describe.each(['open', 'strict'] as const)('scoped tokens: every action on every
     expect(await op.run(none, f)).toBe(`scope:${op.action}`);
   });
 });
-
-/** makeFixture on a strict-mode server: agents and tokens are made by an admin. */
-async function makeFixtureAs(api: Api, url: string, rootJwt: string): Promise<Fixture> {
-  const admin = await newAgent(api, { role: 'admin', asJwt: rootJwt });
-  const other = await newAgent(api, { asJwt: rootJwt });
-  const room = await api.post('/rooms', { slug: uniqueSlug(), name: 'strict room', members: [other.id] }, { jwt: admin.jwt });
-  const message = await sendMessage(api, other, room.body.id, 'hello there');
-  const channel = await api.post('/api/v1/social/channels', { slug: uniqueSlug(), name: 'news' }, { jwt: admin.jwt });
-  const post = await api.post(`/api/v1/social/channels/${channel.body.id}/posts`, { body: 'first post' }, { jwt: admin.jwt });
-  expect([room.status, channel.status, post.status]).toEqual([201, 201, 201]);
-  return { api, url, admin, roomId: room.body.id, messageId: message.id, channelId: channel.body.id, postId: post.body.id };
-}
 
 describe('scoped tokens: issue and session', () => {
   const t = useTestServer({ config: { jwtSecret: TEST_JWT_SECRET } });
