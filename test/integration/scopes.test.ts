@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SCOPE_ACTIONS, type ScopeAction } from '../../src/core/principal.js';
 import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type ApiResponse, type TestAgent } from '../helpers/api.js';
@@ -230,6 +230,26 @@ describe('scoped tokens: issue and session', () => {
     const res = await t.api.post(`/api/v1/rooms/${roomId}/messages`, { body: 'no' }, { jwt });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: expect.any(String), details: { scope: 'messages:write required' } });
+  });
+
+  it('the largest scope a token may hold (4 KiB of JSON: 100 rooms) works over REST and the WebSocket', async () => {
+    const rooms = [roomId, ...Array.from({ length: 99 }, () => randomUUID())];
+    const jwt = await scopedSession(t.api, agent, { rooms });
+    expect(Buffer.byteLength(JSON.stringify({ rooms }))).toBeLessThanOrEqual(4096);
+    expect((await t.api.get('/api/v1/rooms', { jwt })).body.rooms.map((r: Payload) => r.id)).toEqual([roomId]);
+    const { socket, hello } = await connectReady(t.server.url, jwt);
+    expect(hello.rooms).toEqual([roomId]);
+    socket.disconnect();
+  });
+
+  it('the OpenAPI document describes scopes.actions and rooms, and the 403 of every JWT route', async () => {
+    const doc = (await t.api.get('/openapi.json')).body;
+    const issue = doc.paths['/api/v1/agents/{id}/tokens'].post;
+    const body = JSON.stringify(issue.requestBody);
+    for (const action of SCOPE_ACTIONS) expect(body).toContain(`"${action}"`);
+    expect(body).toContain('"rooms"');
+    expect(doc.paths['/api/v1/inbox'].get.responses['403']).toBeDefined();
+    expect(doc.paths['/api/v1/rooms/{id}/messages'].post.responses['403']).toBeDefined();
   });
 
   it('refuses (401, AUTH_FAILED) a signed JWT whose scp is malformed', async () => {
