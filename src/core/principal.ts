@@ -1,10 +1,26 @@
 export type Role = 'admin' | 'agent';
 export const ROLES: readonly Role[] = ['admin', 'agent'];
 
+/** What a scoped token may be limited to (PHASE2.md 6.2); authz.ts says which call needs which. */
+export type ScopeAction = 'messages:read' | 'messages:write' | 'rooms:read' | 'feed:read' | 'feed:write'
+  | 'directory:read' | 'webhooks:manage' | 'admin';
+export const SCOPE_ACTIONS: readonly ScopeAction[] = [
+  'messages:read', 'messages:write', 'rooms:read', 'feed:read', 'feed:write', 'directory:read', 'webhooks:manage', 'admin',
+];
+
+/** A scoped token's grant: absent `actions`, every right of the role; absent `rooms`, every room. */
+export interface Scope {
+  actions?: readonly ScopeAction[];
+  /** Room ids, lowercase. */
+  rooms?: readonly string[];
+}
+
 /** Who is calling: an authenticated agent. Anonymous callers are `null`. */
 export interface Principal {
   agentId: string;
   role: Role;
   /** The API token the session JWT came from, when known. */
   tokenId?: string;
+  /** A scoped token's grant (JWT claim `scp`); absent: every right of the role. */
+  scope?: Scope;
 }

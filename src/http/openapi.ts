@@ -28,7 +28,7 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 503;
 const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
   400: 'Invalid input: `details` names each failing field (also malformed JSON, a path id that is not a UUID)',
   401: 'Missing, invalid or expired credentials',
-  403: 'Not allowed (e.g. not an admin, not a member in strict mode)',
+  403: 'Not allowed (e.g. not an admin, not a member in strict mode, a room outside the token\'s `rooms`, or an action the session\'s token does not grant: `details.scope` is then "<action> required", docs/scopes.md)',
   404: 'A resource named by the request does not exist',
   409: 'Conflicts with an existing resource',
   413: 'Request body larger than this endpoint accepts',
@@ -41,6 +41,8 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
 const ALWAYS: readonly ErrorStatus[] = [429, 503];
 /** What any JSON body may cause before the service sees it. */
 const BODY_ERRORS: readonly ErrorStatus[] = [400, 413, 415];
+/** What a session JWT may cause: its token's scope may not grant the call (PHASE2.md 6.2). */
+const JWT_ERRORS: readonly ErrorStatus[] = [403];
 
 /** How a route authenticates, as OpenAPI security requirements. */
 export const SECURITY = {
@@ -77,7 +79,8 @@ export function describe(route: RouteDescription): FastifySchema {
   for (const [status, { schema, description }] of Object.entries(route.success)) {
     response[status] = schema === null ? { type: 'null', description } : { ...schema, description };
   }
-  const errors = new Set<ErrorStatus>([...(route.errors ?? []), ...(route.body ? BODY_ERRORS : []), ...ALWAYS]);
+  const acceptsJwt = route.security.some((requirement) => 'jwt' in requirement);
+  const errors = new Set<ErrorStatus>([...(route.errors ?? []), ...(route.body ? BODY_ERRORS : []), ...(acceptsJwt ? JWT_ERRORS : []), ...ALWAYS]);
   for (const status of [...errors].sort((a, b) => a - b)) {
     if (response[status] !== undefined) continue; // the route answers this status with its own body (/readyz 503)
     response[status] = { ...ErrorBody, description: ERROR_DESCRIPTIONS[status] };

@@ -29,44 +29,44 @@ interface ClientEventDoc extends EventDoc {
 const CLIENT_EVENTS: ClientEventDoc[] = [
   {
     name: 'room:join', key: 'roomJoin', payload: RoomRefPayload,
-    summary: 'Subscribe this connection to a room it is a member of; `presence:update` online to the room when it is the agent\'s first socket there. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN.',
+    summary: 'Subscribe this connection to a room it is a member of; `presence:update` online to the room when it is the agent\'s first socket there. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN. Scoped token: rooms:read (without messages:read the socket is not subscribed).',
     ack: { key: 'roomJoinAck', schema: AckOkSchema, summary: 'Joined (only when the client passed an acknowledgement callback)' },
   },
   {
     name: 'room:leave', key: 'roomLeave', payload: RoomRefPayload,
-    summary: 'Unsubscribe this connection from a room; `presence:update` offline when the agent\'s last socket leaves it.',
+    summary: 'Unsubscribe this connection from a room; `presence:update` offline when the agent\'s last socket leaves it. Scoped token: rooms:read.',
     ack: { key: 'roomLeaveAck', schema: AckOkSchema, summary: 'Left (only when the client passed an acknowledgement callback)' },
   },
   {
     name: 'room:list', key: 'roomList', payload: RoomListPayload,
-    summary: 'The rooms the agent is a member of. Needs an acknowledgement callback; the payload may be omitted.',
+    summary: 'The rooms the agent is a member of (within a scoped token\'s rooms). Needs an acknowledgement callback; the payload may be omitted. Scoped token: rooms:read.',
     ack: { key: 'roomListAck', schema: RoomListAckSchema, summary: 'The rooms' },
   },
   {
     name: 'message:send', key: 'messageSend', payload: SendPayload,
-    summary: 'Send a message (the same as REST POST /api/v1/rooms/{id}/messages); `message:new` goes to every member, sender included. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN, CONFLICT (clientMsgId reused).',
+    summary: 'Send a message (the same as REST POST /api/v1/rooms/{id}/messages); `message:new` goes to every member, sender included. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN, CONFLICT (clientMsgId reused). Scoped token: messages:write.',
     ack: { key: 'messageSendAck', schema: SendAckSchema, summary: 'The stored message id (a clientMsgId repeat: the original\'s)' },
   },
   {
     name: 'message:history', key: 'messageHistory', payload: HistoryPayload,
-    summary: 'A page of a room\'s history, newest first. Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (strict mode, not a member).',
+    summary: 'A page of a room\'s history, newest first. Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (strict mode, not a member). Scoped token: messages:read.',
     ack: { key: 'messageHistoryAck', schema: HistoryAckSchema, summary: 'The page' },
   },
   {
     name: 'room:sync', key: 'roomSync', payload: SyncPayload,
-    summary: 'Forward catch-up: the messages after afterSeq, oldest first (the same as REST ?afterSeq=). Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (strict mode, not a member).',
+    summary: 'Forward catch-up: the messages after afterSeq, oldest first (the same as REST ?afterSeq=). Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (strict mode, not a member). Scoped token: messages:read.',
     ack: { key: 'roomSyncAck', schema: SyncAckSchema, summary: 'The page, with the room\'s lastSeq' },
   },
   {
     name: 'room:read', key: 'roomRead', payload: ReadPayload,
-    summary: 'Move the agent\'s read cursor of a room forward (the same as REST POST /api/v1/rooms/{id}/read). Errors: VALIDATION_ERROR (seq above lastSeq), ROOM_NOT_FOUND, FORBIDDEN (not a member).',
+    summary: 'Move the agent\'s read cursor of a room forward (the same as REST POST /api/v1/rooms/{id}/read). Errors: VALIDATION_ERROR (seq above lastSeq), ROOM_NOT_FOUND, FORBIDDEN (not a member). Scoped token: messages:read.',
     ack: { key: 'roomReadAck', schema: ReadCursorSchema, summary: 'The read cursor and what is left unread' },
   },
 ];
 
 const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'agent:hello-ack', key: 'agentHelloAck', payload: HelloAckSchema, summary: 'After a successful handshake: the agent and the rooms it was joined to' },
-  { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included' },
+  { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
   {
     name: 'error', key: 'error', payload: WsErrorSchema,

@@ -195,6 +195,16 @@ export const ROOM_PREFIX = 'room:';
 export const roomChannel = (roomId: string): string => `${ROOM_PREFIX}${roomId}`;
 export const agentChannel = (agentId: string): string => `agent:${agentId}`;
 export const tokenChannel = (tokenId: string): string => `token:${tokenId}`;
+/**
+ * Scoped tokens' sockets (PHASE2.md 6.2) are not in `agentChannel`, which follows every membership
+ * of the agent: they are in `scopedAgentChannel` (to end them with the agent), and follow only
+ * what their token reaches: `agentChannel` when it grants messages:read in every room,
+ * `roomGrantChannel` per granted room otherwise.
+ */
+export const scopedAgentChannel = (agentId: string): string => `agent-scoped:${agentId}`;
+export const roomGrantChannel = (agentId: string, roomId: string): string => `agent:${agentId}:room:${roomId}`;
+/** The sockets of an agent that a membership of the room moves in or out. */
+export const membershipFollowers = (agentId: string, roomId: string): string[] => [agentChannel(agentId), roomGrantChannel(agentId, roomId)];
 
 export type AgentsNamespace = Namespace<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
 export type AgentSocket = Socket<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;

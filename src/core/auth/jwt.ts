@@ -2,6 +2,7 @@ import { createSigner, createVerifier } from 'fast-jwt';
 import { unauthenticated } from '../../errors.js';
 import { ROLES, type Principal, type Role } from '../principal.js';
 import { isUuid } from '../validation.js';
+import { parseScopeClaim } from './scopes.js';
 
 export interface SessionClaims {
   agentId: string;
@@ -10,14 +11,17 @@ export interface SessionClaims {
   exp: number;
   /** Id of the API token the session was exchanged for. */
   tid?: string;
+  /** A scoped token's `actions` and `rooms`, as issued (PHASE2.md 6.2). */
+  scp?: { actions?: unknown[]; rooms?: unknown[] };
 }
 
 export interface JwtCodec {
   /** Signs a session JWT; `exp` is `now + ttl` in seconds. */
-  sign(principal: { agentId: string; role: Role; tokenId?: string }): { token: string; claims: SessionClaims };
+  sign(principal: { agentId: string; role: Role; tokenId?: string; scope?: SessionClaims['scp'] }): { token: string; claims: SessionClaims };
   /**
    * Verifies signature (HS256 only), `exp` and `iat` (required, finite, at most the session lifetime
-   * apart, `iat` not in the future) and claim shapes (`agentId` a UUID, returned lowercase); throws
+   * apart, `iat` not in the future) and claim shapes (`agentId` a UUID, returned lowercase; `scp`,
+   * when present, well formed: it becomes `scope`); throws
    * 401 otherwise. Whether the agent exists is SessionAuth's check.
    */
   verify(token: string): Principal & { exp: number };
@@ -35,10 +39,11 @@ export function createJwtCodec(secret: string, ttlSeconds: number, now: () => nu
   const verifier = createVerifier({ key, algorithms: ['HS256'], requiredClaims: ['exp', 'iat', 'agentId', 'role'], cache: 10_000 });
 
   return {
-    sign({ agentId, role, tokenId }) {
+    sign({ agentId, role, tokenId, scope }) {
       const iat = Math.floor(now() / 1000);
       const claims: SessionClaims = { agentId, role, iat, exp: iat + ttlSeconds };
       if (tokenId !== undefined) claims.tid = tokenId;
+      if (scope !== undefined) claims.scp = scope;
       return { token: signer(claims), claims };
     },
     verify(token) {
@@ -57,6 +62,11 @@ export function createJwtCodec(secret: string, ttlSeconds: number, now: () => nu
       if (exp - iat > ttlSeconds + JWT_CLOCK_SKEW_SECONDS || iat > now() / 1000 + JWT_CLOCK_SKEW_SECONDS) throw unauthenticated(INVALID);
       const principal: Principal & { exp: number } = { agentId: agentId.toLowerCase(), role: role as Role, exp };
       if (typeof claims.tid === 'string') principal.tokenId = claims.tid;
+      if (claims.scp !== undefined) {
+        const scope = parseScopeClaim(claims.scp);
+        if (scope === null) throw unauthenticated(INVALID);
+        principal.scope = scope;
+      }
       return principal;
     },
   };

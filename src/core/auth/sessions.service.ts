@@ -6,6 +6,7 @@ import { recordAudit } from '../audit/audit.store.js';
 import { agentStatus } from '../agents/agents.store.js';
 import { generateApiToken, looksLikeApiToken, parseApiToken } from './api-token.js';
 import type { JwtCodec } from './jwt.js';
+import { scopeClaim } from './scopes.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
 import { findTokenByPrefix } from './tokens.store.js';
 
@@ -130,7 +131,7 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
       }
       // Told only to the holder of a valid token: a disabled agent keeps its tokens for when it is enabled.
       if ((await agentStatus(db, stored.agentId)) === 'disabled') throw forbidden(AGENT_DISABLED);
-      const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id });
+      const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id, scope: scopeClaim(stored.scopes) });
       await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
       return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
     },

@@ -1,4 +1,5 @@
 import { IdString, Nullable, Timestamp } from '../common.schema.js';
+import { SCOPE_ACTIONS } from '../principal.js';
 import { Type, Uuid } from '../validation.js';
 
 /**
@@ -8,9 +9,25 @@ import { Type, Uuid } from '../validation.js';
  * rules for the documents.
  */
 
+/** PHASE2.md 6.2: `actions` and `rooms` limit the token; other keys are stored and ignored. */
+export const TokenScopes = Type.Object(
+  {
+    actions: Type.Optional(Type.Array(Type.Union(SCOPE_ACTIONS.map((action) => Type.Literal(action))), {
+      description: 'What the token may do (docs/scopes.md); absent: every right of the agent\'s role; []: none of them. An unknown action is 400 (details["scopes.actions"])',
+    })),
+    rooms: Type.Optional(Type.Array(Uuid(), {
+      description: 'The only rooms the token reaches (others are refused as to a non-member and left out of every listing); absent: every room',
+    })),
+  },
+  {
+    additionalProperties: true,
+    description: 'Stored and returned as given (at most 4096 bytes of JSON, nested at most 16 levels); defaults to {}. A session exchanged for the token carries `actions` and `rooms` in its JWT claim `scp`',
+  },
+);
+
 export const IssueTokenInput = Type.Object(
   {
-    scopes: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Stored and returned as given (at most 4096 bytes of JSON, nested at most 16 levels); defaults to {}' })),
+    scopes: Type.Optional(TokenScopes),
     expiresAt: Type.Optional(Nullable(Type.String({ format: 'date-time', description: 'When the token stops working; absent or null: never' }))),
   },
   { additionalProperties: true },
@@ -21,7 +38,7 @@ export const IssuedTokenSchema = Type.Object(
     id: IdString(),
     token: Type.String({ pattern: '^agt_[0-9a-f]{12}_[0-9a-f]{64}$', description: 'agt_<prefix>_<secret>: shown here once, never again' }),
     prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$', description: 'agt_<prefix>: names the token to revoke it' }),
-    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued' }),
+    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued (`actions` and `rooms`: see IssueTokenInput)' }),
     expiresAt: Nullable(Timestamp()),
     createdAt: Timestamp(),
   },

@@ -11,6 +11,7 @@ import type { Principal } from '../principal.js';
 import { parseId, parseTimestamp, requireObject, storableTextProblem } from '../validation.js';
 import { generateApiToken, isTokenPrefix } from './api-token.js';
 import type { Authz } from './authz.js';
+import { scopeProblems } from './scopes.js';
 import { hashSecret } from './secret-hash.js';
 import { insertToken, revokeTokenByPrefix } from './tokens.store.js';
 
@@ -63,6 +64,7 @@ function parseIssueInput(input: unknown): { scopes: Record<string, unknown>; exp
       const problem = scopesProblem(scopes);
       if (problem !== null) details.scopes = problem;
       else if (Buffer.byteLength(JSON.stringify(scopes), 'utf8') > 4096) details.scopes = 'must be at most 4096 bytes of JSON';
+      else Object.assign(details, scopeProblems(scopes));
     }
   }
   let expiresAt: string | null = null;

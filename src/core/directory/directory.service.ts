@@ -34,7 +34,7 @@ export function createDirectoryService(deps: { db: Kysely<DB>; authz: Authz; com
   const { db, authz, companyId, presence } = deps;
   return {
     async list(principal, requestedCompanyId, query) {
-      authz.requireAgent(principal);
+      authz.requireAgent(principal, 'directory:read');
       // One deployment serves one company (COMPANY_ID); any other is unknown here.
       if (requestedCompanyId !== companyId) throw notFound('Company');
       const role = parseRoleFilter(query.role);

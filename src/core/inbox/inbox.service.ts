@@ -48,11 +48,14 @@ export function parseWaitSeconds(raw: unknown): number {
 const EMPTY: InboxPage = { messages: [], hasMore: false, unreadTotal: 0 };
 
 export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; waiters: InboxWaiters }): InboxService {
-  const { db, authz, rooms, waiters } = deps;
+  const { db, authz, waiters } = deps;
+  const roomsService = deps.rooms;
 
   return {
     async fetch(principal, query, signal) {
-      const agent = authz.requireAgent(principal);
+      const agent = authz.requireAgent(principal, 'messages:read');
+      // A token limited to some rooms sees their unread messages only.
+      const rooms = agent.scope?.rooms ?? null;
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
       const deadline = Date.now() + parseWaitSeconds(query.wait) * 1000;
       for (;;) {
@@ -60,9 +63,9 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
         // Registered before the read, so a message committed in between still wakes it. Between
         // reads nothing is held but this entry: no connection, no transaction.
         const wait = left > 0 && !waiters.isClosed && !signal?.aborted
-          ? waiters.wait(agent.agentId, (await rooms.listForAgent(agent.agentId)).map((r) => r.id), left, signal)
+          ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
           : null;
-        const page = await findUnread(db, agent.agentId, limit);
+        const page = await findUnread(db, agent.agentId, limit, rooms);
         if (page.messages.length > 0 || wait === null) {
           wait?.cancel();
           return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };

@@ -8,14 +8,20 @@ import { toMessage } from '../messages/messages.store.js';
  * createdAt then id, with their total in the same statement (a window count, taken before the
  * limit). One extra row tells whether more follow.
  */
-export async function findUnread(db: Kysely<DB>, agentId: string, limit: number): Promise<{ messages: Message[]; hasMore: boolean; unreadTotal: number }> {
-  const rows = await db
+export async function findUnread(
+  db: Kysely<DB>, agentId: string, limit: number, rooms: readonly string[] | null = null,
+): Promise<{ messages: Message[]; hasMore: boolean; unreadTotal: number }> {
+  if (rooms !== null && rooms.length === 0) return { messages: [], hasMore: false, unreadTotal: 0 };
+  let query = db
     .selectFrom('messages as m')
     .innerJoin('room_members as rm', (join) => join.onRef('rm.room_id', '=', 'm.room_id').on('rm.agent_id', '=', agentId))
     .selectAll('m')
     .select((eb) => eb.fn.countAll<number | string>().over().as('unread_total'))
     .whereRef('m.seq', '>', 'rm.read_seq')
-    .where('m.sender_id', '<>', agentId)
+    .where('m.sender_id', '<>', agentId);
+  // Only a token's `rooms` (PHASE2.md 6.2), when it names them.
+  if (rooms !== null) query = query.where('m.room_id', 'in', rooms);
+  const rows = await query
     .orderBy('m.created_at')
     .orderBy('m.id')
     .limit(limit + 1)

@@ -6,7 +6,7 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
 import { recordAudit } from '../audit/audit.store.js';
-import type { Authz } from '../auth/authz.js';
+import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
@@ -93,10 +93,11 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
 
   return {
     async send(principal, rawRoomId, input) {
-      const sender = authz.requireAgent(principal);
+      const sender = authz.requireAgent(principal, 'messages:write');
       const roomId = parseId(rawRoomId, 'roomId');
       const fields = sendInput.parse(requireObject(input));
       await rooms.assertMember(roomId, sender.agentId);
+      requireRoom(sender, roomId);
 
       const replyTo = fields.replyTo?.toLowerCase();
       if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
@@ -135,12 +136,13 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     },
 
     async history(principal, rawRoomId, query) {
-      const reader = authz.requireAgent(principal);
+      const reader = authz.requireAgent(principal, 'messages:read');
       const roomId = parseId(rawRoomId, 'roomId');
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
       const { before, field } = parsePageCursor(query);
       if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
       else await rooms.get(roomId);
+      requireRoom(reader, roomId);
       if (before !== null && !(await findMessageInRoom(db, roomId, before))) {
         throw validationError({ [field]: 'is not the id of a message in this room' });
       }
@@ -149,12 +151,13 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     },
 
     async sync(principal, rawRoomId, query) {
-      const reader = authz.requireAgent(principal);
+      const reader = authz.requireAgent(principal, 'messages:read');
       const roomId = parseId(rawRoomId, 'roomId');
       const afterSeq = parseAfterSeq(query);
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
       if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
       else await rooms.get(roomId);
+      requireRoom(reader, roomId);
       // lastSeq first: every seq up to it is committed, so the page below has no hole.
       const lastSeq = (await findLastSeq(db, roomId)) ?? 0;
       const { messages, hasMore } = await pageAfterSeq(db, roomId, afterSeq, lastSeq, limit);

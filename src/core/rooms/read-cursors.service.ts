@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { forbidden, roomNotFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
-import type { Authz } from '../auth/authz.js';
+import { requireRoom, type Authz } from '../auth/authz.js';
 import { findLastSeq } from '../messages/seq.store.js';
 import { parseSeq } from '../messages/sync.js';
 import type { Principal } from '../principal.js';
@@ -25,8 +25,8 @@ export interface ReadCursorsService {
   markRead(principal: Principal | null, roomId: unknown, input: unknown): Promise<ReadState>;
   /** `GET /api/v1/rooms`: the rooms RoomsService.list gives, with read state for a JWT caller's member rooms. */
   list(principal: Principal | null): Promise<RoomListing[]>;
-  /** `room:list`: the agent's rooms, each with its read state. */
-  listForAgent(agentId: string): Promise<RoomListing[]>;
+  /** `room:list`: the agent's rooms its token reaches, each with its read state. */
+  listForAgent(principal: Principal): Promise<RoomListing[]>;
 }
 
 export function createReadCursorsService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService }): ReadCursorsService {
@@ -43,13 +43,14 @@ export function createReadCursorsService(deps: { db: Kysely<DB>; authz: Authz; r
 
   return {
     async markRead(principal, rawRoomId, input) {
-      const reader = authz.requireAgent(principal);
+      const reader = authz.requireAgent(principal, 'messages:read');
       const roomId = parseId(rawRoomId, 'roomId');
       const { seq: rawSeq } = requireObject(input);
       if (rawSeq === undefined) throw validationError({ seq: 'is required' });
       // A JSON number only: "5" in a JSON body is a mistake worth pointing out.
       const seq = typeof rawSeq === 'number' ? parseSeq(rawSeq, 'seq') : parseSeq(undefined, 'seq');
       await rooms.assertMember(roomId, reader.agentId); // ROOM_NOT_FOUND, FORBIDDEN (both modes)
+      requireRoom(reader, roomId);
       const lastSeq = await findLastSeq(db, roomId);
       if (lastSeq === null) throw roomNotFound();
       if (seq > lastSeq) throw validationError({ seq: `must not be above the room's lastSeq (${lastSeq})` });
@@ -65,8 +66,9 @@ export function createReadCursorsService(deps: { db: Kysely<DB>; authz: Authz; r
       return principal === null ? list : withReadStates(principal.agentId, list);
     },
 
-    async listForAgent(agentId) {
-      return withReadStates(agentId, await rooms.listForAgent(agentId));
+    async listForAgent(principal) {
+      authz.requireAgent(principal, 'rooms:read');
+      return withReadStates(principal.agentId, await rooms.listForAgent(principal));
     },
   };
 }

@@ -7,7 +7,7 @@ import { nowIso } from '../../store/values.js';
 import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { ClusterBus } from '../../cluster/bus.js';
-import type { Authz } from '../auth/authz.js';
+import { grantedRooms, hasAction, requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
@@ -25,10 +25,23 @@ const addMemberInput = compile(AddMemberInput);
 
 export interface RoomsService {
   create(principal: Principal | null, input: unknown): Promise<Room>;
-  /** Open mode: all rooms. Strict: an agent's own rooms, all for an admin. */
+  /** Open mode: all rooms. Strict: an agent's own rooms, all for an admin. Either within a token's rooms. */
   list(principal: Principal | null): Promise<Room[]>;
-  /** The rooms an agent is a member of (room:list, WebSocket auto-join). */
-  listForAgent(agentId: string): Promise<Room[]>;
+  /** The rooms an agent is a member of that its token reaches (room:list, the inbox's wait). */
+  listForAgent(principal: Principal): Promise<Room[]>;
+  /**
+   * The rooms a new socket is subscribed to (`agent:hello-ack`): listForAgent's, none without
+   * `messages:read` (their `message:new` is reading).
+   */
+  listForSocket(principal: Principal): Promise<Room[]>;
+  /**
+   * `room:join`: ROOM_NOT_FOUND / FORBIDDEN unless the room exists, the agent is a member and its
+   * token grants `rooms:read` and the room. Resolves the room id to subscribe the socket to, or
+   * null without `messages:read` (a subscribed socket receives `message:new`).
+   */
+  authorizeJoin(principal: Principal, roomId: unknown): Promise<string | null>;
+  /** `room:leave`: the room id, once the token is known to grant `rooms:read`. */
+  authorizeLeave(principal: Principal, roomId: unknown): string;
   addMember(principal: Principal | null, roomId: string, input: unknown): Promise<Membership>;
   removeMember(principal: Principal | null, roomId: string, agentId: string): Promise<void>;
   /** Throws ROOM_NOT_FOUND unless the room exists (its `lastSeq` may be stale: see lastSeqs). */
@@ -76,6 +89,16 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     return room;
   };
 
+  const assertMember = async (rawRoomId: string, agentId: string): Promise<void> => {
+    const roomId = parseId(rawRoomId, 'roomId');
+    await getRoomOr404(roomId);
+    // With several nodes the cache is trusted only while other nodes' removals reach it.
+    if (cache && bus.live && cache.has(roomId, agentId)) return;
+    const since = cache?.begin() ?? 0;
+    if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
+    cache?.remember(since, roomId, agentId);
+  };
+
   return {
     async create(principal, input) {
       const creator = authz.requireAdmin(principal);
@@ -106,11 +129,29 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
 
     async list(principal) {
       const caller = authz.requireAgentWhenStrict(principal);
-      if (authz.mode === 'strict' && caller !== null && caller.role !== 'admin') return listRoomsOfAgent(db, caller.agentId);
-      return listRooms(db);
+      if (caller === null) return listRooms(db);
+      authz.requireAgent(caller, 'rooms:read');
+      if (authz.mode === 'strict' && caller.role !== 'admin') return grantedRooms(caller, await listRoomsOfAgent(db, caller.agentId));
+      return grantedRooms(caller, await listRooms(db));
     },
 
-    listForAgent: (agentId) => listRoomsOfAgent(db, agentId),
+    listForAgent: async (principal) => grantedRooms(principal, await listRoomsOfAgent(db, principal.agentId)),
+
+    listForSocket: async (principal) =>
+      hasAction(principal, 'messages:read') ? grantedRooms(principal, await listRoomsOfAgent(db, principal.agentId)) : [],
+
+    async authorizeJoin(principal, rawRoomId) {
+      authz.requireAgent(principal, 'rooms:read');
+      const roomId = parseId(rawRoomId, 'roomId');
+      await assertMember(roomId, principal.agentId);
+      requireRoom(principal, roomId);
+      return hasAction(principal, 'messages:read') ? roomId : null;
+    },
+
+    authorizeLeave(principal, rawRoomId) {
+      authz.requireAgent(principal, 'rooms:read');
+      return parseId(rawRoomId, 'roomId');
+    },
 
     get: (roomId) => getRoomOr404(parseId(roomId, 'roomId')),
 
@@ -158,14 +199,6 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       await events.publish({ type: 'membership.removed', roomId, agentId: agent });
     },
 
-    async assertMember(rawRoomId, agentId) {
-      const roomId = parseId(rawRoomId, 'roomId');
-      await getRoomOr404(roomId);
-      // With several nodes the cache is trusted only while other nodes' removals reach it.
-      if (cache && bus.live && cache.has(roomId, agentId)) return;
-      const since = cache?.begin() ?? 0;
-      if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
-      cache?.remember(since, roomId, agentId);
-    },
+    assertMember,
   };
 }

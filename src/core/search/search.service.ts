@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
 import type { Dialect } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
-import type { Authz } from '../auth/authz.js';
+import { requireRoom, roomAllowed, type Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS } from '../messages/messages.schema.js';
 import { parsePageLimit } from '../paging.js';
 import type { Message } from '../messages/message.js';
@@ -45,11 +45,11 @@ export function createSearchService(deps: { db: Kysely<DB>; dialect: Dialect; au
   const { db, dialect, authz, rooms } = deps;
 
   const mayRead = async (caller: Principal, roomId: string): Promise<boolean> =>
-    caller.role === 'admin' || (await isMember(db, roomId, caller.agentId));
+    roomAllowed(caller, roomId) && (caller.role === 'admin' || (await isMember(db, roomId, caller.agentId)));
 
   return {
     async searchMessages(principal, raw) {
-      const caller = authz.requireAgent(principal);
+      const caller = authz.requireAgent(principal, 'messages:read');
       const { q } = searchInput.parse(raw.q === undefined ? {} : { q: raw.q });
       const query = parseSearchQuery(q);
       const limit = parsePageLimit(raw.limit, HISTORY_LIMITS);
@@ -60,6 +60,7 @@ export function createSearchService(deps: { db: Kysely<DB>; dialect: Dialect; au
       if (roomId !== null) {
         if (caller.role === 'admin') await rooms.get(roomId);
         else await rooms.assertMember(roomId, caller.agentId);
+        requireRoom(caller, roomId);
         scope = { kind: 'room', roomId };
       } else {
         scope = caller.role === 'admin' ? { kind: 'all' } : { kind: 'member', agentId: caller.agentId };
@@ -71,7 +72,8 @@ export function createSearchService(deps: { db: Kysely<DB>; dialect: Dialect; au
         if (!fits) throw validationError({ before: roomId === null ? 'is not the id of a message you can search' : 'is not the id of a message in this room' });
       }
 
-      const { messages, hasMore } = await searchMessages(db, dialect, { query, scope, before, limit });
+      // A token limited to some rooms searches those only.
+      const { messages, hasMore } = await searchMessages(db, dialect, { query, scope, rooms: caller.scope?.rooms ?? null, before, limit });
       return { results: messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };
     },
   };

@@ -32,6 +32,8 @@ export type SearchScope =
 export interface SearchParams {
   query: SearchQuery;
   scope: SearchScope;
+  /** Only these rooms (a token's `rooms`), or null. */
+  rooms: readonly string[] | null;
   /** Exclusive: only messages with a smaller (older) id. */
   before: string | null;
   limit: number;
@@ -46,7 +48,8 @@ export interface SearchParams {
  * words over 200,000 messages, see docs/search.md).
  */
 export async function searchMessages(db: Db, dialect: Dialect, params: SearchParams): Promise<{ messages: Message[]; hasMore: boolean }> {
-  const { query, scope, before, limit } = params;
+  const { query, scope, rooms, before, limit } = params;
+  if (rooms !== null && rooms.length === 0) return { messages: [], hasMore: false };
   let matching = db.selectFrom('message_search as s').select('s.message_id');
   if (dialect === 'sqlite') {
     matching = matching.where(sql<boolean>`s.message_search match ${toFts5Match(query)}`);
@@ -61,6 +64,7 @@ export async function searchMessages(db: Db, dialect: Dialect, params: SearchPar
   if (scope.kind === 'member') {
     select = select.where('m.room_id', 'in', db.selectFrom('room_members').select('room_members.room_id').where('room_members.agent_id', '=', scope.agentId));
   }
+  if (rooms !== null) select = select.where('m.room_id', 'in', rooms);
   if (before !== null) select = select.where('m.id', '<', before);
   const rows = await select.orderBy('m.id', 'desc').limit(limit + 1).execute();
   return { messages: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };

@@ -119,7 +119,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
 
   return {
     async listChannels(principal) {
-      authz.requireAgent(principal);
+      authz.requireAgent(principal, 'feed:read');
       return listChannels(db);
     },
 
@@ -140,7 +140,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
     },
 
     async createPost(principal, rawChannelId, input) {
-      const author = authz.requireAgent(principal);
+      const author = authz.requireAgent(principal, 'feed:write');
       const channelId = parseId(rawChannelId, 'channelId');
       const { body } = createPostInput.parse(requireObject(input));
       await channelOr404(channelId);
@@ -153,7 +153,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
     },
 
     async reply(principal, rawPostId, input) {
-      const author = authz.requireAgent(principal);
+      const author = authz.requireAgent(principal, 'feed:write');
       const postId = parseId(rawPostId, 'id');
       const { body } = createPostInput.parse(requireObject(input));
       const target = await postOr404(postId);
@@ -171,26 +171,26 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
     },
 
     async thread(principal, rawPostId) {
-      authz.requireAgent(principal);
+      authz.requireAgent(principal, 'feed:read');
       const post = await postOr404(parseId(rawPostId, 'id'));
       const parent = post.parentPostId === null ? post : await postOr404(post.parentPostId);
       return { parent, replies: await listReplies(db, parent.id) };
     },
 
     async feed(principal, query) {
-      authz.requireAgent(principal);
+      authz.requireAgent(principal, 'feed:read');
       return page(null, query);
     },
 
     async channelPosts(principal, rawChannelId, query) {
-      authz.requireAgent(principal);
+      authz.requireAgent(principal, 'feed:read');
       const channelId = parseId(rawChannelId, 'channelId');
       await channelOr404(channelId);
       return page(channelId, query);
     },
 
     async toggleReaction(principal, rawPostId, input) {
-      const agent = authz.requireAgent(principal);
+      const agent = authz.requireAgent(principal, 'feed:write');
       const postId = parseId(rawPostId, 'id');
       const { emoji: raw } = toggleReactionInput.parse(requireObject(input));
       const emoji = normaliseEmoji(raw);
@@ -215,7 +215,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
     },
 
     async listReactions(principal, rawPostId) {
-      const agent = authz.requireAgent(principal);
+      const agent = authz.requireAgent(principal, 'feed:read');
       const postId = parseId(rawPostId, 'id');
       await postOr404(postId);
       const counts = await countReactions(db, postId, agent.agentId);

@@ -1,5 +1,5 @@
 import type { ClusterBus } from '../../cluster/bus.js';
-import { agentChannel, roomChannel, type AgentsNamespace } from '../protocol.js';
+import { membershipFollowers, roomChannel, type AgentsNamespace } from '../protocol.js';
 
 /**
  * Each node's part of a membership change (the bus's `membership.added` / `membership.removed`,
@@ -11,9 +11,9 @@ import { agentChannel, roomChannel, type AgentsNamespace } from '../protocol.js'
  */
 export function syncMembershipsFromBus(bus: ClusterBus, nsp: AgentsNamespace): void {
   bus.subscribe('membership.added', ({ agentId, roomId }) => {
-    nsp.local.in(agentChannel(agentId)).socketsJoin(roomChannel(roomId));
+    nsp.local.in(membershipFollowers(agentId, roomId)).socketsJoin(roomChannel(roomId));
   });
   bus.subscribe('membership.removed', ({ agentId, roomId }) => {
-    nsp.local.in(agentChannel(agentId)).socketsLeave(roomChannel(roomId));
+    nsp.local.in(membershipFollowers(agentId, roomId)).socketsLeave(roomChannel(roomId));
   });
 }

@@ -13,7 +13,11 @@ import { roomHandlers } from '../handlers/rooms.handlers.js';
 import { boundOutgoing } from '../outbound/slow-consumers.js';
 import { coalesceWrites } from '../outbound/write-coalescing.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
-import { agentChannel, tokenChannel, type AgentSocket, type ClientEventName, type WsError } from '../protocol.js';
+import { hasAction } from '../../core/auth/authz.js';
+import type { Principal } from '../../core/principal.js';
+import {
+  agentChannel, roomGrantChannel, scopedAgentChannel, tokenChannel, type AgentSocket, type ClientEventName, type WsError,
+} from '../protocol.js';
 import { guardEvents } from './event-guard.js';
 import { authenticateHandshake } from './handshake.js';
 import { registerEvent } from './register-event.js';
@@ -32,6 +36,23 @@ export interface ConnectionDeps {
   subscriptions: Subscriptions;
   inFlight: InFlight;
   isClosing(): boolean;
+}
+
+/**
+ * The channels a socket is in for its whole life: its agent's (to end it, and to follow the agent's
+ * memberships) and its token's (to end it with the token). A scoped token's socket follows only the
+ * memberships its token reaches (protocol.ts, `scopedAgentChannel`).
+ */
+function lifetimeChannels(principal: Principal): string | string[] {
+  const { agentId, tokenId, scope } = principal;
+  if (scope === undefined) return tokenId === undefined ? agentChannel(agentId) : [agentChannel(agentId), tokenChannel(tokenId)];
+  const channels = [scopedAgentChannel(agentId)];
+  if (tokenId !== undefined) channels.push(tokenChannel(tokenId));
+  if (hasAction(principal, 'messages:read')) {
+    if (scope.rooms === undefined) channels.push(agentChannel(agentId));
+    else for (const roomId of scope.rooms) channels.push(roomGrantChannel(agentId, roomId));
+  }
+  return channels;
 }
 
 export interface ConnectionHandler {
@@ -84,10 +105,11 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     if (failure !== undefined || socket.data.principal === undefined) {
       return turnAway(failure ?? toWsError(new AppError('UNAUTHENTICATED', 'Authentication failed'), logger, 'connect'));
     }
-    const { agentId, tokenId } = socket.data.principal;
+    const principal = socket.data.principal;
+    const { agentId } = principal;
     // Joined at once, so a membership change or a token revocation published during the setup below
     // already finds the socket.
-    socket.join(tokenId === undefined ? agentChannel(agentId) : [agentChannel(agentId), tokenChannel(tokenId)]);
+    socket.join(lifetimeChannels(principal));
     metrics.agentsConnected.inc();
     const log = logger.child({ agentId, socketId: socket.id });
     log.debug('websocket connected');
@@ -102,8 +124,8 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
       try {
         // Again, now that the socket is in its token's channel: a revocation that committed after the
         // middleware's check has published (or will publish) to a channel this socket is already in.
-        await deps.sessionAuth.assertLive(socket.data.principal, { fresh: true });
-        const roomIds = (await deps.rooms.listForAgent(agentId)).map((room) => room.id);
+        await deps.sessionAuth.assertLive(principal, { fresh: true });
+        const roomIds = (await deps.rooms.listForSocket(principal)).map((room) => room.id);
         const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent, (ids) => deps.rooms.lastSeqs(ids));
         if (!subscribed && socket.connected) {
           metrics.rateLimitExceeded.inc({ transport: 'ws' });
@@ -113,7 +135,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         // A membership removed between the read above and the join found the socket not yet in the
         // room (its socketsLeave was a no-op): read again and leave what is no longer ours. Removals
         // committed after this read find the socket joined and unsubscribe it themselves.
-        const current = new Set((await deps.rooms.listForAgent(agentId)).map((room) => room.id));
+        const current = new Set((await deps.rooms.listForSocket(principal)).map((room) => room.id));
         for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {
         turnAway(toWsError(err, log, 'connect'));

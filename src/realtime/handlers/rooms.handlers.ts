@@ -1,6 +1,5 @@
 import type { ReadCursorsService } from '../../core/rooms/read-cursors.service.js';
 import type { RoomsService } from '../../core/rooms/rooms.service.js';
-import { parseId } from '../../core/validation.js';
 import type { EventSpec } from '../connection/register-event.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
 
@@ -10,16 +9,16 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
   return {
     'room:join': {
       async handle({ socket, principal, payload }) {
-        const roomId = parseId(payload.roomId, 'roomId');
-        await rooms.assertMember(roomId, principal.agentId); // ROOM_NOT_FOUND, FORBIDDEN
-        await subscriptions.join(socket, roomId);
+        // ROOM_NOT_FOUND, FORBIDDEN; a token without messages:read is not subscribed (it would receive message:new).
+        const roomId = await rooms.authorizeJoin(principal, payload.roomId);
+        if (roomId !== null) await subscriptions.join(socket, roomId);
       },
     },
 
     'room:leave': {
       // Leaving is always allowed (SPEC.md shows no error): a room the socket is not in is a no-op.
-      async handle({ socket, payload }) {
-        await subscriptions.leave(socket, parseId(payload.roomId, 'roomId'));
+      async handle({ socket, principal, payload }) {
+        await subscriptions.leave(socket, rooms.authorizeLeave(principal, payload.roomId));
       },
     },
 
@@ -27,7 +26,7 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
       payloadOptional: true,
       requiresAck: true,
       async handle({ principal }) {
-        const list = await readCursors.listForAgent(principal.agentId);
+        const list = await readCursors.listForAgent(principal);
         return { rooms: list.map(({ id, slug, name, lastSeq, readSeq, unreadCount }) => ({ id, slug, name, lastSeq, readSeq, unreadCount })) };
       },
     },

@@ -3,7 +3,7 @@ import type { DomainEvent, EventPublisher } from '../../core/events.js';
 import { unauthenticated } from '../../errors.js';
 import { toWsError } from '../connection/ws-errors.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
-import { agentChannel, roomChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
+import { agentChannel, roomChannel, scopedAgentChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
 
 type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { type: K }>) => void | Promise<void> };
 
@@ -32,7 +32,7 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     },
     // The agent's sessions end on every node (room operations go through the adapter).
     'agent.disabled': ({ agentId }) => {
-      const sockets = nsp.in(agentChannel(agentId));
+      const sockets = nsp.in([agentChannel(agentId), scopedAgentChannel(agentId)]);
       sockets.emit('error', toWsError(unauthenticated('This agent is disabled'), logger, 'agent.disabled'));
       sockets.disconnectSockets(true);
     },
