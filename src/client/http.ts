@@ -66,7 +66,7 @@ export class HttpTransport {
       } catch (err) {
         if (options.signal?.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
         if (timedOut) throw new AmsError('TIMEOUT', `${method} ${url.pathname}: no answer in ${timeoutMs} ms`, { cause: err });
-        throw new AmsError('NETWORK_ERROR', `${method} ${url.pathname}: the service could not be reached`, { cause: err });
+        throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached (${method} ${url.pathname})`, { cause: err });
       }
       const text = await response.text().catch(() => '');
       let body: unknown = undefined;
