@@ -1,11 +1,14 @@
+import { isTransient } from './errors.js';
 import type { Session } from './types.js';
 
 /** Renew this long before `exp` when the lifetime allows it (PHASE2.md section 5: at least 60 s). */
 const RENEW_BEFORE_MS = 60_000;
 /** A shorter lifetime is renewed at this fraction of it. */
 const RENEW_AT_FRACTION = 0.8;
-/** After a failed renewal, try again this soon (the current JWT may still be valid). */
+/** After a failed renewal, try again this soon (the current JWT may still be valid)... */
 const RETRY_MS = 2_000;
+/** ...or this late when the API token itself was refused (revoked, agent disabled): it may come back. */
+const REFUSED_RETRY_MS = 30_000;
 
 /** When to renew a JWT valid for `remainingMs` from now. */
 export function renewalDelay(remainingMs: number): number {
@@ -68,7 +71,7 @@ export class SessionKeeper {
     this.timer = setTimeout(() => {
       this.renew().catch((err: unknown) => {
         this.onRenewalError(err);
-        this.schedule(RETRY_MS);
+        this.schedule(isTransient(err) ? RETRY_MS : REFUSED_RETRY_MS);
       });
     }, delayMs);
   }
