@@ -49,6 +49,8 @@ const ACK_TIMEOUT_MS = 10_000;
 /** Reconnection backoff, for Socket.IO's own reconnects and for ours after a server disconnect. */
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
+/** 250 ms doubling to 5 s. */
+const backoff = (attempt: number): number => Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(attempt, 5));
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -101,7 +103,7 @@ export class AmsClient {
     this.companyId = options.companyId ?? 'default';
     this.ackTimeoutMs = options.ackTimeoutMs ?? ACK_TIMEOUT_MS;
     this.session = new SessionKeeper(() => this.createSession(), (err) => this.report(err));
-    this.http = new HttpTransport(this.url, this.session);
+    this.http = new HttpTransport(this.url, this.session, this.closing.signal);
     this.streams = new RoomStreams(options.lastSeqs ?? {}, (m) => this.dispatch('message', m), (err) => this.report(err));
   }
 
@@ -134,6 +136,7 @@ export class AmsClient {
       firstReady = null;
       this.stopSocket();
     };
+    this.closing.signal.addEventListener('abort', () => failFirst(new AmsError('CLOSED', 'The client was closed while connecting')), { once: true });
 
     // Messages that come before this connection's hello-ack wait for it (the positions start there).
     let early: WsMessage[] | null = [];
@@ -238,14 +241,12 @@ export class AmsClient {
         return await this.http.request<Message>('POST', `/api/v1/rooms/${enc(roomId)}/messages`, {
           body: payload,
           timeoutMs: Math.min(REQUEST_TIMEOUT_MS, left),
-          signal: this.closing.signal,
         });
       } catch (err) {
         if (!isTransient(err)) throw err;
       }
       // Wait for the service: a reconnection wakes us at once, else the backoff.
-      const backoff = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(attempt, 5));
-      await this.nextConnectionOr(Math.min(backoff, Math.max(0, deadline - Date.now())));
+      await this.nextConnectionOr(Math.min(backoff(attempt), Math.max(0, deadline - Date.now())));
     }
   }
 
@@ -259,7 +260,7 @@ export class AmsClient {
   /** Unread messages of all the agent's rooms, oldest first; `wait` (0..30 s) holds the request until one comes. */
   inbox(options: { limit?: number; wait?: number } = {}): Promise<InboxPage> {
     const waitMs = (options.wait ?? 0) * 1000;
-    return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs, signal: this.closing.signal });
+    return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
   }
 
   /** Moves the agent's read cursor of a room forward to `seq`. */
@@ -419,7 +420,7 @@ export class AmsClient {
 
   private scheduleReconnect(): void {
     clearTimeout(this.reconnectTimer);
-    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(this.reconnectAttempts++, 5));
+    const delay = backoff(this.reconnectAttempts++);
     this.reconnectTimer = setTimeout(() => {
       if (!this.closing.signal.aborted && this.socket && !this.socket.connected) this.socket.connect();
     }, delay * (0.5 + Math.random() / 2));

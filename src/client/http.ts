@@ -10,8 +10,6 @@ export interface RequestOptions {
   /** Send the session JWT (default true). */
   auth?: boolean;
   timeoutMs?: number;
-  /** Aborts the request (close()). */
-  signal?: AbortSignal;
 }
 
 /** The REST side of the client: global fetch, the JWT, and every failure as an AmsError. */
@@ -21,11 +19,14 @@ export class HttpTransport {
   constructor(
     baseUrl: string,
     private readonly session: SessionKeeper,
+    /** close(): every request in flight or to come fails with CLOSED. */
+    private readonly closing: AbortSignal,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed');
     const auth = options.auth ?? true;
     const jwt = auth ? await this.session.token() : undefined;
     try {
@@ -53,7 +54,7 @@ export class HttpTransport {
       controller.abort();
     }, timeoutMs);
     const abort = (): void => controller.abort();
-    options.signal?.addEventListener('abort', abort);
+    this.closing.addEventListener('abort', abort);
     try {
       let response: Response;
       try {
@@ -64,7 +65,7 @@ export class HttpTransport {
           signal: controller.signal,
         });
       } catch (err) {
-        if (options.signal?.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
+        if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
         if (timedOut) throw new AmsError('TIMEOUT', `${method} ${url.pathname}: no answer in ${timeoutMs} ms`, { cause: err });
         throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached (${method} ${url.pathname})`, { cause: err });
       }
@@ -84,7 +85,7 @@ export class HttpTransport {
       throw new AmsError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `${method} ${url.pathname}: ${String(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);
-      options.signal?.removeEventListener('abort', abort);
+      this.closing.removeEventListener('abort', abort);
     }
   }
 }

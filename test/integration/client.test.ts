@@ -159,6 +159,17 @@ describe('AmsClient', () => {
     expect(timedOut.code).toBe('TIMEOUT');
     await unreachable.close();
     expect(await failure(unreachable.send(room.id, 'x'))).toMatchObject({ code: 'CLOSED' });
+    expect(await failure(unreachable.rooms())).toMatchObject({ code: 'CLOSED' });
+    // close() while a send waits for an unreachable service, and while connect() waits: both end with CLOSED.
+    const closing = new AmsClient({ url: 'http://127.0.0.1:9', apiToken: alice.apiToken });
+    const waiting = failure(closing.send(room.id, 'x'));
+    await new Promise((r) => setTimeout(r, 300));
+    await closing.close();
+    expect(await waiting).toMatchObject({ code: 'CLOSED' });
+    const slow = new AmsClient({ url: t.server.url, apiToken: alice.apiToken });
+    const connecting = failure(slow.connect());
+    await slow.close();
+    expect((await connecting).code).toBe('CLOSED');
   });
 
   it('typed methods reach every endpoint: rooms, members, history, markRead, inbox, search, agents, tokens, directory, feed', async () => {
