@@ -1,62 +1,36 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { buildConfig, ConfigError } from '../config/config.js';
-import { readEnv } from '../config/env.js';
+import { AmsError } from '../client/errors.js';
+import { ConfigError } from '../config/config.js';
 import { AppError, type ErrorDetails } from '../errors.js';
+import { NotFound, CLIENT_COMMANDS } from './client-commands.js';
+import { commandHelp, parseCommandLine, UsageError, type Command } from './command.js';
+import { DATABASE_COMMANDS } from './database-commands.js';
 
-const USAGE = `Usage: ams <command> [options]
+/**
+ * `ams`: the command table, the parsing every command shares, and the exit codes (0 done, 1 error,
+ * 2 usage mistake; an error is one `ams: ...` line on stderr). A new command is an entry in one of
+ * the tables below (or a new file's table added to COMMANDS).
+ */
+const COMMANDS: Record<string, Command> = { ...DATABASE_COMMANDS, ...CLIENT_COMMANDS };
 
-Commands:
-  serve
-      Start the server (the same as npm start), configured by the environment.
-  admin create --name <name> [--display-name <text>]
-      Create an admin agent and print it with a fresh API token (shown once).
-  token issue --agent <agent-id> [--expires-at <ISO timestamp>]
-      Issue an API token for an existing agent and print it (shown once).
-  migrate
-      Apply database migrations and exit.
+function usage(): string {
+  const lines = (names: string[]): string => names.map((name) => `  ${COMMANDS[name]!.usage}\n      ${COMMANDS[name]!.summary}`).join('\n');
+  return `Usage: ams <command> [options]
+
+Commands on the database (DATABASE_URL, default sqlite:./data/ams.sqlite):
+${lines(Object.keys(DATABASE_COMMANDS))}
+
+Commands on a running service (--url or AMS_URL, default http://127.0.0.1:3000; --token or
+AMS_API_TOKEN, an API token; a ROOM is an id or a slug, an AGENT an id or a name):
+${lines(Object.keys(CLIENT_COMMANDS))}
 
 Options:
-  -h, --help     print this help
+  -h, --help     print this help (ams <command> --help: that command's)
   --version      print the version
+  --json         print data as JSON (tail: one JSON object a line)
 
-The database is the one configured by DATABASE_URL (default sqlite:./data/ams.sqlite).
 Exit codes: 0 done, 1 error, 2 usage mistake.`;
-
-/** Each command, the options it takes, and how the domain's field names read on the command line. */
-const COMMANDS = {
-  serve: { options: [], fields: {} },
-  'admin create': { options: ['name', 'display-name'], fields: { name: '--name', displayName: '--display-name' } },
-  'token issue': { options: ['agent', 'expires-at'], fields: { id: '--agent', expiresAt: '--expires-at' } },
-  migrate: { options: [], fields: {} },
-} as const satisfies Record<string, { options: readonly string[]; fields: Record<string, string> }>;
-type Command = keyof typeof COMMANDS;
-
-/** A mistake in the command line itself: exit code 2. */
-class UsageError extends Error {}
-
-function parseCommandLine(argv: string[]) {
-  try {
-    return parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        'display-name': { type: 'string' },
-        agent: { type: 'string' },
-        'expires-at': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean' },
-      },
-    });
-  } catch (err) {
-    // An unknown option or a missing option value. Node's message for the first goes on to explain
-    // `--`, which is beside the point here.
-    const message = err instanceof Error ? err.message : String(err);
-    const unknown = /^Unknown option '([^']+)'/.exec(message);
-    throw new UsageError(unknown ? `unknown option ${unknown[1]}` : message);
-  }
 }
 
 function packageVersion(): string {
@@ -65,85 +39,70 @@ function packageVersion(): string {
   return pkg.version;
 }
 
-function required(value: string | undefined, option: string, command: Command): string {
-  if (value === undefined || value === '') throw new UsageError(`${command} needs ${option}`);
-  return value;
+/** The command named by the first positional words (`rooms list`, `send`), and the rest. */
+function findCommand(positionals: string[]): { name: string; args: string[] } | null {
+  for (const words of [2, 1]) {
+    const name = positionals.slice(0, words).join(' ');
+    if (positionals.length >= words && Object.hasOwn(COMMANDS, name)) return { name, args: positionals.slice(words) };
+  }
+  return null;
+}
+
+function checkArgs(name: string, command: Command, args: string[]): void {
+  const wanted = command.args ?? [];
+  const rest = wanted.at(-1)?.endsWith('...') ?? false;
+  const enough = args.length >= wanted.length;
+  if (!enough) throw new UsageError(`${name} needs ${wanted.join(' ')}`);
+  if (!rest && args.length > wanted.length) throw new UsageError(wanted.length === 0 ? `${name} takes no arguments` : `${name} takes ${wanted.join(' ')} only`);
 }
 
 /** A validation error as the user typed it: `--agent must be a UUID`, not the domain's `id`. */
-function describeError(err: AppError, command: Command): string {
-  if (!err.details) return err.message;
-  const fields: Record<string, string> = COMMANDS[command].fields;
-  const details: ErrorDetails = err.details;
-  return Object.entries(details)
-    .map(([field, message]) => `${fields[field] ?? field} ${message}`)
-    .join('; ');
+function describeError(message: string, details: ErrorDetails | undefined, command: Command | undefined): string {
+  if (!details) return message;
+  const fields = command?.fields ?? {};
+  return Object.entries(details).map(([field, problem]) => `${fields[field] ?? field} ${problem}`).join('; ');
 }
 
 /** The exit code, or null while the server started by `serve` runs. */
 async function run(argv: string[]): Promise<number | null> {
   const { values, positionals } = parseCommandLine(argv);
-  const typed = positionals.join(' ');
   if (values.version) {
     console.log(packageVersion());
     return 0;
   }
-  if (values.help || typed === '' || typed === 'help') {
-    console.log(USAGE);
+  if (positionals.length === 0 || (positionals.length === 1 && positionals[0] === 'help')) {
+    console.log(usage());
     return 0;
   }
-  if (!Object.hasOwn(COMMANDS, typed)) throw new UsageError(`unknown command "${typed}"`);
-  const command = typed as Command;
-  const allowed: readonly string[] = COMMANDS[command].options;
-  const stray = Object.keys(values).find((option) => !allowed.includes(option));
-  if (stray !== undefined) throw new UsageError(`${command} takes no --${stray}`);
-
-  if (command === 'serve') {
-    // The server's own entry point: it reports its errors and exits by itself.
-    const { serveOrExit } = await import('../serve.js');
-    serveOrExit();
-    return null;
-  }
-  const name = command === 'admin create' ? required(values.name, '--name <name>', command) : undefined;
-  const agentId = command === 'token issue' ? required(values.agent, '--agent <agent-id>', command) : undefined;
-
-  // The command line signs no JWT, so it needs no JWT_SECRET, even with PostgreSQL.
-  const config = buildConfig(readEnv(), { requireJwtSecret: false });
-  // Loaded only for the commands that use them, so --help, --version and mistakes answer at once.
-  const [{ createAgentsService }, { createAuthz }, { createTokensService }, { nullPublisher }, { createLogger }, { openDatabase }] = await Promise.all([
-    import('../core/agents/agents.service.js'),
-    import('../core/auth/authz.js'),
-    import('../core/auth/tokens.service.js'),
-    import('../core/events.js'),
-    import('../logger.js'),
-    import('../store/database.js'),
-  ]);
-  const logger = createLogger('warn');
-  const database = await openDatabase(config.database, logger);
-  try {
-    // The command line is trusted (it holds the database): it acts with open authorisation.
-    const authz = createAuthz('open');
-    const agents = createAgentsService({ db: database.db, authz });
-    const tokens = createTokensService({ db: database.db, authz, events: nullPublisher });
-    if (name !== undefined) {
-      const agent = await agents.create(null, { name, displayName: values['display-name'] ?? name, role: 'admin' });
-      const token = await tokens.issue(null, agent.id, {});
-      console.log(JSON.stringify({ agent, token }, null, 2));
-    } else if (agentId !== undefined) {
-      const token = await tokens.issue(null, agentId, values['expires-at'] !== undefined ? { expiresAt: values['expires-at'] } : {});
-      console.log(JSON.stringify(token, null, 2));
-    } else {
-      console.log('migrations applied');
+  const found = findCommand(positionals);
+  if (!found) {
+    if (values.help) {
+      console.log(usage());
+      return 0;
     }
+    throw new UsageError(`unknown command "${positionals.join(' ')}"`);
+  }
+  const command = COMMANDS[found.name]!;
+  if (values.help) {
+    console.log(commandHelp(found.name, command));
     return 0;
+  }
+  const allowed: readonly string[] = command.options;
+  const stray = Object.keys(values).find((option) => !allowed.includes(option));
+  if (stray !== undefined) throw new UsageError(`${found.name} takes no --${stray}`);
+  checkArgs(found.name, command, found.args);
+  try {
+    return await command.run({ command: found.name, values, args: found.args });
   } catch (err) {
-    if (err instanceof AppError) {
-      console.error(`ams: ${describeError(err, command)}`);
+    if (err instanceof AppError || err instanceof AmsError) {
+      console.error(`ams: ${describeError(err.message, err.details, command)}`);
+      return 1;
+    }
+    if (err instanceof NotFound) {
+      console.error(`ams: ${err.message}`);
       return 1;
     }
     throw err;
-  } finally {
-    await database.close();
   }
 }
 

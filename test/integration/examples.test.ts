@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
+import { Api, newAdmin, newRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The README's examples are the scripts in examples/: the README shows them (or excerpts of them)
@@ -133,4 +134,21 @@ describe('the README examples', () => {
     const directory = bodies.filter((b): b is { companyId: string; total: number } => typeof b === 'object' && b !== null && 'companyId' in b);
     expect(directory.map((d) => d.total)).toEqual([2, 1]);
   }, 180_000);
+
+  it('client-example.mjs (the README\'s "Client library") connects, sends, sees its message once and closes', async () => {
+    server = await startTestServer();
+    const api = new Api(server.url);
+    const admin = await newAdmin(api);
+    const room = await newRoom(api, admin);
+    const { stdout } = await run(process.execPath, ['examples/client-example.mjs'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', AMS_URL: server.url, AMS_API_TOKEN: admin.apiToken, AMS_ROOM: room.slug },
+      timeout: 60_000,
+    });
+    const lines = stdout.trim().split('\n');
+    expect(lines.filter((l) => l === `#1 ${admin.id}: Hello from the client library`)).toHaveLength(1);
+    expect(lines).toContain('sent #1');
+    expect(lines).toContain('refused: 400 VALIDATION_ERROR');
+    expect(lines.at(-1)).toBe(`position: ${JSON.stringify({ [room.id]: 1 })}`);
+  }, 90_000);
 });

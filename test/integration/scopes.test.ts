@@ -86,6 +86,7 @@ const TRANSPORTS: Transport[] = [
       'POST message': rest('messages:write', 'POST', (f) => `/api/v1/rooms/${f.roomId}/messages`, () => ({ body: 'hello from a scoped token' })),
       'GET /rooms': rest('rooms:read', 'GET', () => '/rooms'),
       'GET /api/v1/rooms': rest('rooms:read', 'GET', () => '/api/v1/rooms'),
+      'GET /api/v1/rooms/:id/members': rest('rooms:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/members`),
       'GET channels': rest('feed:read', 'GET', () => '/api/v1/social/channels'),
       'GET feed': rest('feed:read', 'GET', () => '/api/v1/social/feed'),
       'GET channel posts': rest('feed:read', 'GET', (f) => `/api/v1/social/channels/${f.channelId}/posts`),
