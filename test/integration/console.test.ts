@@ -105,7 +105,7 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await page.getByText(`Test ${person.name}`, { exact: true }).waitFor();
     expect(await page.getByRole('link', { name: 'Admin', exact: true }).count()).toBe(0);
     // Nothing of the session is kept where another page or a later visit could read it.
-    expect(await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie])).toEqual([0, 0, '']);
+    expect(await page.evaluate('[localStorage.length, sessionStorage.length, document.cookie]')).toEqual([0, 0, '']);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API token').waitFor();
@@ -144,7 +144,7 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await new Promise((resolve) => socket.emit('message:send', { roomId: quiet.id, body: injection }, resolve));
     await log.getByText(injection, { exact: true }).waitFor();
     expect(await log.locator('img, b, script').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate('window.__pwned')).toBeUndefined();
 
     // From the page to the agent: Enter sends, Shift+Enter is a new line.
     const box = page.getByRole('textbox', { name: 'Message', exact: true });
@@ -165,7 +165,7 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     const { page } = await open(person, { width: 390, height: 844 });
     await page.getByRole('link', { name: new RegExp(`^${room.name} `) }).click();
     await page.getByRole('log').getByText('x'.repeat(100)).waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow).toBeLessThanOrEqual(0);
     await page.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
   });
