@@ -31,6 +31,19 @@ export default tseslint.config(
     },
   },
   {
+    // The client library runs in browsers too: socket.io-client and web globals only; the server's
+    // schemas and types by type imports, which vanish from the built JavaScript.
+    files: ['src/client/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['node:*', 'fs', 'path', 'crypto', 'events', 'util'], message: 'src/client/ runs in browsers: no Node.js modules.' },
+          { group: ['../*', '!../client/*'], allowTypeImports: true, message: 'src/client/ imports the server by `import type` only.' },
+        ],
+      }],
+    },
+  },
+  {
     files: ['src/cli/**', 'bench/**', 'examples/**'],
     rules: { 'no-console': 'off' },
   },

@@ -93,9 +93,9 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   // Membership checks from memory; with several nodes, removals travel through the bus and entries
   // expire after a few seconds in case a message was lost (see membership-cache.ts).
   const membershipCache = new MembershipCache(redis ? { ttlMs: MEMBERSHIP_TTL_MS_MULTI_NODE } : {});
-  const rooms = createRoomsService({ db, authz, events, bus, membershipCache });
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
+  const rooms = createRoomsService({ db, authz, events, bus, membershipCache, presence });
   const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   events.attach(sessionAuth.publisher);

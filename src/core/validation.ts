@@ -15,7 +15,7 @@ export interface TextOptions extends SchemaOptions {
   pattern?: string;
 }
 
-interface TTextSchema extends TUnsafe<string> {
+export interface TTextSchema extends TUnsafe<string> {
   minCodePoints: number;
   maxCodePoints: number;
   textPattern?: string;

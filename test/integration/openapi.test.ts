@@ -207,6 +207,12 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', `/api/v1/search/messages?q=hello&roomId=${roomId.id}`, none, { jwt: outsider.jwt })).status).toBe(403);
     expect((await call(t, 'GET', '/api/v1/search/messages?q=hello&roomId=00000000-0000-7000-8000-000000000000', none, { jwt: bob.jwt })).status).toBe(404);
 
+    const members = await call(t, 'GET', '/api/v1/rooms/:id/members', roomId, { jwt: bob.jwt });
+    expect(members.body.members.map((m: { agentId: string }) => m.agentId)).toContain(bob.id);
+    expect((await call(t, 'GET', '/api/v1/rooms/:id/members', roomId)).status).toBe(401);
+    expect((await call(t, 'GET', '/api/v1/rooms/:id/members', { id: 'x' }, { jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/rooms/:id/members', { id: '00000000-0000-7000-8000-000000000000' }, { jwt: bob.jwt })).status).toBe(404);
+
     const member = { roomId: roomId.id, agentId: bob.id };
     expect((await call(t, 'DELETE', '/rooms/:roomId/members/:agentId', member)).status).toBe(204);
     expect((await call(t, 'DELETE', '/rooms/:roomId/members/:agentId', member)).status).toBe(404);
@@ -293,6 +299,7 @@ describe('/openapi.json', () => {
       expect((await call(t, 'GET', '/rooms', {})).status).toBe(401);
       expect((await call(t, 'GET', '/api/v1/rooms', {})).status).toBe(401);
       expect((await call(t, 'GET', '/api/v1/rooms/:id/messages', { id: room.id }, { jwt: agent.jwt })).status).toBe(403);
+      expect((await call(t, 'GET', '/api/v1/rooms/:id/members', { id: room.id }, { jwt: agent.jwt })).status).toBe(403);
       expect((await call(t, 'GET', '/api/v1/rooms', {}, { jwt: agent.jwt })).body.rooms).toEqual([]);
     });
   });

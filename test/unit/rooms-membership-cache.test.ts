@@ -6,6 +6,7 @@ import type { BusPayload, ClusterBus } from '../../src/cluster/bus.js';
 import { createMemoryBus } from '../../src/cluster/memory-bus.js';
 import { MembershipCache } from '../../src/core/rooms/membership-cache.js';
 import { createRoomsService } from '../../src/core/rooms/rooms.service.js';
+import { createMemoryPresence } from '../../src/realtime/presence/presence-tracker.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 
 /** A bus of one node whose liveness the test sets, recording what is published. */
@@ -29,7 +30,7 @@ describe('rooms service membership checks with a cluster bus', () => {
     const agents = createAgentsService({ db: database.db, authz });
     const admin = await agents.create(null, { name: 'admin', displayName: 'Admin', role: 'admin' });
     const member = await agents.create(null, { name: 'member', displayName: 'Member', role: 'agent' });
-    const rooms = createRoomsService({ db: database.db, authz, events: nullPublisher, membershipCache: new MembershipCache({ ttlMs: 60_000 }), bus });
+    const rooms = createRoomsService({ db: database.db, authz, events: nullPublisher, membershipCache: new MembershipCache({ ttlMs: 60_000 }), bus, presence: createMemoryPresence() });
     const room = await rooms.create({ agentId: admin.id, role: 'admin' }, { slug: 'r', name: 'R', members: [member.id] });
     await rooms.assertMember(room.id, member.id); // now cached
     // Removed "on another node" whose announcement never arrives: only the database knows.
@@ -59,6 +60,7 @@ describe('rooms service membership checks with a cluster bus', () => {
       events: nullPublisher,
       membershipCache: new MembershipCache(),
       bus,
+      presence: createMemoryPresence(),
     });
     const room = await rooms.create({ agentId: admin.id, role: 'admin' }, { slug: 'r2', name: 'R', members: [member.id] });
     await rooms.removeMember(null, room.id, member.id);

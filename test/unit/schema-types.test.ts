@@ -15,7 +15,8 @@ import type { InboxPage } from '../../src/core/inbox/inbox.service.js';
 import type { SearchPageSchema } from '../../src/core/search/search.schema.js';
 import type { SearchPage } from '../../src/core/search/search.service.js';
 import type { RoomListing } from '../../src/core/rooms/read-cursors.service.js';
-import type { MembershipSchema, ReadCursorSchema, RoomSchema } from '../../src/core/rooms/rooms.schema.js';
+import type { MembershipSchema, ReadCursorSchema, RoomMembersSchema, RoomSchema } from '../../src/core/rooms/rooms.schema.js';
+import type { RoomMember } from '../../src/core/rooms/rooms.service.js';
 import type { Membership } from '../../src/core/rooms/rooms.store.js';
 import type { ReadState } from '../../src/core/rooms/read-cursors.service.js';
 import type { ChannelSchema, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema } from '../../src/core/social/social.schema.js';
@@ -36,6 +37,7 @@ describe('response schemas and the types the services return', () => {
     expectTypeOf<Static<typeof RoomSchema>>().toEqualTypeOf<{ [K in keyof RoomListing]: RoomListing[K] }>();
     expectTypeOf<Static<typeof ReadCursorSchema>>().toEqualTypeOf<ReadState>();
     expectTypeOf<Static<typeof MembershipSchema>>().toEqualTypeOf<Membership>();
+    expectTypeOf<Static<typeof RoomMembersSchema>>().toEqualTypeOf<{ members: RoomMember[] }>();
     expectTypeOf<Static<typeof MessageSchema>>().toEqualTypeOf<Message>();
     expectTypeOf<Static<typeof HistoryPageSchema>>().toEqualTypeOf<HistoryPage>();
     expectTypeOf<Static<typeof SyncPageSchema>>().toEqualTypeOf<SyncPage>();

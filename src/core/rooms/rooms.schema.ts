@@ -1,4 +1,4 @@
-import { IdString, Timestamp } from '../common.schema.js';
+import { IdString, RoleSchema, Timestamp } from '../common.schema.js';
 import { Type, Text, Uuid } from '../validation.js';
 
 export const ROOM_SLUG_PATTERN = '^[a-z0-9-]{1,64}$';
@@ -43,6 +43,20 @@ export const RoomListPage = Type.Object({ rooms: RoomList }, { title: 'RoomListR
 export const MembershipSchema = Type.Object(
   { roomId: IdString(), agentId: IdString(), joinedAt: Timestamp() },
   { title: 'Membership' },
+);
+
+/** `GET /api/v1/rooms/:id/members` (PHASE2.md section 5). */
+export const RoomMembersSchema = Type.Object(
+  {
+    members: Type.Array(Type.Object(
+      {
+        agentId: IdString(), name: Type.String(), displayName: Type.String(), role: RoleSchema, joinedAt: Timestamp(),
+        online: Type.Boolean({ description: 'Has a live WebSocket connection (on any node)' }),
+      },
+      { title: 'RoomMember' },
+    ), { description: 'In the order they joined' }),
+  },
+  { title: 'RoomMembers' },
 );
 
 export const RoomIdParams = Type.Object({ id: Uuid({ description: 'Room id' }) });

@@ -9,6 +9,7 @@ import { recordAudit } from '../audit/audit.store.js';
 import type { ClusterBus } from '../../cluster/bus.js';
 import type { Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
+import type { PresenceReader } from '../presence.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { findLastSeqs } from '../messages/seq.store.js';
@@ -16,9 +17,14 @@ import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
 import {
-  deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRooms, listRoomsOfAgent,
-  type Membership, type Room,
+  deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
+  type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
+
+export interface RoomMember extends RoomMemberRow {
+  /** Has a live WebSocket connection on any node (the directory's presence). */
+  online: boolean;
+}
 
 const createRoomInput = compile(CreateRoomInput);
 const addMemberInput = compile(AddMemberInput);
@@ -31,6 +37,8 @@ export interface RoomsService {
   listForAgent(agentId: string): Promise<Room[]>;
   addMember(principal: Principal | null, roomId: string, input: unknown): Promise<Membership>;
   removeMember(principal: Principal | null, roomId: string, agentId: string): Promise<void>;
+  /** The members with whether each is online (a JWT; in strict mode members only, as history). */
+  members(principal: Principal | null, roomId: string): Promise<{ members: RoomMember[] }>;
   /** Throws ROOM_NOT_FOUND unless the room exists (its `lastSeq` may be stale: see lastSeqs). */
   get(roomId: string): Promise<Room>;
   /** `{roomId: lastSeq}`, read now (agent:hello-ack). */
@@ -50,10 +58,12 @@ export interface RoomsServiceDeps {
    * and it says whether other nodes' removals are known to reach this one.
    */
   bus: ClusterBus;
+  /** Who is online, for the member list. */
+  presence: PresenceReader;
 }
 
 export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
-  const { db, authz, events, bus } = deps;
+  const { db, authz, events, bus, presence } = deps;
   const cache = deps.membershipCache ?? null;
   if (cache) {
     // A removal, made here or on another node, forgets its entry on every node; after a gap in the
@@ -156,6 +166,16 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       // acknowledged after both, so no node delivers this room to the agent once this answers.
       await bus.publish('membership.removed', { roomId, agentId: agent });
       await events.publish({ type: 'membership.removed', roomId, agentId: agent });
+    },
+
+    async members(principal, rawRoomId) {
+      const reader = authz.requireAgent(principal);
+      const roomId = parseId(rawRoomId, 'id');
+      if (authz.historyNeedsMembership) await this.assertMember(roomId, reader.agentId);
+      else await getRoomOr404(roomId);
+      const rows = await listRoomMembers(db, roomId);
+      const online = await presence.onlineAgents(rows.map((m) => m.agentId));
+      return { members: rows.map((m) => ({ ...m, online: online.has(m.agentId) })) };
     },
 
     async assertMember(rawRoomId, agentId) {

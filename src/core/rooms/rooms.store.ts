@@ -2,6 +2,7 @@ import type { Kysely, Selectable, Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { DB, RoomsTable } from '../../store/schema.js';
 import { toIso } from '../../store/values.js';
+import type { Role } from '../principal.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -18,6 +19,15 @@ export interface Room {
 export interface Membership {
   roomId: string;
   agentId: string;
+  joinedAt: string;
+}
+
+/** A member of a room as `GET /api/v1/rooms/:id/members` lists it (before presence is added). */
+export interface RoomMemberRow {
+  agentId: string;
+  name: string;
+  displayName: string;
+  role: Role;
   joinedAt: string;
 }
 
@@ -77,4 +87,17 @@ export async function listRoomsOfAgent(db: Db, agentId: string): Promise<Room[]>
 
 export async function isMember(db: Db, roomId: string, agentId: string): Promise<boolean> {
   return (await isMemberQuery(db, { roomId, agentId })).rows.length > 0;
+}
+
+/** The members of a room with their agent's names, in the order they joined. */
+export async function listRoomMembers(db: Db, roomId: string): Promise<RoomMemberRow[]> {
+  const rows = await db
+    .selectFrom('room_members')
+    .innerJoin('agents', 'agents.id', 'room_members.agent_id')
+    .select(['agents.id', 'agents.name', 'agents.display_name', 'agents.role', 'room_members.joined_at'])
+    .where('room_members.room_id', '=', roomId)
+    .orderBy('room_members.joined_at')
+    .orderBy('agents.id')
+    .execute();
+  return rows.map((row) => ({ agentId: row.id, name: row.name, displayName: row.display_name, role: row.role, joinedAt: toIso(row.joined_at) }));
 }

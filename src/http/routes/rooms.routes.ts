@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { AGENT_DISABLED } from '../../core/auth/sessions.service.js';
 import type { Principal } from '../../core/principal.js';
 import {
-  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
 } from '../../core/rooms/rooms.schema.js';
 import { isUuid } from '../../core/validation.js';
 import { unauthenticated } from '../../errors.js';
@@ -62,6 +62,15 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
       errors: [401, 403, 404],
     }),
   }, async (request) => ctx.readCursors.markRead(request.principal, request.params.id, request.body));
+
+  app.get<{ Params: { id: string } }>('/api/v1/rooms/:id/members', {
+    schema: describe({
+      operationId: 'listMembers', summary: 'The members of a room and whether each is online (members only in strict mode)', tags: ['rooms'], security: SECURITY.jwt,
+      params: RoomIdParams,
+      success: { 200: { schema: RoomMembersSchema, description: 'The members, in the order they joined' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => ctx.rooms.members(request.principal, request.params.id));
 
   app.post<{ Params: { id: string } }>('/rooms/:id/members', {
     schema: describe({

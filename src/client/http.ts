@@ -1,0 +1,90 @@
+import { AmsError, fromHttpError } from './errors.js';
+import type { SessionKeeper } from './session.js';
+
+/** A request that gets no answer in this time fails with TIMEOUT (the inbox adds its `wait`). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+export interface RequestOptions {
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  /** Send the session JWT (default true). */
+  auth?: boolean;
+  timeoutMs?: number;
+  /** Aborts the request (close()). */
+  signal?: AbortSignal;
+}
+
+/** The REST side of the client: global fetch, the JWT, and every failure as an AmsError. */
+export class HttpTransport {
+  private readonly baseUrl: string;
+
+  constructor(
+    baseUrl: string,
+    private readonly session: SessionKeeper,
+  ) {
+    this.baseUrl = baseUrl.replace(/\/+$/, '');
+  }
+
+  async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const auth = options.auth ?? true;
+    const jwt = auth ? await this.session.token() : undefined;
+    try {
+      return await this.once<T>(method, path, options, jwt);
+    } catch (err) {
+      // A JWT refused before its time (the service restarted with another secret): once more, fresh.
+      if (!(auth && err instanceof AmsError && err.status === 401)) throw err;
+      this.session.invalidate(jwt);
+      return this.once<T>(method, path, options, await this.session.token());
+    }
+  }
+
+  private async once<T>(method: string, path: string, options: RequestOptions, jwt: string | undefined): Promise<T> {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    const headers: Record<string, string> = {};
+    if (jwt !== undefined) headers.authorization = `Bearer ${jwt}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+
+    const controller = new AbortController();
+    const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const abort = (): void => controller.abort();
+    options.signal?.addEventListener('abort', abort);
+    try {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method,
+          headers,
+          ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
+          signal: controller.signal,
+        });
+      } catch (err) {
+        if (options.signal?.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
+        if (timedOut) throw new AmsError('TIMEOUT', `${method} ${url.pathname}: no answer in ${timeoutMs} ms`, { cause: err });
+        throw new AmsError('NETWORK_ERROR', `${method} ${url.pathname}: the service could not be reached`, { cause: err });
+      }
+      const text = await response.text().catch(() => '');
+      let body: unknown = undefined;
+      if (text !== '') {
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = { error: text.slice(0, 200) };
+        }
+      }
+      if (!response.ok) throw fromHttpError(response.status, body);
+      return body as T;
+    } catch (err) {
+      if (err instanceof AmsError) throw err;
+      throw new AmsError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `${method} ${url.pathname}: ${String(err)}`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', abort);
+    }
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * `agent-messaging-service/client`: the client library (PHASE2.md section 3, docs/client.md).
+ * Works in Node.js 20 and browsers: global `fetch` and `socket.io-client`, nothing of the server at
+ * run time (its schemas are imported as types only).
+ */
+export { AmsClient, type AmsClientEvents, type AmsClientOptions, type SendOptions } from './client.js';
+export { AmsError } from './errors.js';
+export type * from './types.js';

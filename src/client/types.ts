@@ -1,0 +1,61 @@
+import type { Static } from '@sinclair/typebox';
+import type { AgentSchema, CreateAgentInput } from '../core/agents/agents.schema.js';
+import type { IssuedTokenSchema, IssueTokenInput, SessionSchema } from '../core/auth/tokens.schema.js';
+import type { DirectorySchema } from '../core/directory/directory.schema.js';
+import type { InboxPageSchema } from '../core/inbox/inbox.schema.js';
+import type { HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema } from '../core/messages/messages.schema.js';
+import type { CreateRoomInput, MembershipSchema, ReadCursorSchema, RoomMembersSchema, RoomSchema } from '../core/rooms/rooms.schema.js';
+import type { SearchPageSchema } from '../core/search/search.schema.js';
+import type {
+  ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema,
+} from '../core/social/social.schema.js';
+import type {
+  AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload,
+  RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema,
+} from '../realtime/protocol.js';
+
+// The objects of the service, typed from the very TypeBox schemas its routes and events are
+// described with (type imports only: none of this reaches the built JavaScript).
+
+export type Agent = Static<typeof AgentSchema>;
+export type NewAgent = Static<typeof CreateAgentInput>;
+export type IssuedToken = Static<typeof IssuedTokenSchema>;
+export type IssueTokenOptions = Static<typeof IssueTokenInput>;
+export type Session = Static<typeof SessionSchema>;
+export type Room = Static<typeof RoomSchema>;
+export type NewRoom = Static<typeof CreateRoomInput>;
+export type Membership = Static<typeof MembershipSchema>;
+export type RoomMember = Static<typeof RoomMembersSchema>['members'][number];
+export type ReadCursor = Static<typeof ReadCursorSchema>;
+/** The REST Message: what `on('message')` and `send` give. */
+export type Message = Static<typeof MessageSchema>;
+export type HistoryPage = Static<typeof HistoryPageSchema>;
+export type SyncPage = Static<typeof SyncPageSchema>;
+export type InboxPage = Static<typeof InboxPageSchema>;
+export type SearchPage = Static<typeof SearchPageSchema>;
+export type Directory = Static<typeof DirectorySchema>;
+export type Channel = Static<typeof ChannelSchema>;
+export type NewChannel = Static<typeof CreateChannelInput>;
+export type Post = Static<typeof PostSchema>;
+export type PostPage = Static<typeof PostPageSchema>;
+export type Thread = Static<typeof ThreadSchema>;
+export type ToggleResult = Static<typeof ToggleResultSchema>;
+export type ReactionList = Static<typeof ReactionListSchema>;
+
+/** A message as WebSocket payloads carry it (`authorAgentId` where REST says `senderId`). */
+export type WsMessage = Static<typeof WsMessageSchema>;
+export type HelloAck = Static<typeof HelloAckSchema>;
+export type PresenceUpdate = Static<typeof PresenceUpdateSchema>;
+export type WsError = Static<typeof WsErrorSchema>;
+
+/** Every client event of the `/agents` namespace: its payload (without `requestId`) and its acknowledgement. */
+export interface WsRequests {
+  'room:join': { payload: Omit<Static<typeof RoomRefPayload>, 'requestId'>; ack: Static<typeof AckOkSchema> };
+  'room:leave': { payload: Omit<Static<typeof RoomRefPayload>, 'requestId'>; ack: Static<typeof AckOkSchema> };
+  'room:list': { payload: Omit<Static<typeof RoomListPayload>, 'requestId'>; ack: Static<typeof RoomListAckSchema> };
+  'room:sync': { payload: Omit<Static<typeof SyncPayload>, 'requestId'>; ack: Static<typeof SyncAckSchema> };
+  'room:read': { payload: Omit<Static<typeof ReadPayload>, 'requestId'>; ack: ReadCursor };
+  'message:send': { payload: Omit<Static<typeof SendPayload>, 'requestId'>; ack: Static<typeof SendAckSchema> };
+  'message:history': { payload: Omit<Static<typeof HistoryPayload>, 'requestId'>; ack: Static<typeof HistoryAckSchema> };
+}
+export type WsRequestName = keyof WsRequests;

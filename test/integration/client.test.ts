@@ -1,0 +1,234 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { AmsClient, AmsError, type Message } from '../../src/client/index.js';
+import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
+import { waitUntil } from '../helpers/wait.js';
+
+// The client library (PHASE2.md section 3) against the real server in this process. The restart and
+// SIGKILL cases are in client-restart.test.ts.
+
+const clients: AmsClient[] = [];
+function clientOf(url: string, agent: TestAgent, options: { lastSeqs?: Record<string, number> } = {}): AmsClient {
+  const client = new AmsClient({ url, apiToken: agent.apiToken, ...options });
+  clients.push(client);
+  return client;
+}
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+/** Every message the client delivers, per room, checking the order as they come. */
+function collect(client: AmsClient): Map<string, Message[]> {
+  const seen = new Map<string, Message[]>();
+  client.on('message', (m) => {
+    const list = seen.get(m.roomId) ?? [];
+    expect(m.seq, `room ${m.roomId}`).toBe((list.at(-1)?.seq ?? m.seq - 1) + 1);
+    list.push(m);
+    seen.set(m.roomId, list);
+  });
+  return seen;
+}
+const idsOf = (messages: { id: string }[] | undefined): string[] => (messages ?? []).map((m) => m.id);
+
+describe('AmsClient', () => {
+  const t = useTestServer();
+
+  it('delivers every message of its rooms once, in seq order, its own included; send resolves to the stored message', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const bob = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [alice, bob]);
+    const before = await sendMessage(t.api, bob, room.id, 'before alice connects');
+
+    const client = clientOf(t.server.url, alice);
+    const seen = collect(client);
+    await client.connect();
+    expect(client.lastSeqs()).toEqual({ [room.id]: before.seq }); // starts at lastSeq: old history is not replayed
+
+    const mine = await client.send(room.id, 'hello from alice', { mentions: [bob.id] });
+    expect(mine).toMatchObject({ roomId: room.id, senderId: alice.id, body: 'hello from alice', mentions: [bob.id], seq: before.seq + 1 });
+    expect(mine.clientMsgId).toEqual(expect.any(String));
+    const theirs = [];
+    for (let i = 0; i < 5; i++) theirs.push(await sendMessage(t.api, bob, room.id, `bob ${i}`));
+    await waitUntil('all delivered', () => (seen.get(room.id)?.length ?? 0) === 6);
+    expect(idsOf(seen.get(room.id))).toEqual([mine.id, ...theirs.map((m) => m.id)]);
+    expect(seen.get(room.id)![1]).toMatchObject({ senderId: bob.id, body: 'bob 0' }); // the REST Message shape
+    expect(client.lastSeqs()).toEqual({ [room.id]: before.seq + 6 });
+
+    // The same clientMsgId again: the original, not a second message.
+    expect((await client.send(room.id, 'hello from alice', { mentions: [bob.id], clientMsgId: mine.clientMsgId })).id).toBe(mine.id);
+  });
+
+  it('resumes from a saved lastSeqs: exactly the messages sent while it was away, then live ones', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const rooms = [await newRoom(t.api, admin, [alice]), await newRoom(t.api, admin, [alice])];
+    const first = clientOf(t.server.url, alice);
+    await first.connect();
+    await sendMessage(t.api, admin, rooms[0]!.id, 'seen by the first client');
+    await waitUntil('first delivered', () => first.lastSeqs()[rooms[0]!.id] === 1);
+    const saved = first.lastSeqs();
+    await first.close();
+
+    const missed = new Map<string, string[]>(rooms.map((r) => [r.id, []]));
+    for (let i = 0; i < 120; i++) {
+      const room = rooms[i % 2]!;
+      missed.get(room.id)!.push((await sendMessage(t.api, admin, room.id, `while away ${i}`)).id);
+    }
+    const second = clientOf(t.server.url, alice, { lastSeqs: saved });
+    const seen = collect(second);
+    await second.connect(); // resolves once caught up (more than one room:sync page per room)
+    for (const room of rooms) expect(idsOf(seen.get(room.id))).toEqual(missed.get(room.id));
+    const live = await sendMessage(t.api, admin, rooms[1]!.id, 'live');
+    await waitUntil('live delivered', () => seen.get(rooms[1]!.id)?.at(-1)?.id === live.id);
+    expect(second.lastSeqs()).toEqual({ [rooms[0]!.id]: 61, [rooms[1]!.id]: 61 });
+  });
+
+  it('catches up after the server drops the connection (transport closed, or a server disconnect), missing nothing', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [alice]);
+    const client = clientOf(t.server.url, alice);
+    const seen = collect(client);
+    const connects: number[] = [];
+    client.on('connect', () => connects.push(Date.now()));
+    await client.connect();
+    const sent: string[] = [];
+    const sendSome = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) sent.push((await sendMessage(t.api, admin, room.id, `m ${sent.length}`)).id);
+    };
+    await sendSome(3);
+    for (const drop of [
+      () => { for (const s of t.server.app.realtime.namespace.sockets.values()) s.conn.close(); },
+      () => t.server.app.realtime.namespace.disconnectSockets(true),
+    ]) {
+      const count = connects.length;
+      drop();
+      await sendSome(4); // while it is away
+      await waitUntil('reconnected', () => connects.length > count);
+      await sendSome(2);
+    }
+    await waitUntil('everything delivered', () => (seen.get(room.id)?.length ?? 0) === sent.length);
+    expect(idsOf(seen.get(room.id))).toEqual(sent);
+  });
+
+  it('a room it is added to while connected is delivered from its first message after the add; presence:update is exposed', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const bob = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [bob]);
+    await sendMessage(t.api, bob, room.id, 'before alice was added');
+    const client = clientOf(t.server.url, alice);
+    const seen = collect(client);
+    const presence: unknown[] = [];
+    client.on('presence:update', (p) => presence.push(p));
+    await client.connect();
+    expect((await t.api.post(`/rooms/${room.id}/members`, { agentId: alice.id })).status).toBe(201);
+    await waitUntil('alice online in the room', () => presence.some((p) => (p as { agentId: string }).agentId === alice.id));
+    const after = await sendMessage(t.api, bob, room.id, 'after');
+    await waitUntil('delivered', () => (seen.get(room.id)?.length ?? 0) === 1);
+    expect(idsOf(seen.get(room.id))).toEqual([after.id]);
+    expect(await client.members(room.id)).toContainEqual(expect.objectContaining({ agentId: alice.id, online: true }));
+  });
+
+  it('rejects every failure with AmsError carrying status (HTTP) and code', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [alice]);
+    const client = clientOf(t.server.url, alice);
+    await client.connect();
+
+    const failure = async (promise: Promise<unknown>): Promise<AmsError> => {
+      const err: unknown = await promise.then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(AmsError);
+      return err as AmsError;
+    };
+    expect(await failure(client.send(room.id, ''))).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: { body: expect.any(String) } });
+    expect(await failure(client.send('01900000-0000-7000-8000-000000000000', 'x'))).toMatchObject({ status: 404, code: 'ROOM_NOT_FOUND' });
+    expect(await failure(client.revokeToken('agt_000000000000'))).toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    expect(await failure(client.createAgent({ name: admin.name, displayName: 'x', role: 'agent' }))).toMatchObject({ status: 409, code: 'CONFLICT' });
+    expect(await failure(client.request('room:sync', { roomId: room.id, afterSeq: -1 }))).toMatchObject({ status: undefined, code: 'VALIDATION_ERROR' });
+    expect(await failure(client.request('room:join', { roomId: '01900000-0000-7000-8000-000000000000' }))).toMatchObject({ code: 'ROOM_NOT_FOUND' });
+
+    const refused = new AmsClient({ url: t.server.url, apiToken: 'agt_000000000000_' + '0'.repeat(64) });
+    expect(await failure(refused.connect())).toMatchObject({ status: 401, code: 'AUTH_FAILED' });
+    await refused.close();
+    const unreachable = new AmsClient({ url: 'http://127.0.0.1:9', apiToken: alice.apiToken });
+    expect(await failure(unreachable.connect())).toMatchObject({ status: undefined, code: 'NETWORK_ERROR' });
+    const timedOut = await failure(unreachable.send(room.id, 'x', { timeoutMs: 300 }));
+    expect(timedOut.code).toBe('TIMEOUT');
+    await unreachable.close();
+    expect(await failure(unreachable.send(room.id, 'x'))).toMatchObject({ code: 'CLOSED' });
+  });
+
+  it('typed methods reach every endpoint: rooms, members, history, markRead, inbox, search, agents, tokens, directory, feed', async () => {
+    const admin = await newAdmin(t.api);
+    const client = clientOf(t.server.url, admin);
+    const agent = await client.createAgent({ name: `c-${Date.now().toString(36)}`, displayName: 'C', role: 'agent' });
+    const token = await client.issueToken(agent.id);
+    const other = new AmsClient({ url: t.server.url, apiToken: token.token });
+    clients.push(other);
+    const room = await client.createRoom({ slug: `c-${Date.now().toString(36)}`, name: 'C' });
+    expect(await client.addMember(room.id, agent.id)).toMatchObject({ roomId: room.id, agentId: agent.id });
+    expect((await client.members(room.id)).map((m) => m.agentId).sort()).toEqual([admin.id, agent.id].sort());
+    const sent = await other.send(room.id, 'findable words here');
+    expect((await client.history(room.id)).messages.map((m) => m.id)).toEqual([sent.id]);
+    expect(await client.history(room.id, { afterSeq: 0 })).toMatchObject({ lastSeq: 1, hasMore: false });
+    expect((await client.inbox()).messages.map((m) => m.id)).toEqual([sent.id]);
+    expect(await client.markRead(room.id, 1)).toEqual({ roomId: room.id, readSeq: 1, unreadCount: 0 });
+    expect((await client.search('findable', { roomId: room.id })).results.map((m) => m.id)).toEqual([sent.id]);
+    expect((await client.rooms()).map((r) => r.id)).toContain(room.id);
+    expect((await client.agents()).map((a) => a.id)).toContain(agent.id);
+    expect((await client.directory()).agents.map((a) => a.id)).toContain(agent.id);
+    expect((await client.disableAgent(agent.id)).disabledAt).not.toBeNull();
+    expect((await client.enableAgent(agent.id)).disabledAt).toBeNull();
+    await client.removeMember(room.id, agent.id);
+    await client.revokeToken(token.prefix);
+    expect((await client.createSession()).token).toEqual(expect.any(String));
+
+    const channel = await client.createChannel({ slug: `c-${Date.now().toString(36)}`, name: 'C' });
+    expect((await client.channels()).map((c) => c.id)).toContain(channel.id);
+    const post = await client.post(channel.id, 'a post');
+    const reply = await client.reply(post.id, 'a reply');
+    expect((await client.thread(post.id)).replies.map((r) => r.id)).toEqual([reply.id]);
+    expect((await client.react(post.id, '👍')).action).toBe('added');
+    expect((await client.reactions(post.id)).reactions).toContainEqual(expect.objectContaining({ emoji: '👍', count: 1 }));
+    expect((await client.feed({ channelId: channel.id })).posts.map((p) => p.id)).toEqual([post.id]);
+    expect((await client.feed()).posts.map((p) => p.id)).toContain(post.id);
+  });
+});
+
+describe('AmsClient JWT renewal (JWT_TTL_SECONDS=3)', () => {
+  const t = useTestServer({ config: { jwtTtlSeconds: 3 } });
+
+  it('renews the JWT before exp for REST and reconnects with the fresh one', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [alice]);
+    const client = clientOf(t.server.url, alice);
+    const seen = collect(client);
+    await client.connect();
+    const firstJwt = await client.jwt();
+    const expOf = (jwt: string): number => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp;
+
+    // Well past the first JWT's exp: REST keeps working, with a JWT renewed before each exp.
+    const sent: string[] = [];
+    const deadline = Date.now() + 7_000;
+    while (Date.now() < deadline) {
+      sent.push((await client.send(room.id, `tick ${sent.length}`)).id);
+      expect(expOf(await client.jwt()) * 1000).toBeGreaterThan(Date.now());
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(expOf(await client.jwt())).toBeGreaterThan(expOf(firstJwt));
+    expect(Date.now()).toBeGreaterThan(expOf(firstJwt) * 1000);
+
+    // A reconnection now presents the renewed JWT (the first one would be refused).
+    const reconnected = new Promise<void>((resolve) => client.on('connect', () => resolve()));
+    t.server.app.realtime.namespace.disconnectSockets(true);
+    await reconnected;
+    // The admin's own JWT expired long ago: it sends through a client of its own.
+    sent.push((await clientOf(t.server.url, admin).send(room.id, 'after the reconnect')).id);
+    await waitUntil('everything delivered', () => (seen.get(room.id)?.length ?? 0) === sent.length);
+    expect(idsOf(seen.get(room.id))).toEqual(sent);
+  }, 30_000);
+});
