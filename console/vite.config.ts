@@ -16,6 +16,8 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  // The client library from its sources (the same one programs import as agent-messaging-service/client).
+  resolve: { alias: { 'agent-messaging-service/client': here('../src/client/index.ts') } },
   build: {
     outDir: here('../dist/console'),
     emptyOutDir: true,

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { ConnectionState } from './ams.js';
+
 import { AdminView } from './views/admin.js';
 import { DirectoryView } from './views/directory.js';
 import { FeedView } from './views/feed.js';
@@ -41,9 +41,14 @@ export function App() {
 
 function Console({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
   const route = parseHash(useHash());
-  const [connection, setConnection] = useState<ConnectionState>('connected');
+  const [reconnecting, setReconnecting] = useState(false);
   const main = useRef<HTMLElement>(null);
-  useEffect(() => session.client.on('state', setConnection), [session]);
+  // The client reconnects and catches up by itself; the person is told while it is away.
+  useEffect(() => {
+    const offDown = session.client.on('disconnect', () => setReconnecting(true));
+    const offUp = session.client.on('connect', () => setReconnecting(false));
+    return () => { offDown(); offUp(); };
+  }, [session]);
   // A new view moves focus to its content, so a keyboard or screen-reader user starts there.
   useEffect(() => main.current?.focus(), [route.view]);
   const isAdmin = session.me.role === 'admin';
@@ -69,7 +74,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
         </div>
       </header>
       <div class="connection" role="status">
-        {connection === 'reconnecting' ? <p class="banner">reconnecting…</p> : null}
+        {reconnecting ? <p class="banner">reconnecting…</p> : null}
       </div>
       <main id="main" ref={main} tabIndex={-1}>
         {view === 'rooms' && <RoomsView session={session} roomId={route.id} />}

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { Agent, Role, Room } from '../ams.js';
-import { describeError, type Session } from '../session.js';
+import type { Agent, Room } from 'agent-messaging-service/client';
+import { describeError, type Role, type Session } from '../session.js';
 
 interface Outcome {
   ok: boolean;

@@ -1,13 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { DirectoryEntry } from '../ams.js';
-import { describeError, namesOf, type Session } from '../session.js';
+import { describeError, namesOf, type DirectoryEntry, type Session } from '../session.js';
 
 /** Every agent, its role and whether it is online now. */
 export function DirectoryView({ session }: { session: Session }) {
   const [agents, setAgents] = useState<DirectoryEntry[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
-    session.client.directory(session.companyId).then((list) => {
+    session.client.directory().then(({ agents: list }) => {
       setAgents(list);
       for (const [id, name] of namesOf(list)) session.names.set(id, name);
     }, (err) => setError(describeError(err)));

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { Channel, Post, ReactionCount } from '../ams.js';
+import type { Channel, Post, ReactionList } from 'agent-messaging-service/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
 
 /** The reactions the service accepts (SPEC.md social reactions). */
@@ -106,8 +106,8 @@ function PostItem({ session, post, channels }: { session: Session; post: Post; c
 }
 
 function Reactions({ session, postId }: { session: Session; postId: string }) {
-  const [counts, setCounts] = useState<ReactionCount[]>([]);
-  const load = useCallback(() => { session.client.reactions(postId).then(setCounts, () => undefined); }, [session, postId]);
+  const [counts, setCounts] = useState<ReactionList['reactions']>([]);
+  const load = useCallback(() => { session.client.reactions(postId).then((list) => setCounts(list.reactions), () => undefined); }, [session, postId]);
   useEffect(load, [load]);
   const toggle = (emoji: string): void => { session.client.react(postId, emoji).then(load, () => undefined); };
   return (

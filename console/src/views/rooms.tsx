@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Room, RoomMember } from '../ams.js';
+import type { Message, Room, RoomMember } from 'agent-messaging-service/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
 
 const PAGE = 50;
@@ -15,7 +15,7 @@ export function RoomsView({ session, roomId }: { session: Session; roomId?: stri
   }, [client]);
   useEffect(load, [load]);
   // After a reconnect the counts are read again: messages may have come while away.
-  useEffect(() => client.on('state', (state) => { if (state === 'connected') load(); }), [client, load]);
+  useEffect(() => client.on('connect', load), [client, load]);
   useEffect(() => client.on('message', (message) => {
     if (message.senderId === session.me.id || message.roomId === roomId) return;
     setRooms((list) => list?.map((r) => (r.id === message.roomId ? { ...r, unreadCount: (r.unreadCount ?? 0) + 1, lastSeq: message.seq } : r)) ?? list);
@@ -193,14 +193,14 @@ function Online({ session, roomId }: { session: Session; roomId: string }) {
     let live = true;
     const load = (): void => { client.members(roomId).then((list) => live && setMembers(list), () => live && setMembers([])); };
     load();
-    const offPresence = client.on('presence', (update) => {
+    const offPresence = client.on('presence:update', (update) => {
       setMembers((list) => {
         if (list?.some((m) => m.agentId === update.agentId)) return list.map((m) => (m.agentId === update.agentId ? { ...m, online: update.status === 'online' } : m));
         load(); // someone not listed yet: a new member
         return list;
       });
     });
-    const offState = client.on('state', (state) => { if (state === 'connected') load(); });
+    const offState = client.on('connect', load);
     return () => { live = false; offPresence(); offState(); };
   }, [client, roomId]);
   const online = members?.filter((m) => m.online) ?? [];
