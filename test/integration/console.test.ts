@@ -6,7 +6,7 @@ import { ensureBuilt, ensureConsoleBuilt } from '../helpers/build.js';
 import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { freePort, servicesAvailable } from '../helpers/services.js';
 import { useTestServer } from '../helpers/suite.js';
-import { waitUntil } from '../helpers/wait.js';
+import { sleep, waitUntil } from '../helpers/wait.js';
 import { connect, type ClientSocket } from '../helpers/ws.js';
 
 /**
@@ -140,6 +140,11 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     const received: { body: string; authorAgentId: string }[] = [];
     socket.on('message:new', (m: { body: string; authorAgentId: string }) => received.push(m));
     await new Promise<void>((resolve) => socket.once('agent:hello-ack', () => resolve()));
+    // Online members by display name, kept current by presence updates.
+    const online = page.getByRole('complementary').filter({ has: page.getByRole('heading', { name: 'Online', exact: true }) });
+    await online.getByText(`Test ${bot.name}`, { exact: true }).waitFor();
+    await online.getByText(`Test ${person.name}`, { exact: true }).waitFor();
+    expect(await online.getByText(`Test ${admin.name}`, { exact: true }).count()).toBe(0);
     const injection = '<img src=x onerror="window.__pwned=1"><b>bold?</b> & <script>window.__pwned=2</script>';
     await new Promise((resolve) => socket.emit('message:send', { roomId: quiet.id, body: injection }, resolve));
     await log.getByText(injection, { exact: true }).waitFor();
@@ -155,6 +160,8 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await waitUntil('the agent to receive the page\'s message', () => received.some((m) => m.body === 'first line\nsecond line' && m.authorAgentId === person.id));
     await expect.poll(() => box.inputValue()).toBe('');
     await page.getByRole('button', { name: 'Send', exact: true }).waitFor();
+    socket.disconnect();
+    await online.getByText(`Test ${bot.name}`, { exact: true }).waitFor({ state: 'detached' });
     expect(errors.filter((e) => CSP_VIOLATION.test(e))).toEqual([]);
   });
 
@@ -259,6 +266,46 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Remove member' }).click();
     await page.getByRole('status').filter({ hasText: `Removed ${bot.name}` }).waitFor();
     expect((await t.api.post(`/api/v1/rooms/${made.id}/messages`, { body: 'out' }, { jwt: bot.jwt })).status).toBe(403);
+  });
+});
+
+describe.skipIf(!hasChromium)('console with short-lived JWTs', () => {
+  // 4 s sessions: the client renews before `exp` (80 % of a lifetime this short, 60 s ahead of a normal one).
+  const t = useTestServer({ config: { jwtTtlSeconds: 4 } });
+  let browser: Browser;
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    browser = await launchBrowser();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('renews the JWT before it expires and keeps working past the first one\'s end', async () => {
+    const admin = await newAdmin(t.api);
+    const person = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [person]);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      let exchanges = 0;
+      page.on('request', (request) => { if (request.method() === 'POST' && request.url().endsWith('/api/v1/sessions')) exchanges++; });
+      await page.goto(`${t.server.url}/console/`);
+      await page.getByLabel('API token').fill(person.apiToken);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await roomLink(page, room.name, 0).click();
+      await waitUntil('a second token exchange (the renewal)', () => exchanges >= 2, 10_000);
+      // Past the first JWT's `exp`: the page still sends, over REST, with the renewed one.
+      await sleep(4_500);
+      await page.getByRole('textbox', { name: 'Message', exact: true }).fill('after the first JWT ended');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await page.getByRole('log').getByText('after the first JWT ended').waitFor();
+      const history = await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: (await t.api.exchange(admin.apiToken)).body.token });
+      expect(history.body.messages.map((m: { body: string }) => m.body)).toEqual(['after the first JWT ended']);
+      expect(await page.getByRole('alert').count()).toBe(0);
+    } finally {
+      await context.close();
+    }
   });
 });
 
