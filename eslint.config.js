@@ -44,12 +44,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'examples/**'],
+    files: ['src/cli/**', 'bench/**', 'examples/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   {
     // The bench and the examples are plain ESM JavaScript run by Node 20 directly.
-    files: ['bench/**', 'examples/**'],
+    files: ['bench/**', 'examples/**', 'scripts/**'],
     languageOptions: { globals: { fetch: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly' } },
   },
 );
