@@ -44,6 +44,19 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in browsers on the client library only, and renders every body as text.
+    files: ['console/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['node:*', '**/src/*', '**/src/**'], message: 'console/ runs in browsers: preact and agent-messaging-service/client only.' }],
+      }],
+      'no-restricted-syntax': ['error',
+        { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Bodies are text: no HTML from data (docs/console.md).' },
+        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML)$/]", message: 'Bodies are text: no HTML from data (docs/console.md).' },
+      ],
+    },
+  },
+  {
     files: ['src/cli/**', 'bench/**', 'examples/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
