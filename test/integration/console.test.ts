@@ -177,6 +177,24 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await page.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
   });
 
+  it('loads older pages of the history when scrolled up', async () => {
+    const room = await newRoom(t.api, admin, [person, bot]);
+    for (let i = 1; i <= 120; i++) await sendMessage(t.api, bot, room.id, `numbered ${i}`);
+    const { page } = await open(person);
+    await page.getByRole('link', { name: new RegExp(`^${room.name} `) }).click();
+    const log = page.getByRole('log');
+    await log.getByText('numbered 120', { exact: true }).waitFor();
+    expect(await log.getByText('numbered 1', { exact: true }).count()).toBe(0);
+    for (const wanted of ['numbered 70', 'numbered 1']) {
+      await waitUntil(`${wanted} after scrolling up`, async () => {
+        await log.evaluate((el) => el.scrollTo(0, 0));
+        return (await log.getByText(wanted, { exact: true }).count()) === 1;
+      });
+    }
+    const shown = await log.locator('.body').allTextContents();
+    expect(shown).toEqual(Array.from({ length: 120 }, (_, i) => `numbered ${i + 1}`));
+  });
+
   it('shows the feed: channels, posts with reply counts, a new post, a thread with a reply, reaction toggles', async () => {
     const channel = await t.api.post('/api/v1/social/channels', { slug: uniqueName('chan'), name: `Channel ${uniqueName('c')}` }, { jwt: admin.jwt });
     expect(channel.status).toBe(201);
