@@ -5,7 +5,7 @@ import { DirectoryView } from './views/directory.js';
 import { FeedView } from './views/feed.js';
 import { RoomsView } from './views/rooms.js';
 import { SignIn } from './views/sign-in.js';
-import type { Session } from './session.js';
+import { describeError, type Session } from './session.js';
 
 type View = 'rooms' | 'feed' | 'directory' | 'admin';
 
@@ -35,11 +35,18 @@ const NAV: { view: View; label: string; adminOnly?: boolean }[] = [
 
 export function App() {
   const [session, setSession] = useState<Session | null>(null);
-  if (session === null) return <SignIn onSignedIn={setSession} />;
-  return <Console session={session} onSignOut={() => { void session.client.close(); setSession(null); location.hash = ''; }} />;
+  const [notice, setNotice] = useState<string | null>(null);
+  if (session === null) return <SignIn notice={notice} onSignedIn={(s) => { setNotice(null); setSession(s); }} />;
+  const signOut = (reason?: string): void => {
+    void session.client.close();
+    setSession(null);
+    setNotice(reason ?? null);
+    location.hash = '';
+  };
+  return <Console session={session} onSignOut={signOut} />;
 }
 
-function Console({ session, onSignOut }: { session: Session; onSignOut: () => void }) {
+function Console({ session, onSignOut }: { session: Session; onSignOut: (reason?: string) => void }) {
   const route = parseHash(useHash());
   const [reconnecting, setReconnecting] = useState(false);
   const main = useRef<HTMLElement>(null);
@@ -47,8 +54,10 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
   useEffect(() => {
     const offDown = session.client.on('disconnect', () => setReconnecting(true));
     const offUp = session.client.on('connect', () => setReconnecting(false));
-    return () => { offDown(); offUp(); };
-  }, [session]);
+    // The renewal was refused (the API token was revoked or expired): the session is over.
+    const offError = session.client.on('error', (err) => { if (err.status === 401) onSignOut(describeError(err)); });
+    return () => { offDown(); offUp(); offError(); };
+  }, [session, onSignOut]);
   // A new view moves focus to its content, so a keyboard or screen-reader user starts there.
   useEffect(() => main.current?.focus(), [route.view]);
   const isAdmin = session.me.role === 'admin';
@@ -70,7 +79,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: () => vo
         </nav>
         <div class="who">
           <span class="me" title={session.me.id}>{session.me.displayName}</span>
-          <button type="button" class="secondary" onClick={onSignOut}>Sign out</button>
+          <button type="button" class="secondary" onClick={() => onSignOut()}>Sign out</button>
         </div>
       </header>
       <div class="connection" role="status">

@@ -325,6 +325,23 @@ describe.skipIf(!hasChromium)('console with short-lived JWTs', () => {
       await context.close();
     }
   });
+
+  it('ends the session when the renewal is refused (the API token was revoked): back to sign-in, "invalid"', async () => {
+    const person = await newAgent(t.api);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(`${t.server.url}/console/`);
+      await page.getByLabel('API token').fill(person.apiToken);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign out' }).waitFor();
+      expect((await t.api.delete(`/api/v1/tokens/${person.prefix}`)).status).toBe(204);
+      await page.getByLabel('API token').waitFor({ timeout: 15_000 });
+      await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/invalid/);
+    } finally {
+      await context.close();
+    }
+  });
 });
 
 describe.skipIf(!hasChromium)('console across a server restart', () => {

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
 import { describeError, signIn, type Session } from '../session.js';
 
-export function SignIn({ onSignedIn }: { onSignedIn: (session: Session) => void }) {
+/** `notice`: why the last session ended, when it did not end by Sign out. */
+export function SignIn({ notice, onSignedIn }: { notice: string | null; onSignedIn: (session: Session) => void }) {
   const [token, setToken] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(notice);
   const [busy, setBusy] = useState(false);
 
   const submit = async (event: Event): Promise<void> => {
