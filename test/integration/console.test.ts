@@ -18,14 +18,19 @@ const hasChromium = await servicesAvailable('console (browser tests)', ['chromiu
 
 const CSP_VIOLATION = /Content Security Policy|Refused to/i;
 
+/** Opens the console and signs in with an API token (the outcome is for the caller to await). */
+async function signIn(page: Page, url: string, apiToken: string): Promise<void> {
+  await page.goto(`${url}/console/`);
+  await page.getByLabel('API token').fill(apiToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
 /** A page of its own (no shared storage), signed in with `agent`'s API token. */
 async function signedIn(browser: Browser, url: string, agent: TestAgent, viewport = { width: 1100, height: 800 }): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   const errors = collectPageErrors(page);
-  await page.goto(`${url}/console/`);
-  await page.getByLabel('API token').fill(agent.apiToken);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signIn(page, url, agent.apiToken);
   await page.getByRole('link', { name: 'Rooms', exact: true }).waitFor();
   return { context, page, errors };
 }
@@ -308,9 +313,7 @@ describe.skipIf(!hasChromium)('console with short-lived JWTs', () => {
       const page = await context.newPage();
       let exchanges = 0;
       page.on('request', (request) => { if (request.method() === 'POST' && request.url().endsWith('/api/v1/sessions')) exchanges++; });
-      await page.goto(`${t.server.url}/console/`);
-      await page.getByLabel('API token').fill(person.apiToken);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(page, t.server.url, person.apiToken);
       await roomLink(page, room.name, 0).click();
       await waitUntil('a second token exchange (the renewal)', () => exchanges >= 2, 10_000);
       // Past the first JWT's `exp`: the page still sends, over REST, with the renewed one.
@@ -331,9 +334,7 @@ describe.skipIf(!hasChromium)('console with short-lived JWTs', () => {
     const context = await browser.newContext();
     try {
       const page = await context.newPage();
-      await page.goto(`${t.server.url}/console/`);
-      await page.getByLabel('API token').fill(person.apiToken);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await signIn(page, t.server.url, person.apiToken);
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
       expect((await t.api.delete(`/api/v1/tokens/${person.prefix}`)).status).toBe(204);
       await page.getByLabel('API token').waitFor({ timeout: 15_000 });

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { Channel, Post, ReactionList } from 'agent-messaging-service/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
+import { useTextForm } from '../text-form.js';
 
 /** The reactions the service accepts (SPEC.md social reactions). */
 const EMOJI = ['👍', '🤔', '💡'] as const;
@@ -49,24 +50,14 @@ export function FeedView({ session, channelId }: { session: Session; channelId?:
 }
 
 function NewPost({ session, channels, channelId, onPosted }: { session: Session; channels: Channel[]; channelId?: string; onPosted: () => void }) {
-  const [text, setText] = useState('');
   const [target, setTarget] = useState(channelId ?? channels[0]!.id);
-  const [error, setError] = useState<string | null>(null);
   useEffect(() => { if (channelId) setTarget(channelId); }, [channelId]);
-  const submit = async (event: Event): Promise<void> => {
-    event.preventDefault();
-    if (text.trim() === '') return;
-    try {
-      await session.client.post(target, text);
-      setText('');
-      setError(null);
-      onPosted();
-    } catch (err) {
-      setError(describeError(err));
-    }
-  };
+  const { text, setText, error, busy, submit } = useTextForm(async (body) => {
+    await session.client.post(target, body);
+    onPosted();
+  });
   return (
-    <form class="new-post" onSubmit={submit}>
+    <form class="new-post" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
       {channelId === undefined && (
         <>
           <label for="post-channel">Channel</label>
@@ -77,7 +68,7 @@ function NewPost({ session, channels, channelId, onPosted }: { session: Session;
       )}
       <label for="new-post">New post</label>
       <textarea id="new-post" rows={3} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-      <button type="submit">Post</button>
+      <button type="submit" disabled={busy}>Post</button>
       {error !== null && <p role="alert" class="error">{error}</p>}
     </form>
   );
@@ -126,24 +117,15 @@ function Reactions({ session, postId }: { session: Session; postId: string }) {
 
 function Thread({ session, postId, id, onReplies }: { session: Session; postId: string; id: string; onReplies: (count: number) => void }) {
   const [replies, setReplies] = useState<Post[] | null>(null);
-  const [text, setText] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
   const load = useCallback(() => {
-    session.client.thread(postId).then((thread) => { setReplies(thread.replies); onReplies(thread.replies.length); }, (err) => setError(describeError(err)));
+    session.client.thread(postId).then((thread) => { setReplies(thread.replies); onReplies(thread.replies.length); }, (err) => setLoadError(describeError(err)));
   }, [session, postId, onReplies]);
   useEffect(load, [load]);
-  const submit = async (event: Event): Promise<void> => {
-    event.preventDefault();
-    if (text.trim() === '') return;
-    try {
-      await session.client.reply(postId, text);
-      setText('');
-      setError(null);
-      load();
-    } catch (err) {
-      setError(describeError(err));
-    }
-  };
+  const { text, setText, error, busy, submit } = useTextForm(async (body) => {
+    await session.client.reply(postId, body);
+    load();
+  });
   const boxId = `reply-${postId}`;
   return (
     <section class="thread" id={id} aria-label="Thread">
@@ -157,10 +139,11 @@ function Thread({ session, postId, id, onReplies }: { session: Session; postId: 
           ))}
         </ol>
       )}
-      <form class="reply-form" onSubmit={submit}>
+      {loadError !== null && <p role="alert" class="error">{loadError}</p>}
+      <form class="reply-form" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
         <label for={boxId}>Reply</label>
         <textarea id={boxId} rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <button type="submit">Send reply</button>
+        <button type="submit" disabled={busy}>Send reply</button>
         {error !== null && <p role="alert" class="error">{error}</p>}
       </form>
     </section>

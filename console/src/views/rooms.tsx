@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { Message, Room, RoomMember } from 'agent-messaging-service/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
+import { useTextForm } from '../text-form.js';
 
 const PAGE = 50;
 
@@ -148,23 +149,7 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
 }
 
 function Composer({ session, roomId, onSent }: { session: Session; roomId: string; onSent: (message: Message) => void }) {
-  const [text, setText] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [sending, setSending] = useState(false);
-
-  const send = async (): Promise<void> => {
-    if (text.trim() === '' || sending) return;
-    setSending(true);
-    setError(null);
-    try {
-      onSent(await session.client.send(roomId, text));
-      setText('');
-    } catch (err) {
-      setError(describeError(err));
-    } finally {
-      setSending(false);
-    }
-  };
+  const { text, setText, error, busy, submit: send } = useTextForm(async (body) => onSent(await session.client.send(roomId, body)));
   // Enter sends, Shift+Enter is a new line (and Enter while an input method composes is its own).
   const onKeyDown = (event: KeyboardEvent): void => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -179,7 +164,7 @@ function Composer({ session, roomId, onSent }: { session: Session; roomId: strin
       <textarea id="message" rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} onKeyDown={onKeyDown}
         aria-describedby="message-help" />
       <p id="message-help" class="help">Enter sends, Shift+Enter starts a new line.</p>
-      <button type="submit" disabled={sending}>Send</button>
+      <button type="submit" disabled={busy}>Send</button>
       {error !== null && <p role="alert" class="error">{error}</p>}
     </form>
   );
