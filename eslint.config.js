@@ -44,12 +44,25 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'examples/**'],
+    // The console runs in browsers on the client library only, and renders every body as text.
+    files: ['console/src/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['node:*', '**/src/*', '**/src/**'], message: 'console/ runs in browsers: preact and agent-messaging-service/client only.' }],
+      }],
+      'no-restricted-syntax': ['error',
+        { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Bodies are text: no HTML from data (docs/console.md).' },
+        { selector: "MemberExpression[property.name=/^(innerHTML|outerHTML)$/]", message: 'Bodies are text: no HTML from data (docs/console.md).' },
+      ],
+    },
+  },
+  {
+    files: ['src/cli/**', 'bench/**', 'examples/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   {
     // The bench and the examples are plain ESM JavaScript run by Node 20 directly.
-    files: ['bench/**', 'examples/**'],
+    files: ['bench/**', 'examples/**', 'scripts/**'],
     languageOptions: { globals: { fetch: 'readonly', AbortSignal: 'readonly', URLSearchParams: 'readonly' } },
   },
 );

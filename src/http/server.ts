@@ -9,6 +9,7 @@ import { registerAuthAndRateLimit } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
+import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
@@ -186,5 +187,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     socialRoutes(api, ctx);
     directoryRoutes(api, ctx);
   });
+  // The web console (PHASE2.md section 5): a page, not part of the API documents.
+  consoleRoutes(app, ctx);
   return app;
 }

@@ -55,3 +55,20 @@ export async function ensureBuilt(): Promise<void> {
     rmdirSync(lock);
   }
 }
+
+export const CONSOLE_SOURCES = join(ROOT, 'console');
+export const CONSOLE_INDEX = join(ROOT, 'dist', 'console', 'index.html');
+
+/**
+ * Makes sure dist/console/ matches console/ (the Vite half of `npm run build`), for a test file run
+ * alone with `npx vitest`. Only the console's browser tests call it, one file at a time.
+ */
+export async function ensureConsoleBuilt(): Promise<void> {
+  // The bundle holds the client library too.
+  const newestSource = Math.max(newestMtime(CONSOLE_SOURCES), newestMtime(join(ROOT, 'src', 'client')));
+  if (existsSync(CONSOLE_INDEX) && statSync(CONSOLE_INDEX).mtimeMs >= newestSource) return;
+  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(CONSOLE_SOURCES, 'vite.config.ts')], {
+    cwd: ROOT,
+    timeout: 170_000,
+  });
+}

@@ -21,7 +21,10 @@ const run = promisify(execFile);
 
 export const REQUIRE_SERVICES = process.env.AMS_REQUIRE_SERVICES === '1';
 
-export type Service = 'postgres' | 'redis' | 'postgres-binaries' | 'redis-server';
+export type Service = 'postgres' | 'redis' | 'postgres-binaries' | 'redis-server' | 'chromium';
+
+/** Debian's chromium, which the console's browser tests drive (`.ci/run` installs it). */
+export const CHROMIUM_PATH = process.env.AMS_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** A free TCP port on 127.0.0.1 (released before returning; a tiny race we accept in tests). */
 export async function freePort(): Promise<number> {
@@ -90,6 +93,7 @@ const probes: Record<Service, () => Promise<boolean>> = {
   redis: () => redisReachable(),
   'postgres-binaries': () => Promise.resolve(postgresBinDir() !== null),
   'redis-server': () => onPath('redis-server'),
+  chromium: () => Promise.resolve(existsSync(CHROMIUM_PATH)),
 };
 
 /**
@@ -101,7 +105,7 @@ export async function servicesAvailable(suite: string, needs: Service[]): Promis
   const missing: Service[] = [];
   for (const service of needs) if (!(await probes[service]())) missing.push(service);
   if (missing.length === 0) return true;
-  const where = `(PostgreSQL at ${PG_ADMIN_URL}, Redis at ${REDIS_TEST_URL})`;
+  const where = `(PostgreSQL at ${PG_ADMIN_URL}, Redis at ${REDIS_TEST_URL}, chromium at ${CHROMIUM_PATH})`;
   if (REQUIRE_SERVICES) {
     throw new Error(`${suite}: required service(s) missing: ${missing.join(', ')} ${where}; AMS_REQUIRE_SERVICES=1 makes this a failure`);
   }

@@ -138,8 +138,8 @@ const ROUTES: RouteSpec[] = [
 
 const normalise = (path: string): string => path.replace(/:[^/]+/g, ':p');
 
-/** The API's own description (/openapi.json, /asyncapi.json, /docs and its assets): static documents, not fuzzed. */
-const isDocsRoute = (route: string): boolean => /^GET \/(openapi\.json|asyncapi\.json|docs)/.test(route);
+/** The API's own description (/openapi.json, /asyncapi.json, /docs and its assets) and the console's page (/, /console/): static documents, not fuzzed. */
+const isDocsRoute = (route: string): boolean => /^GET \/(openapi\.json|asyncapi\.json|docs|console|$)/.test(route);
 
 /** The routes the server registered, with parameters named alike (`:p`), the documents left out. */
 const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r));

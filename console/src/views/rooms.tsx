@@ -1,0 +1,200 @@
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { Message, Room, RoomMember } from 'agent-messaging-service/client';
+import { describeError, formatTime, nameOf, type Session } from '../session.js';
+import { useTextForm } from '../text-form.js';
+
+const PAGE = 50;
+
+/** The agent's rooms with their unread counts, and the open room beside them. */
+export function RoomsView({ session, roomId }: { session: Session; roomId?: string }) {
+  const [rooms, setRooms] = useState<Room[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const { client } = session;
+
+  const load = useCallback(() => {
+    client.rooms().then((list) => { setRooms(list); setError(null); }, (err) => setError(describeError(err)));
+  }, [client]);
+  useEffect(load, [load]);
+  // After a reconnect the counts are read again: messages may have come while away.
+  useEffect(() => client.on('connect', load), [client, load]);
+  useEffect(() => client.on('message', (message) => {
+    if (message.senderId === session.me.id || message.roomId === roomId) return;
+    setRooms((list) => list?.map((r) => (r.id === message.roomId ? { ...r, unreadCount: (r.unreadCount ?? 0) + 1, lastSeq: message.seq } : r)) ?? list);
+  }), [client, roomId, session.me.id]);
+
+  const markedRead = useCallback((id: string, unreadCount: number) => {
+    setRooms((list) => list?.map((r) => (r.id === id ? { ...r, unreadCount } : r)) ?? list);
+  }, []);
+  const open = rooms?.find((r) => r.id === roomId);
+
+  return (
+    <div class="rooms">
+      <section class="room-list" aria-labelledby="rooms-heading">
+        <h1 id="rooms-heading">Rooms</h1>
+        {error !== null && <p role="alert" class="error">{error}</p>}
+        {rooms === null ? <p>Loading…</p> : rooms.length === 0 ? <p>This agent is in no room yet.</p> : (
+          <ul>
+            {rooms.map((room) => (
+              <li key={room.id}>
+                <a href={`#/rooms/${room.id}`} aria-current={room.id === roomId ? 'page' : undefined}>
+                  <span class="room-name">{room.name}</span>{' '}
+                  <span class={room.unreadCount ? 'badge' : 'badge zero'}>{room.unreadCount ?? 0}</span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      {open && <RoomPane key={open.id} session={session} room={open} onRead={markedRead} />}
+      {roomId !== undefined && rooms !== null && !open && <p role="alert" class="error">This room does not exist or this agent is not a member.</p>}
+    </div>
+  );
+}
+
+function RoomPane({ session, room, onRead }: { session: Session; room: Room; onRead: (roomId: string, unread: number) => void }) {
+  const { client } = session;
+  const [messages, setMessages] = useState<Message[]>([]);
+  const [older, setOlder] = useState<{ cursor: string | null; hasMore: boolean; loading: boolean }>({ cursor: null, hasMore: false, loading: true });
+  const [error, setError] = useState<string | null>(null);
+  const log = useRef<HTMLDivElement>(null);
+  const keepBottom = useRef(true);
+  const keepFromBottom = useRef<number | null>(null);
+  const readSeq = useRef(room.readSeq ?? 0);
+
+  const add = useCallback((incoming: Message[]) => {
+    setMessages((current) => {
+      const byId = new Map(current.map((m) => [m.id, m]));
+      for (const m of incoming) byId.set(m.id, m);
+      return [...byId.values()].sort((a, b) => a.seq - b.seq);
+    });
+  }, []);
+
+  useEffect(() => {
+    let live = true;
+    // Live messages are taken from the start; the first page is merged with them by id.
+    const off = client.on('message', (message) => { if (message.roomId === room.id) add([message]); });
+    client.history(room.id, { limit: PAGE }).then((page) => {
+      if (!live) return;
+      add(page.messages);
+      setOlder({ cursor: page.nextCursor, hasMore: page.hasMore, loading: false });
+    }, (err) => live && setError(describeError(err)));
+    return () => { live = false; off(); };
+  }, [client, room.id, add]);
+
+  // What is shown is read: the cursor moves to the newest message on screen.
+  useEffect(() => {
+    const newest = messages[messages.length - 1]?.seq ?? 0;
+    if (newest <= readSeq.current) return;
+    readSeq.current = newest;
+    client.markRead(room.id, newest).then((cursor) => onRead(room.id, cursor.unreadCount), () => undefined);
+  }, [client, room.id, messages, onRead]);
+
+  // New messages keep the view at the bottom when it was there; older pages keep what was in view.
+  useLayoutEffect(() => {
+    const el = log.current;
+    if (!el) return;
+    if (keepFromBottom.current !== null) {
+      el.scrollTop = el.scrollHeight - keepFromBottom.current;
+      keepFromBottom.current = null;
+    } else if (keepBottom.current) {
+      el.scrollTop = el.scrollHeight;
+    }
+  }, [messages]);
+
+  const loadOlder = useCallback(() => {
+    if (older.loading || !older.hasMore || older.cursor === null) return;
+    setOlder({ ...older, loading: true });
+    client.history(room.id, { before: older.cursor, limit: PAGE }).then((page) => {
+      const el = log.current;
+      if (el) keepFromBottom.current = el.scrollHeight - el.scrollTop;
+      add(page.messages);
+      setOlder({ cursor: page.nextCursor, hasMore: page.hasMore, loading: false });
+    }, (err) => { setError(describeError(err)); setOlder({ ...older, loading: false }); });
+  }, [client, room.id, older, add]);
+
+  const onScroll = (): void => {
+    const el = log.current;
+    if (!el) return;
+    keepBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+    if (el.scrollTop < 80) loadOlder();
+  };
+
+  return (
+    <section class="room" aria-labelledby="room-heading">
+      <h2 id="room-heading">{room.name}</h2>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+      <div class="room-body">
+        <div class="conversation">
+          {older.hasMore && (
+            <button type="button" class="secondary older" onClick={loadOlder} disabled={older.loading}>
+              {older.loading ? 'Loading older messages…' : 'Load older messages'}
+            </button>
+          )}
+          <div class="messages" ref={log} onScroll={onScroll} role="log" aria-label={`Messages in ${room.name}`} tabIndex={0}>
+            <ol>
+            {messages.map((m) => (
+              <li key={m.id} class={m.senderId === session.me.id ? 'message mine' : 'message'}>
+                <div class="meta"><span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time></div>
+                <p class="body">{m.body}</p>
+              </li>
+            ))}
+            </ol>
+          </div>
+          <Composer session={session} roomId={room.id} onSent={(m) => { keepBottom.current = true; add([m]); }} />
+        </div>
+        <Online session={session} roomId={room.id} />
+      </div>
+    </section>
+  );
+}
+
+function Composer({ session, roomId, onSent }: { session: Session; roomId: string; onSent: (message: Message) => void }) {
+  const { text, setText, error, busy, submit: send } = useTextForm(async (body) => onSent(await session.client.send(roomId, body)));
+  // Enter sends, Shift+Enter is a new line (and Enter while an input method composes is its own).
+  const onKeyDown = (event: KeyboardEvent): void => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      void send();
+    }
+  };
+
+  return (
+    <form class="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
+      <label for="message">Message</label>
+      <textarea id="message" rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} onKeyDown={onKeyDown}
+        aria-describedby="message-help" />
+      <p id="message-help" class="help">Enter sends, Shift+Enter starts a new line.</p>
+      <button type="submit" disabled={busy}>Send</button>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+    </form>
+  );
+}
+
+/** The room's members who are online now, kept current by presence updates. */
+function Online({ session, roomId }: { session: Session; roomId: string }) {
+  const { client } = session;
+  const [members, setMembers] = useState<RoomMember[] | null>(null);
+  useEffect(() => {
+    let live = true;
+    const load = (): void => { client.members(roomId).then((list) => live && setMembers(list), () => live && setMembers([])); };
+    load();
+    const offPresence = client.on('presence:update', (update) => {
+      setMembers((list) => {
+        if (list?.some((m) => m.agentId === update.agentId)) return list.map((m) => (m.agentId === update.agentId ? { ...m, online: update.status === 'online' } : m));
+        load(); // someone not listed yet: a new member
+        return list;
+      });
+    });
+    const offState = client.on('connect', load);
+    return () => { live = false; offPresence(); offState(); };
+  }, [client, roomId]);
+  const online = members?.filter((m) => m.online) ?? [];
+  return (
+    <aside class="online" aria-labelledby="online-heading">
+      <h3 id="online-heading">Online</h3>
+      {members === null ? <p>Loading…</p> : online.length === 0 ? <p>Nobody.</p> : (
+        <ul>{online.map((m) => <li key={m.agentId}>{m.displayName}</li>)}</ul>
+      )}
+    </aside>
+  );
+}
