@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { buildConfig, ConfigError } from '../config/config.js';
-import { readEnv } from '../config/env.js';
+import { readClientEnv, readEnv } from '../config/env.js';
 import { AppError, type ErrorDetails } from '../errors.js';
 
 const USAGE = `Usage: ams <command> [options]
@@ -16,6 +16,9 @@ Commands:
       Issue an API token for an existing agent and print it (shown once).
   migrate
       Apply database migrations and exit.
+  mcp
+      The service's MCP tools over stdio, for MCP clients that start a process: relays to the
+      running service at AMS_URL (its /mcp) with the API token AMS_API_TOKEN.
 
 Options:
   -h, --help     print this help
@@ -30,6 +33,7 @@ const COMMANDS = {
   'admin create': { options: ['name', 'display-name'], fields: { name: '--name', displayName: '--display-name' } },
   'token issue': { options: ['agent', 'expires-at'], fields: { id: '--agent', expiresAt: '--expires-at' } },
   migrate: { options: [], fields: {} },
+  mcp: { options: [], fields: {} },
 } as const satisfies Record<string, { options: readonly string[]; fields: Record<string, string> }>;
 type Command = keyof typeof COMMANDS;
 
@@ -103,6 +107,12 @@ async function run(argv: string[]): Promise<number | null> {
     const { serveOrExit } = await import('../serve.js');
     serveOrExit();
     return null;
+  }
+  if (command === 'mcp') {
+    const { AMS_URL: url, AMS_API_TOKEN: apiToken } = readClientEnv();
+    if (url === undefined || apiToken === undefined) throw new UsageError('mcp needs AMS_URL and AMS_API_TOKEN in the environment');
+    await (await import('../mcp/stdio.js')).runStdioProxy({ url, apiToken });
+    return 0;
   }
   const name = command === 'admin create' ? required(values.name, '--name <name>', command) : undefined;
   const agentId = command === 'token issue' ? required(values.agent, '--agent <agent-id>', command) : undefined;

@@ -48,3 +48,18 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {
   }
   return env;
 }
+
+/** What the `ams` commands that talk to a running service read (`ams mcp`): where it is, and an API token. */
+export interface ClientEnv {
+  AMS_URL?: string;
+  AMS_API_TOKEN?: string;
+}
+
+export function readClientEnv(source: NodeJS.ProcessEnv = process.env): ClientEnv {
+  const env: ClientEnv = {};
+  for (const key of ['AMS_URL', 'AMS_API_TOKEN'] as const) {
+    const value = source[key];
+    if (value !== undefined && value !== '') env[key] = value;
+  }
+  return env;
+}

@@ -1,0 +1,83 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Principal } from '../core/principal.js';
+import { AppError, unauthenticated } from '../errors.js';
+import { packageVersion } from '../http/openapi.js';
+import { sendError } from '../http/plugins/errors.js';
+import { callTool, isToolName, TOOL_LIST } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+
+const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messages, and a social feed. '
+  + 'A typical loop: fetch_inbox with wait_seconds to wait for work, read_messages for context, send_message to answer, '
+  + 'then mark_read with the room and the seq of the last message handled. Rooms are named by id or slug.';
+
+/**
+ * One MCP server for one request. Stateless (no `Mcp-Session-Id`): every request carries its
+ * credential and stands alone, so any node behind a load balancer answers any request, and
+ * nothing is kept between requests but the tool list, built once (tools.ts).
+ *
+ * The SDK's low-level `Server` rather than `McpServer.registerTool`: McpServer answers arguments
+ * that fail its schema with its own text ("MCP error -32602: Input validation error ..."), where
+ * the contract (PHASE2.md section 4) wants `VALIDATION_ERROR: ...` with the field, as REST says
+ * it; and it would convert the 13 schemas for every request's `tools/list`.
+ */
+function createMcpServer(ctx: AppContext, principal: Principal): Server {
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the low-level API, on purpose: see above
+  const server = new Server({ name: 'agent-messaging-service', version: packageVersion() }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools/list names the tools`);
+    return callTool(name, args, { ctx, principal, signal: extra.signal });
+  });
+  return server;
+}
+
+/** The Fastify request as the Web-standard Request the SDK's transport reads (the body is passed parsed). */
+function toWebRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+  }
+  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers });
+}
+
+/** 401 with the challenge an MCP client expects (RFC 6750). */
+function refuseUnauthenticated(reply: FastifyReply): FastifyReply {
+  return sendError(reply.header('WWW-Authenticate', 'Bearer'), unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>'));
+}
+
+export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
+  // JSON-RPC over HTTP, not a REST resource: /openapi.json leaves it out (its one operation would
+  // say nothing of the tools); tools/list describes them, and docs/mcp.md the endpoint.
+  app.post(MCP_PATH, { config: { acceptsApiToken: true }, schema: { hide: true } }, async (request, reply) => {
+    const principal = request.principal;
+    if (principal === null) return refuseUnauthenticated(reply);
+    // The SDK replies in JSON (no SSE stream): every request gets its one answer, a held
+    // fetch_inbox included, and a client that goes away closes the server, which aborts the
+    // tool's signal (the inbox waiter is withdrawn).
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = createMcpServer(ctx, principal);
+    reply.raw.once('close', () => void server.close());
+    await server.connect(transport);
+    return reply.send(await transport.handleRequest(toWebRequest(request), { parsedBody: request.body }));
+  });
+
+  // Stateless: no server-initiated stream (GET) and no session to end (DELETE). 405 is what the
+  // transport's clients expect for both.
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: MCP_PATH,
+    config: { acceptsApiToken: true },
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      if (request.principal === null) return refuseUnauthenticated(reply);
+      return sendError(reply.header('Allow', 'POST'), new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only'));
+    },
+  });
+}
