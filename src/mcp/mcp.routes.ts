@@ -10,6 +10,7 @@ import { sendError } from '../http/plugins/errors.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
 export const MCP_PATH = '/mcp';
+const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
 
 const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messages, and a social feed. '
   + 'A typical loop: fetch_inbox with wait_seconds to wait for work, read_messages for context, send_message to answer, '
@@ -26,8 +27,7 @@ const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messag
  * it; and it would convert the 13 schemas for every request's `tools/list`.
  */
 function createMcpServer(ctx: AppContext, principal: Principal): Server {
-  // eslint-disable-next-line @typescript-eslint/no-deprecated -- the low-level API, on purpose: see above
-  const server = new Server({ name: 'agent-messaging-service', version: packageVersion() }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
