@@ -1,5 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
@@ -11,6 +12,11 @@ import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
 export const MCP_PATH = '/mcp';
 const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
+/**
+ * What a Server builds for itself unless given one (an Ajv instance: most of a request's CPU when
+ * built per request); it checks only elicitation answers, which these tools never ask for.
+ */
+const JSON_SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 
 const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messages, and a social feed. '
   + 'A typical loop: fetch_inbox with wait_seconds to wait for work, read_messages for context, send_message to answer, '
@@ -27,7 +33,7 @@ const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messag
  * it; and it would convert the 13 schemas for every request's `tools/list`.
  */
 function createMcpServer(ctx: AppContext, principal: Principal): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: JSON_SCHEMA_VALIDATOR });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
@@ -37,12 +43,15 @@ function createMcpServer(ctx: AppContext, principal: Principal): Server {
   return server;
 }
 
+/** The headers the SDK's transport reads (the others would only cost copying). */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
+
 /** The Fastify request as the Web-standard Request the SDK's transport reads (the body is passed parsed). */
 function toWebRequest(request: FastifyRequest): Request {
   const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
     if (typeof value === 'string') headers.set(name, value);
-    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
   }
   return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers });
 }
@@ -63,9 +72,16 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
     // tool's signal (the inbox waiter is withdrawn).
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     const server = createMcpServer(ctx, principal);
-    reply.raw.once('close', () => void server.close());
+    // Closed only when the client left before its answer (closing builds an error for any pending
+    // request, which costs more than the rest of a call); otherwise it is garbage once answered.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) void server.close();
+    });
     await server.connect(transport);
-    return reply.send(await transport.handleRequest(toWebRequest(request), { parsedBody: request.body }));
+    const response = await transport.handleRequest(toWebRequest(request), { parsedBody: request.body });
+    // Its body is one JSON document (or none): sent as text, cheaper than piping the Web stream.
+    response.headers.forEach((value, name) => void reply.header(name, value));
+    return reply.status(response.status).send(response.status === 202 ? undefined : await response.text());
   });
 
   // Stateless: no server-initiated stream (GET) and no session to end (DELETE). 405 is what the
