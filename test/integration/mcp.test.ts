@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // PHASE2.md section 4: the service as MCP tools, through the SDK's own client.
 
@@ -137,6 +138,22 @@ describe('/mcp: the thirteen tools (open mode)', () => {
     expect(woken.data.messages).toMatchObject([{ id: sent.id, body: 'wake up', senderName: bob.name }]);
     expect(Date.now() - started).toBeLessThan(15_000);
     await callTool(mcp, 'mark_read', { room: room.id, seq: sent.seq });
+  });
+
+  it('a waiting fetch_inbox whose client goes away withdraws its waiter', async () => {
+    const waiters = t.server.app.ctx.inboxWaiters;
+    const before = waiters.size;
+    const gone = new AbortController();
+    const request = fetch(`${t.server.url}/mcp`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: { authorization: `Bearer ${alice.jwt}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fetch_inbox', arguments: { wait_seconds: 25 } } }),
+    }).catch((err: unknown) => err);
+    await waitUntil('the call waits', () => waiters.size === before + 1);
+    gone.abort();
+    await request;
+    await waitUntil('the waiter is withdrawn', () => waiters.size === before);
   });
 
   it('search_messages: matches with senderName, paging with before; a query without a word is VALIDATION_ERROR', async () => {
