@@ -20,6 +20,7 @@ import { clusterScenario } from './scenarios/cluster.js';
 import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { inboxScenario } from './scenarios/inbox.js';
+import { mcpScenario } from './scenarios/mcp.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
@@ -36,6 +37,7 @@ const SCENARIOS = [
   { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite, then PostgreSQL)', run: searchScenario },
   { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
+  { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST (issue 19)', run: mcpScenario },
 ];
 
 function parseArgs(argv) {

@@ -5,6 +5,7 @@ import { createMemoryBus } from './cluster/memory-bus.js';
 import { createRedisBus } from './cluster/redis-bus.js';
 import type { Config } from './config/config.js';
 import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
+import { createApiTokenAuth, type ApiTokenAuth } from './core/auth/api-token-auth.js';
 import { createAuthz, type Authz } from './core/auth/authz.js';
 import { createJwtCodec } from './core/auth/jwt.js';
 import { resolveJwtSecret } from './core/auth/jwt-secret.js';
@@ -49,6 +50,8 @@ export interface AppContext {
   sessions: SessionsService;
   /** The one acceptance of session JWTs, at every entry point: the JWT, its agent, then (strict mode) its API token's state. */
   sessionAuth: SessionAuth;
+  /** API tokens as bearers (`/mcp`): verified once, then checked on every request. */
+  apiTokenAuth: ApiTokenAuth;
   rooms: RoomsService;
   messages: MessagesService;
   /** Read cursors, unread counts and the room listings that show them. */
@@ -99,13 +102,18 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   events.attach(sessionAuth.publisher);
-  // Strict mode: a revocation reaches every node's session cache before the revoking request answers.
-  // The same for a disabled (or enabled) agent.
-  bus.subscribe('token.revoked', ({ tokenId }) => sessionAuth.revoked(tokenId));
+  const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
+  events.attach(apiTokenAuth.publisher);
+  // A revocation reaches every node's caches before the revoking request answers: the API-token
+  // cache always, the session cache in strict mode. The same for a disabled (or enabled) agent.
+  bus.subscribe('token.revoked', ({ tokenId, sessionsEnded }) => {
+    apiTokenAuth.revoked(tokenId);
+    if (sessionsEnded !== false) sessionAuth.revoked(tokenId);
+  });
   bus.subscribe('agent.changed', ({ agentId }) => sessionAuth.agentChanged(agentId));
   events.attach({
     publish(event) {
-      if (event.type === 'token.revoked' && event.sessionsEnded) return bus.publish('token.revoked', { tokenId: event.tokenId });
+      if (event.type === 'token.revoked') return bus.publish('token.revoked', { tokenId: event.tokenId, sessionsEnded: event.sessionsEnded });
       if (event.type === 'agent.disabled' || event.type === 'agent.enabled') return bus.publish('agent.changed', { agentId: event.agentId });
       return Promise.resolve();
     },
@@ -132,6 +140,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     tokens: createTokensService({ db, authz, events }),
     sessions,
     sessionAuth,
+    apiTokenAuth,
     rooms,
     messages: createMessagesService({ db, authz, rooms, events }),
     readCursors: createReadCursorsService({ db, authz, rooms }),

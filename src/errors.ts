@@ -12,6 +12,7 @@ export const ERROR_CATALOG = {
   FORBIDDEN: { status: 403, ws: 'FORBIDDEN' },
   NOT_FOUND: { status: 404, ws: 'NOT_FOUND' },
   ROOM_NOT_FOUND: { status: 404, ws: 'ROOM_NOT_FOUND' },
+  METHOD_NOT_ALLOWED: { status: 405, ws: 'VALIDATION_ERROR' },
   CONFLICT: { status: 409, ws: 'CONFLICT' },
   REQUEST_TIMEOUT: { status: 408, ws: 'VALIDATION_ERROR' },
   PAYLOAD_TOO_LARGE: { status: 413, ws: 'VALIDATION_ERROR' },

@@ -160,6 +160,18 @@ export function summaryRows(results) {
       }));
     } else rows.push(unavailable(10, 'inbox long-poll', i, '< 50 ms, < 10 KB, < 2 %'));
   }
+
+  if ('mcp' in results) {
+    const m = results.mcp;
+    if (m.send) {
+      for (const [op, label] of [['send', 'send_message'], ['read', 'read_messages (20)']]) {
+        rows.push(row(11, `MCP ${label}`, 'calls/s', {
+          service: fmt(m[op].mcp.rps), baseline: `REST ${fmt(m[op].rest.rps)}`, ratio: m[op].ratio, target: '>= 0.7 x REST', met: m[op].ratio >= 0.7,
+          note: `p99 ${fmt(m[op].mcp.p99, 1)} vs ${fmt(m[op].rest.p99, 1)} ms; CPU ${fmt(m[op].mcp.cpuMsPerRequest, 3)} vs ${fmt(m[op].rest.cpuMsPerRequest, 3)} ms/call`,
+        }));
+      }
+    } else rows.push(unavailable(11, 'MCP tool calls', m, '>= 0.7 x REST'));
+  }
   return rows;
 }
 

@@ -3,7 +3,7 @@ import { alternate, cannon } from '../lib/http-load.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 
 /** Several rounds as one: total 2xx over total time; the median round's percentiles. */
-function combine(runs) {
+export function combine(runs) {
   const ok = runs.reduce((a, r) => a + r.ok, 0);
   const seconds = runs.reduce((a, r) => a + r.durationSeconds, 0);
   const median = (key) => [...runs].map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];

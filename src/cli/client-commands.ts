@@ -13,13 +13,19 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Every client command takes these. */
 const CONNECTION: readonly OptionName[] = ['url', 'token'];
 
-/** A client of the service `--url`/AMS_URL names, with the API token of `--token`/AMS_API_TOKEN. */
-function clientFor(input: CommandInput, options: Pick<AmsClientOptions, 'lastSeqs'> = {}): AmsClient {
+/** The service `--url`/AMS_URL names and the API token of `--token`/AMS_API_TOKEN. */
+function serviceOf(input: CommandInput): { url: string; apiToken: string } {
   const env = readClientEnv();
   const url = optionalString(input, 'url') ?? env.AMS_URL ?? DEFAULT_URL;
   const apiToken = optionalString(input, 'token') ?? env.AMS_API_TOKEN;
   if (apiToken === undefined || apiToken === '') throw new UsageError(`${input.command} needs --token <API token> or AMS_API_TOKEN`);
   if (!/^https?:\/\//.test(url)) throw new UsageError('--url must be an http:// or https:// URL');
+  return { url, apiToken };
+}
+
+/** A client of the service `--url`/AMS_URL names, with the API token of `--token`/AMS_API_TOKEN. */
+function clientFor(input: CommandInput, options: Pick<AmsClientOptions, 'lastSeqs'> = {}): AmsClient {
+  const { url, apiToken } = serviceOf(input);
   const companyId = readEnv().COMPANY_ID;
   return new AmsClient({ url, apiToken, ...(companyId === undefined ? {} : { companyId }), ...options });
 }
@@ -266,6 +272,19 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
         else console.log(`${room.slug}: read up to #${cursor.readSeq}, ${cursor.unreadCount} unread`);
         return 0;
       });
+    },
+  },
+  mcp: {
+    usage: 'mcp',
+    summary: "The service's MCP tools over stdio, for MCP hosts that start a process (relayed to the service's /mcp).",
+    options: [...CONNECTION],
+    args: [],
+    fields: {},
+    async run(input) {
+      // Loaded only here: the MCP SDK is not needed by the other commands.
+      const { runStdioProxy } = await import('../mcp/stdio.js');
+      await runStdioProxy(serviceOf(input));
+      return 0;
     },
   },
   search: {

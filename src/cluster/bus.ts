@@ -24,8 +24,11 @@ export const BUS_TOPICS = {
   'membership.added': Type.Object({ roomId: Id, agentId: Id }),
   /** A membership was removed: every node forgets its cached membership and unsubscribes the agent's sockets. */
   'membership.removed': Type.Object({ roomId: Id, agentId: Id }),
-  /** A token's sessions ended (strict mode): every node stops trusting its cached token state. */
-  'token.revoked': Type.Object({ tokenId: Id }),
+  /**
+   * A token was revoked: every node stops accepting it as a bearer (`/mcp`) and, when its sessions
+   * ended with it (strict mode; absent means true), stops trusting its cached session state.
+   */
+  'token.revoked': Type.Object({ tokenId: Id, sessionsEnded: Type.Optional(Type.Boolean()) }),
   /** An agent was disabled or enabled: every node forgets its cached state of the agent. */
   'agent.changed': Type.Object({ agentId: Id }),
   /**

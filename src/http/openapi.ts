@@ -119,7 +119,7 @@ function shareErrorBody(document: JsonObject): void {
   }
 }
 
-const packageVersion = (): string =>
+export const packageVersion = (): string =>
   (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**

@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { mcpRoutes } from '../mcp/mcp.routes.js';
 import { opsRoutes } from '../ops/ops.routes.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
@@ -51,6 +52,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /api/v1/social/channels/:channelId/posts': 256 * KiB,
   'POST /api/v1/social/posts/:id/replies': 256 * KiB,
   'POST /api/v1/social/posts/:id/reactions': 4 * KiB,
+  // One JSON-RPC message: the largest is send_message's (a message body as above, its arguments).
+  'POST /mcp': 256 * KiB,
+  'DELETE /mcp': 4 * KiB,
 };
 
 /**
@@ -186,6 +190,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     searchRoutes(api, ctx);
     socialRoutes(api, ctx);
     directoryRoutes(api, ctx);
+    mcpRoutes(api, ctx);
   });
   // The web console (PHASE2.md section 5): a page, not part of the API documents.
   consoleRoutes(app, ctx);

@@ -42,7 +42,8 @@ const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g
 
 
 /** Routes that are not part of the REST interface the document describes. */
-const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route);
+// /mcp is JSON-RPC (MCP), described by its own tools/list (docs/mcp.md), not REST.
+const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route);
 
 describe('/openapi.json', () => {
   let server: TestServer;

@@ -141,8 +141,11 @@ const normalise = (path: string): string => path.replace(/:[^/]+/g, ':p');
 /** The API's own description (/openapi.json, /asyncapi.json, /docs and its assets) and the console's page (/, /console/): static documents, not fuzzed. */
 const isDocsRoute = (route: string): boolean => /^GET \/(openapi\.json|asyncapi\.json|docs|console|$)/.test(route);
 
-/** The routes the server registered, with parameters named alike (`:p`), the documents left out. */
-const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r));
+/** /mcp speaks JSON-RPC, not REST: fuzzed through the MCP client in test/integration/mcp*.test.ts. */
+const isMcpRoute = (route: string): boolean => / \/mcp$/.test(route);
+
+/** The routes the server registered, with parameters named alike (`:p`), the documents and /mcp left out. */
+const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r) && !isMcpRoute(r));
 
 // ---------------------------------------------------------------- generators
 

@@ -10,7 +10,7 @@ import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { CreateAgentInput } from './agents.schema.js';
-import { findAgentById, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
+import { findAgentById, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
 
@@ -18,6 +18,8 @@ export interface AgentsService {
   create(principal: Principal | null, input: unknown): Promise<Agent>;
   list(principal: Principal | null): Promise<Agent[]>;
   get(id: string): Promise<Agent | null>;
+  /** id -> name of the given agents (message items for language models show who wrote them). */
+  names(ids: readonly string[]): Promise<Map<string, string>>;
   /**
    * PHASE2.md section 7: a disabled agent cannot open sessions, its JWTs are refused and its live
    * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
@@ -47,7 +49,27 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
     return result.agent;
   };
 
+  // An agent's name never changes and agents are never deleted: a name read once is right for good.
+  const knownNames = new Map<string, string>();
+  const KNOWN_NAMES_MAX = 10_000;
+
   return {
+    async names(ids) {
+      const names = new Map<string, string>();
+      const missing: string[] = [];
+      for (const id of new Set(ids)) {
+        const known = knownNames.get(id);
+        if (known === undefined) missing.push(id);
+        else names.set(id, known);
+      }
+      for (const [id, name] of await findAgentNames(db, missing)) {
+        if (knownNames.size >= KNOWN_NAMES_MAX) knownNames.delete(knownNames.keys().next().value as string);
+        knownNames.set(id, name);
+        names.set(id, name);
+      }
+      return names;
+    },
+
     async create(principal, input) {
       authz.requireAdminWhenStrict(principal);
       const { name, displayName, role } = createAgentInput.parse(requireObject(input));

@@ -49,6 +49,13 @@ export async function findExistingAgentIds(db: Db, ids: string[]): Promise<Set<s
   return new Set(rows.map((r) => r.id));
 }
 
+/** id -> name of the agents that exist among `ids`. */
+export async function findAgentNames(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('agents').select(['id', 'name']).where('id', 'in', [...ids]).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
 export type AgentStatus = 'active' | 'disabled' | 'unknown';
 
 // Compiled once: authentication runs it whenever its per-node cache has no answer.

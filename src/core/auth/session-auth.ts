@@ -46,7 +46,7 @@ export interface SessionAuth {
 
 export const ACTIVE_TTL_MS = 5_000;
 const MAX_ACTIVE_ENTRIES = 10_000;
-const REVOKED = 'The API token of this session was revoked';
+export const REVOKED = 'The API token of this session was revoked';
 const INVALID = 'Invalid or expired token';
 
 /** A bounded map of id -> until when a positive answer may be trusted. */

@@ -80,3 +80,12 @@ export async function isTokenUnrevoked(db: Db, tokenId: string): Promise<boolean
   const row = await db.selectFrom('api_tokens').select('revoked_at').where('id', '=', tokenId).executeTakeFirst();
   return row !== undefined && row.revoked_at === null;
 }
+
+/**
+ * What may change about an API token after it was issued, for the API-token authentication's
+ * periodic recheck: null when the token does not exist. A primary-key lookup.
+ */
+export async function findTokenState(db: Db, tokenId: string): Promise<{ revoked: boolean; expiresAt: string | null } | null> {
+  const row = await db.selectFrom('api_tokens').select(['revoked_at', 'expires_at']).where('id', '=', tokenId).executeTakeFirst();
+  return row ? { revoked: row.revoked_at !== null, expiresAt: toIsoOrNull(row.expires_at) } : null;
+}

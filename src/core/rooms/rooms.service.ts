@@ -11,13 +11,13 @@ import { grantedRooms, hasAction, requireRoom, type Authz } from '../auth/authz.
 import type { EventPublisher } from '../events.js';
 import type { PresenceReader } from '../presence.js';
 import type { Principal } from '../principal.js';
-import { compile, parseId, requireObject } from '../validation.js';
+import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { findLastSeqs } from '../messages/seq.store.js';
 import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
-import { AddMemberInput, CreateRoomInput } from './rooms.schema.js';
+import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from './rooms.schema.js';
 import {
-  deleteMembership, findRoomById, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
+  deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
   type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
 
@@ -28,6 +28,7 @@ export interface RoomMember extends RoomMemberRow {
 
 const createRoomInput = compile(CreateRoomInput);
 const addMemberInput = compile(AddMemberInput);
+const ROOM_SLUG_RE = new RegExp(ROOM_SLUG_PATTERN);
 
 export interface RoomsService {
   create(principal: Principal | null, input: unknown): Promise<Room>;
@@ -58,6 +59,12 @@ export interface RoomsService {
   lastSeqs(roomIds: readonly string[]): Promise<Record<string, number>>;
   /** Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member. */
   assertMember(roomId: string, agentId: string): Promise<void>;
+  /**
+   * A room named by its id or its slug (the command line, MCP tools), as its id: a UUID is returned
+   * as it is (the service it is passed to checks it), a slug is looked up (ROOM_NOT_FOUND). Naming a
+   * room reveals nothing more than its id would: the usual membership rules apply to what follows.
+   */
+  resolveId(ref: unknown, field: string): Promise<string>;
 }
 
 export interface RoomsServiceDeps {
@@ -218,6 +225,14 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const rows = await listRoomMembers(db, roomId);
       const online = await presence.onlineAgents(rows.map((m) => m.agentId));
       return { members: rows.map((m) => ({ ...m, online: online.has(m.agentId) })) };
+    },
+
+    async resolveId(ref, field) {
+      if (isUuid(ref)) return ref.toLowerCase();
+      if (typeof ref !== 'string' || !ROOM_SLUG_RE.test(ref)) throw validationError({ [field]: 'must be a room id (UUID) or slug' });
+      const id = await findRoomIdBySlug(db, ref);
+      if (id === null) throw roomNotFound();
+      return id;
     },
 
     assertMember,

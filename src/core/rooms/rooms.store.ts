@@ -70,6 +70,11 @@ export async function findRoomById(db: Db, id: string): Promise<Room | null> {
   return row ? toRoom(row) : null;
 }
 
+export async function findRoomIdBySlug(db: Db, slug: string): Promise<string | null> {
+  const row = await db.selectFrom('rooms').select('id').where('slug', '=', slug).executeTakeFirst();
+  return row ? row.id : null;
+}
+
 export async function listRooms(db: Db): Promise<Room[]> {
   return (await db.selectFrom('rooms').selectAll().orderBy('id').execute()).map(toRoom);
 }

@@ -9,13 +9,13 @@ import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../auth/authz.js';
 import type { Principal } from '../principal.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
-import { compile, parseId, requireObject } from '../validation.js';
+import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import {
-  CreateChannelInput, CreatePostInput, PAGE_LIMITS, REACTION_EMOJI, ToggleReactionInput,
+  CHANNEL_SLUG_PATTERN, CreateChannelInput, CreatePostInput, PAGE_LIMITS, REACTION_EMOJI, ToggleReactionInput,
   normaliseEmoji, type ReactionEmoji,
 } from './social.schema.js';
 import {
-  countReactions, deleteReaction, findChannelById, findPostById, incrementReplyCount, insertChannel, insertPost,
+  countReactions, deleteReaction, findChannelById, findChannelBySlug, findPostById, incrementReplyCount, insertChannel, insertPost,
   insertReactionIfAbsent, isTopLevelPost, listChannels, lockReactionKey, listReplies, pageTopLevelPosts,
   type Channel, type Post,
 } from './social.store.js';
@@ -54,6 +54,8 @@ export interface ReactionSummary {
 
 export interface SocialService {
   listChannels(principal: Principal | null): Promise<Channel[]>;
+  /** A channel named by its id or its slug (MCP tools); NOT_FOUND when there is none. */
+  findChannel(principal: Principal | null, ref: unknown, field: string): Promise<Channel>;
   /** Admin only. */
   createChannel(principal: Principal | null, input: unknown): Promise<Channel>;
   createPost(principal: Principal | null, channelId: unknown, input: unknown): Promise<Post>;
@@ -72,6 +74,7 @@ export interface SocialService {
 const createChannelInput = compile(CreateChannelInput);
 const createPostInput = compile(CreatePostInput);
 const toggleReactionInput = compile(ToggleReactionInput);
+const CHANNEL_SLUG_RE = new RegExp(CHANNEL_SLUG_PATTERN);
 
 // Under the key lock a toggle decides in one attempt. Without it (a writer that does not take the
 // lock) an attempt fails only when another transaction committed an insert of the same row between
@@ -121,6 +124,15 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
     async listChannels(principal) {
       authz.requireAgent(principal, 'feed:read');
       return listChannels(db);
+    },
+
+    async findChannel(principal, ref, field) {
+      authz.requireAgent(principal);
+      if (isUuid(ref)) return channelOr404(ref.toLowerCase());
+      if (typeof ref !== 'string' || !CHANNEL_SLUG_RE.test(ref)) throw validationError({ [field]: 'must be a channel id (UUID) or slug' });
+      const channel = await findChannelBySlug(db, ref);
+      if (!channel) throw notFound('Channel');
+      return channel;
     },
 
     async createChannel(principal, input) {

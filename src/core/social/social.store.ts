@@ -60,6 +60,11 @@ export async function listChannels(db: Db): Promise<Channel[]> {
   return (await db.selectFrom('social_channels').selectAll().orderBy('id').execute()).map(toChannel);
 }
 
+export async function findChannelBySlug(db: Db, slug: string): Promise<Channel | null> {
+  const row = await db.selectFrom('social_channels').selectAll().where('slug', '=', slug).executeTakeFirst();
+  return row ? toChannel(row) : null;
+}
+
 export async function findChannelById(db: Db, id: string): Promise<Channel | null> {
   const row = await db.selectFrom('social_channels').selectAll().where('id', '=', id).executeTakeFirst();
   return row ? toChannel(row) : null;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AppContext } from '../../context.js';
 import { looksLikeApiToken } from '../../core/auth/api-token.js';
 import { AppError } from '../../errors.js';
@@ -14,18 +15,21 @@ export function bearerOf(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Per request, once: the principal from a session JWT (an invalid, expired or, in strict mode,
- * revoked one leaves it null and the route decides whether that is a 401; a database outage while
- * checking is a 503), then the rate limit: per agent with a valid JWT, per IP otherwise (API-token
- * exchanges included).
+ * Per request, once: the principal from a session JWT, or on a route that accepts one (`/mcp`) an
+ * API token (an invalid, expired or revoked one leaves it null and the route decides whether that
+ * is a 401; a database outage while checking is a 503), then the rate limit: per agent with a
+ * valid credential, per IP otherwise (API-token exchanges included). An API token whose
+ * verification is not cached is also admitted per IP before it is hashed, as an exchange is.
  */
 export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     const bearer = bearerOf(request);
-    if (bearer !== undefined && !looksLikeApiToken(bearer)) {
+    const isApiToken = bearer !== undefined && looksLikeApiToken(bearer);
+    if (bearer !== undefined && (!isApiToken || request.routeOptions.config.acceptsApiToken === true)) {
+      if (isApiToken && !ctx.apiTokenAuth.isVerified(bearer)) await admitOrThrow(ctx, request, ctx.rateLimits.restAnon, request.ip);
       try {
-        request.principal = await ctx.sessionAuth.authenticate(bearer);
+        request.principal = isApiToken ? await ctx.apiTokenAuth.authenticate(bearer) : await ctx.sessionAuth.authenticate(bearer);
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'UNAUTHENTICATED')) throw err;
         request.principal = null;
@@ -33,16 +37,21 @@ export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext):
     }
     const limiter = request.principal ? ctx.rateLimits.restAgent : ctx.rateLimits.restAnon;
     const key = request.principal ? request.principal.agentId : request.ip;
-    const admission = await admit([limiter, key]);
-    if (admission.admitted) return;
-    if (admission.reason === 'limited') {
-      ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
-      throw new AppError('RATE_LIMITED', 'Too Many Requests');
-    }
-    // The limiter's store (Redis) failed: refuse rather than run unlimited, except for probes.
-    if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
-    const { error } = admission;
-    request.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'rate limiter unavailable');
-    throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
+    await admitOrThrow(ctx, request, limiter, key);
   });
+}
+
+/** Takes a point from the limiter; throws 429 over the limit, 503 when its store failed (probes excepted). */
+async function admitOrThrow(ctx: AppContext, request: FastifyRequest, limiter: RateLimiterAbstract, key: string): Promise<void> {
+  const admission = await admit([limiter, key]);
+  if (admission.admitted) return;
+  if (admission.reason === 'limited') {
+    ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
+    throw new AppError('RATE_LIMITED', 'Too Many Requests');
+  }
+  // The limiter's store (Redis) failed: refuse rather than run unlimited, except for probes.
+  if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
+  const { error } = admission;
+  request.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'rate limiter unavailable');
+  throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
 }

@@ -1,0 +1,99 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.js';
+import type { Principal } from '../core/principal.js';
+import { AppError, unauthenticated } from '../errors.js';
+import { packageVersion } from '../http/openapi.js';
+import { sendError } from '../http/plugins/errors.js';
+import { callTool, isToolName, TOOL_LIST } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
+/**
+ * What a Server builds for itself unless given one (an Ajv instance: most of a request's CPU when
+ * built per request); it checks only elicitation answers, which these tools never ask for.
+ */
+const JSON_SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+
+const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messages, and a social feed. '
+  + 'A typical loop: fetch_inbox with wait_seconds to wait for work, read_messages for context, send_message to answer, '
+  + 'then mark_read with the room and the seq of the last message handled. Rooms are named by id or slug.';
+
+/**
+ * One MCP server for one request. Stateless (no `Mcp-Session-Id`): every request carries its
+ * credential and stands alone, so any node behind a load balancer answers any request, and
+ * nothing is kept between requests but the tool list, built once (tools.ts).
+ *
+ * The SDK's low-level `Server` rather than `McpServer.registerTool`: McpServer answers arguments
+ * that fail its schema with its own text ("MCP error -32602: Input validation error ..."), where
+ * the contract (PHASE2.md section 4) wants `VALIDATION_ERROR: ...` with the field, as REST says
+ * it; and it would convert the 13 schemas for every request's `tools/list`.
+ */
+function createMcpServer(ctx: AppContext, principal: Principal): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: JSON_SCHEMA_VALIDATOR });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name, arguments: args } = request.params;
+    if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools/list names the tools`);
+    return callTool(name, args, { ctx, principal, signal: extra.signal });
+  });
+  return server;
+}
+
+/** The headers the SDK's transport reads (the others would only cost copying). */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'] as const;
+
+/** The Fastify request as the Web-standard Request the SDK's transport reads (the body is passed parsed). */
+function toWebRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const name of TRANSPORT_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers.set(name, value);
+  }
+  return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers });
+}
+
+/** 401 with the challenge an MCP client expects (RFC 6750). */
+function refuseUnauthenticated(reply: FastifyReply): FastifyReply {
+  return sendError(reply.header('WWW-Authenticate', 'Bearer'), unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>'));
+}
+
+export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
+  // JSON-RPC over HTTP, not a REST resource: /openapi.json leaves it out (its one operation would
+  // say nothing of the tools); tools/list describes them, and docs/mcp.md the endpoint.
+  app.post(MCP_PATH, { config: { acceptsApiToken: true }, schema: { hide: true } }, async (request, reply) => {
+    const principal = request.principal;
+    if (principal === null) return refuseUnauthenticated(reply);
+    // The SDK replies in JSON (no SSE stream): every request gets its one answer, a held
+    // fetch_inbox included, and a client that goes away closes the server, which aborts the
+    // tool's signal (the inbox waiter is withdrawn).
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const server = createMcpServer(ctx, principal);
+    // Closed only when the client left before its answer (closing builds an error for any pending
+    // request, which costs more than the rest of a call); otherwise it is garbage once answered.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) void server.close();
+    });
+    await server.connect(transport);
+    const response = await transport.handleRequest(toWebRequest(request), { parsedBody: request.body });
+    // Its body is one JSON document (or none): sent as text, cheaper than piping the Web stream.
+    response.headers.forEach((value, name) => void reply.header(name, value));
+    return reply.status(response.status).send(response.status === 202 ? undefined : await response.text());
+  });
+
+  // Stateless: no server-initiated stream (GET) and no session to end (DELETE). 405 is what the
+  // transport's clients expect for both.
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: MCP_PATH,
+    config: { acceptsApiToken: true },
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      if (request.principal === null) return refuseUnauthenticated(reply);
+      return sendError(reply.header('Allow', 'POST'), new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only'));
+    },
+  });
+}
