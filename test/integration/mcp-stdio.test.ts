@@ -68,12 +68,12 @@ describe('ams mcp: the tools over stdio', { timeout: 60_000 }, () => {
     expect((failure as { stderr: string }).stderr).toMatch(/^ams mcp: /m);
   });
 
-  it('without AMS_URL or AMS_API_TOKEN: a usage error (exit code 2)', async () => {
+  it('without an API token: a usage error (exit code 2)', async () => {
     const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       execFile(process.execPath, [CLI_JS, 'mcp'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', AMS_URL: t.server.url } }, (error, _stdout, stderr) =>
         resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr }));
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^ams: mcp needs AMS_URL and AMS_API_TOKEN/);
+    expect(result.stderr).toMatch(/^ams: mcp needs --token <API token> or AMS_API_TOKEN/);
   });
 });
