@@ -1,0 +1,207 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+
+/**
+ * The SQLite write connection, on a worker thread. A commit writes WAL frames (pwrite), and under a
+ * busy disk one such write was measured to block for up to 17 ms (docs/benchmarks.md, scenario 11);
+ * on the event loop that stalls every request, handshake and delivery behind it. Here the worker
+ * waits on the disk and the loop does not: it posts statements and is told when they are done.
+ *
+ * Requests are executed in the order they were posted, one at a time, on the one connection.
+ * A request that wants no answer (`reply: false`, a write inside a pipelined transaction: see
+ * sqlite.ts) is posted with the next one that does, in one message; if it fails, every later
+ * statement fails with its error until the transaction is rolled back, so the commit reports it.
+ * Errors cross back as `SqliteError`s with their SQLite code (driver-errors.ts reads the code).
+ */
+
+export interface WriteResult {
+  rows: Record<string, unknown>[];
+  numAffectedRows?: bigint;
+  insertId?: bigint;
+}
+
+type Op = 'run' | 'begin' | 'rollback';
+
+interface Request {
+  id: number;
+  op: Op;
+  sql: string;
+  parameters: readonly unknown[];
+  reply: boolean;
+}
+
+interface Reply {
+  id: number;
+  columns?: string[];
+  rows?: unknown[][];
+  changes?: number;
+  lastInsertRowid?: number | bigint;
+  error?: { message: string; code: string };
+}
+
+// Plain CommonJS run with eval, like the checkpointer's: the same from src (tests) and from dist.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+const statements = new Map();
+const prepare = (sql) => {
+  let entry = statements.get(sql);
+  if (entry === undefined) {
+    const statement = db.prepare(sql);
+    if (statement.reader) statement.raw(true);
+    entry = { statement, columns: statement.reader ? statement.columns().map((c) => c.name) : undefined };
+    if (statements.size >= 256) statements.delete(statements.keys().next().value);
+    statements.set(sql, entry);
+  }
+  return entry;
+};
+// The first error of a pipelined statement: later statements fail with it until the rollback.
+let failed = null;
+const execute = (request) => {
+  if (request.op === 'rollback') {
+    failed = null;
+    if (db.inTransaction) db.exec('rollback');
+    return {};
+  }
+  if (request.op === 'begin') failed = null;
+  if (failed !== null) throw failed;
+  const { statement, columns } = prepare(request.sql);
+  if (columns !== undefined) return { columns, rows: statement.all(request.parameters) };
+  const { changes, lastInsertRowid } = statement.run(request.parameters);
+  return { changes, lastInsertRowid };
+};
+parentPort.on('message', (requests) => {
+  if (requests === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  const replies = [];
+  for (const request of requests) {
+    let reply;
+    try {
+      reply = execute(request);
+    } catch (err) {
+      const error = { message: String(err && err.message), code: typeof (err && err.code) === 'string' ? err.code : '' };
+      if (!request.reply) failed = err;
+      reply = { error };
+    }
+    if (request.reply || (reply.error && !failed)) {
+      reply.id = request.id;
+      replies.push(reply);
+    }
+  }
+  if (replies.length > 0) parentPort.postMessage(replies);
+});
+`;
+
+/** What the service sees when the writer thread is gone: a storage outage (503), see driver-errors.ts. */
+const STOPPED_MESSAGE = 'The database connection is not open (the SQLite writer thread stopped)';
+
+function toError(error: { message: string; code: string }): Error {
+  return error.code.startsWith('SQLITE_') ? new SQLite.SqliteError(error.message, error.code) : Object.assign(new Error(error.message), error.code ? { code: error.code } : {});
+}
+
+function toResult(reply: Reply): WriteResult {
+  if (reply.columns !== undefined) {
+    const { columns } = reply;
+    const rows = reply.rows!.map((values) => {
+      const row: Record<string, unknown> = {};
+      // Same keys as better-sqlite3's own objects; a repeated name keeps the last value, as there.
+      for (let i = 0; i < columns.length; i++) row[columns[i]!] = values[i];
+      return row;
+    });
+    return { rows };
+  }
+  if (reply.changes === undefined) return { rows: [] };
+  return { rows: [], numAffectedRows: BigInt(reply.changes), insertId: BigInt(reply.lastInsertRowid ?? 0) };
+}
+
+export interface SqliteWriter {
+  /** Runs one statement on the write connection; resolves with its result once it has run. */
+  run(sql: string, parameters: readonly unknown[], op?: Op): Promise<WriteResult>;
+  /** Posts a write whose result nobody reads (inside a pipelined transaction): its error surfaces at the next `run`. */
+  post(sql: string, parameters: readonly unknown[]): void;
+  /** False once the thread has stopped (closed or crashed). */
+  readonly alive: boolean;
+  close(): Promise<void>;
+}
+
+export function startSqliteWriter(path: string, pragmas: readonly string[]): SqliteWriter {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, pragmas } });
+  const pending = new Map<number, { resolve(result: WriteResult): void; reject(err: Error): void }>();
+  let queue: Request[] = [];
+  let nextId = 0;
+  let alive = true;
+  let flushScheduled = false;
+  // Referenced only while answers are awaited: an idle writer does not keep the process alive.
+  worker.unref();
+
+  const failAll = (err: Error): void => {
+    alive = false;
+    for (const { reject } of pending.values()) reject(err);
+    pending.clear();
+  };
+  const exited = new Promise<void>((resolve) => {
+    worker.once('exit', () => {
+      failAll(new Error(STOPPED_MESSAGE));
+      resolve();
+    });
+  });
+  worker.on('error', (err) => failAll(Object.assign(new Error(STOPPED_MESSAGE), { cause: err })));
+  worker.on('message', (replies: Reply[]) => {
+    for (const reply of replies) {
+      const waiter = pending.get(reply.id);
+      // A pipelined statement's error has no waiter: the next statement reports it.
+      if (waiter === undefined) continue;
+      pending.delete(reply.id);
+      if (reply.error) waiter.reject(toError(reply.error));
+      else waiter.resolve(toResult(reply));
+    }
+    if (pending.size === 0) worker.unref();
+  });
+
+  const flush = (): void => {
+    flushScheduled = false;
+    if (queue.length === 0) return;
+    const requests = queue;
+    queue = [];
+    worker.postMessage(requests);
+  };
+
+  return {
+    get alive() {
+      return alive;
+    },
+    run(sql, parameters, op = 'run') {
+      if (!alive) return Promise.reject(new Error(STOPPED_MESSAGE));
+      const id = nextId++;
+      return new Promise<WriteResult>((resolve, reject) => {
+        if (pending.size === 0) worker.ref();
+        pending.set(id, { resolve, reject });
+        queue.push({ id, op, sql, parameters, reply: true });
+        flush();
+      });
+    },
+    post(sql, parameters) {
+      queue.push({ id: nextId++, op: 'run', sql, parameters, reply: false });
+      // Normally the commit carries it; this only covers a caller that never runs another statement.
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
+    },
+    async close() {
+      if (!alive) return;
+      flush();
+      worker.postMessage('close');
+      const timer = setTimeout(() => void worker.terminate(), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
