@@ -9,6 +9,11 @@ import SQLite from 'better-sqlite3';
  * waits on the disk and the loop does not: it posts statements and is told when they are done.
  *
  * Requests are executed in the order they were posted, one at a time, on the one connection.
+ * Another process's write lock (the `ams` CLI) is waited for here, outside a transaction (a
+ * transaction's BEGIN IMMEDIATE included), with backoff up to lockTimeoutMs: the thread sleeps, the
+ * event loop does not, and every request behind it needs the lock anyway. Past the timeout the error
+ * surfaces (503), and until some statement goes through again, statements make a single attempt
+ * instead of queueing behind one another for lockTimeoutMs each.
  * A request that wants no answer (`reply: false`, a write inside a pipelined transaction: see
  * sqlite.ts) is posted with the next one that does, in one message; if it fails, every later
  * statement fails with its error until the transaction is rolled back, so the commit reports it.
@@ -23,13 +28,17 @@ export interface WriteResult {
 
 type Op = 'run' | 'begin' | 'rollback';
 
-interface Request {
-  id: number;
-  op: Op;
-  sql: string;
-  parameters: readonly unknown[];
-  reply: boolean;
-}
+const OPS: readonly Op[] = ['run', 'begin', 'rollback'];
+
+/**
+ * One request, as a tuple (cheaper to clone than an object): its id, the index of its op in OPS,
+ * the SQL (its text, or the number it was registered under), the parameters, whether it wants an
+ * answer, and the number to register the text under (first time only).
+ */
+type Request = [id: number, op: number, sql: string | number, parameters: readonly unknown[], reply: boolean, register?: number];
+
+/** SQL texts the worker knows by number, so that a hot statement's text is cloned once, not per run. */
+const MAX_REGISTERED_SQL = 1024;
 
 interface Reply {
   id: number;
@@ -60,18 +69,49 @@ const prepare = (sql) => {
 };
 // The first error of a pipelined statement: later statements fail with it until the rollback.
 let failed = null;
-const execute = (request) => {
-  if (request.op === 'rollback') {
+// Whether a statement recently gave up waiting for another process's lock (see waitingForLock).
+let contended = false;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+const isBusy = (err) => typeof (err && err.code) === 'string' && err.code.startsWith('SQLITE_BUSY');
+// busy_timeout is 0: SQLite's own busy handler cannot tell a lock wait that already timed out.
+const waitingForLock = (work) => {
+  const deadline = Date.now() + (contended ? 0 : workerData.lockTimeoutMs);
+  for (let i = 0; ; i++) {
+    try {
+      const result = work();
+      contended = false;
+      return result;
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        contended = true;
+        throw err;
+      }
+      Atomics.wait(pause, 0, 0, Math.min(2 ** i, 50, left));
+    }
+  }
+};
+const texts = new Map();
+const run = (sql, parameters) => {
+  const { statement, columns } = prepare(typeof sql === 'number' ? texts.get(sql) : sql);
+  if (columns !== undefined) return { columns, rows: statement.all(parameters) };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return { changes, lastInsertRowid };
+};
+const OPS = ['run', 'begin', 'rollback'];
+const execute = ([, opIndex, sql, parameters, , register]) => {
+  if (register !== undefined) texts.set(register, sql);
+  const op = OPS[opIndex];
+  if (op === 'rollback') {
     failed = null;
     if (db.inTransaction) db.exec('rollback');
     return {};
   }
-  if (request.op === 'begin') failed = null;
+  if (op === 'begin') failed = null;
   if (failed !== null) throw failed;
-  const { statement, columns } = prepare(request.sql);
-  if (columns !== undefined) return { columns, rows: statement.all(request.parameters) };
-  const { changes, lastInsertRowid } = statement.run(request.parameters);
-  return { changes, lastInsertRowid };
+  // Inside a transaction the lock is held already (BEGIN IMMEDIATE): a busy error is not a lock wait.
+  return db.inTransaction ? run(sql, parameters) : waitingForLock(() => run(sql, parameters));
 };
 parentPort.on('message', (requests) => {
   if (requests === 'close') {
@@ -81,16 +121,17 @@ parentPort.on('message', (requests) => {
   }
   const replies = [];
   for (const request of requests) {
+    const wantsReply = request[4];
     let reply;
     try {
       reply = execute(request);
     } catch (err) {
       const error = { message: String(err && err.message), code: typeof (err && err.code) === 'string' ? err.code : '' };
-      if (!request.reply) failed = err;
+      if (!wantsReply) failed = err;
       reply = { error };
     }
-    if (request.reply || (reply.error && !failed)) {
-      reply.id = request.id;
+    if (wantsReply) {
+      reply.id = request[0];
       replies.push(reply);
     }
   }
@@ -123,19 +164,30 @@ function toResult(reply: Reply): WriteResult {
 export interface SqliteWriter {
   /** Runs one statement on the write connection; resolves with its result once it has run. */
   run(sql: string, parameters: readonly unknown[], op?: Op): Promise<WriteResult>;
-  /** Posts a write whose result nobody reads (inside a pipelined transaction): its error surfaces at the next `run`. */
-  post(sql: string, parameters: readonly unknown[]): void;
+  /**
+   * Posts a statement whose result nobody reads (`begin`, a write inside a pipelined transaction):
+   * its error surfaces at the next `run`.
+   */
+  post(sql: string, parameters: readonly unknown[], op?: Op): void;
   /** False once the thread has stopped (closed or crashed). */
   readonly alive: boolean;
   close(): Promise<void>;
 }
 
-export function startSqliteWriter(path: string, pragmas: readonly string[]): SqliteWriter {
+export function startSqliteWriter(path: string, pragmas: readonly string[], lockTimeoutMs: number): SqliteWriter {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, pragmas } });
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, driver, pragmas, lockTimeoutMs } });
   const pending = new Map<number, { resolve(result: WriteResult): void; reject(err: Error): void }>();
   let queue: Request[] = [];
   let nextId = 0;
+  const registered = new Map<string, number>();
+  const request = (op: Op, sql: string, parameters: readonly unknown[], reply: boolean): Request => {
+    const known = registered.get(sql);
+    if (known !== undefined) return [nextId++, OPS.indexOf(op), known, parameters, reply];
+    if (registered.size >= MAX_REGISTERED_SQL) return [nextId++, OPS.indexOf(op), sql, parameters, reply];
+    registered.set(sql, registered.size);
+    return [nextId++, OPS.indexOf(op), sql, parameters, reply, registered.size - 1];
+  };
   let alive = true;
   let flushScheduled = false;
   // Referenced only while answers are awaited: an idle writer does not keep the process alive.
@@ -179,16 +231,16 @@ export function startSqliteWriter(path: string, pragmas: readonly string[]): Sql
     },
     run(sql, parameters, op = 'run') {
       if (!alive) return Promise.reject(new Error(STOPPED_MESSAGE));
-      const id = nextId++;
+      const entry = request(op, sql, parameters, true);
       return new Promise<WriteResult>((resolve, reject) => {
         if (pending.size === 0) worker.ref();
-        pending.set(id, { resolve, reject });
-        queue.push({ id, op, sql, parameters, reply: true });
+        pending.set(entry[0], { resolve, reject });
+        queue.push(entry);
         flush();
       });
     },
-    post(sql, parameters) {
-      queue.push({ id: nextId++, op: 'run', sql, parameters, reply: false });
+    post(sql, parameters, op = 'run') {
+      queue.push(request(op, sql, parameters, false));
       // Normally the commit carries it; this only covers a caller that never runs another statement.
       if (!flushScheduled) {
         flushScheduled = true;

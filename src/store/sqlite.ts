@@ -31,8 +31,8 @@ import { startSqliteWriter, type SqliteWriter } from './sqlite-writer.js';
  * power loss, at about ten times the cost per commit (paid on the writer thread). See
  * docs/reliability.md.
  *
- * Locking: waiting for another process's write lock (the `ams` CLI) is asynchronous, with a bounded
- * wait (lockTimeoutMs), see SplitSqlite.waitingForLock.
+ * Locking: waiting for another process's write lock (the `ams` CLI) happens on the writer thread,
+ * with a bounded wait (lockTimeoutMs), see sqlite-writer.ts.
  */
 
 export interface SqliteOptions {
@@ -81,8 +81,6 @@ class WriterLock {
  * writes on the writer thread (`writer`). Shared by the Kysely connections handed out below.
  */
 class SplitSqlite {
-  /** Whether a writer recently gave up waiting for another process's lock. */
-  private contended = false;
   /** Until the migrations have run, every statement goes to the writer (the schema is changing). */
   migrated = false;
   readonly lock = new WriterLock();
@@ -117,41 +115,18 @@ class SplitSqlite {
     return { rows: [] };
   }
 
-  /** A read, waiting asynchronously while the database is busy (another process's exclusive lock). */
-  readWaiting(statement: SqliteStatement, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
-    return this.waitingForLock(false, () => this.read(statement, parameters));
-  }
-
-  /** One write outside a transaction, on the writer, waiting for another process's lock as below. */
-  write(sql: string, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
-    return this.waitingForLock(true, () => this.writer.run(sql, parameters));
-  }
-
-  begin(): Promise<unknown> {
-    return this.waitingForLock(true, () => this.writer.run('begin immediate', [], 'begin'));
-  }
-
   /**
-   * Another process's write lock (the `ams` CLI) is waited for here, asynchronously, with backoff:
-   * busy_timeout is 0 on both connections, so that a busy database is seen at once and retrying is
-   * safe (a transaction starts with BEGIN IMMEDIATE: the lock is taken before any work is done).
-   * Past lockTimeoutMs the error surfaces (503), and until some write goes through again, writes
-   * make a single attempt instead of queueing behind one another for lockTimeoutMs each.
+   * A read, waiting asynchronously while the database is busy (another process's exclusive lock,
+   * rare with WAL): busy_timeout is 0, SQLite's own busy handler would sleep on the event loop.
    */
-  private async waitingForLock<R>(write: boolean, attempt: () => R | Promise<R>): Promise<R> {
-    const deadline = Date.now() + (write && this.contended ? 0 : this.lockTimeoutMs);
+  async readWaiting(statement: SqliteStatement, parameters: readonly unknown[]): Promise<QueryResult<unknown>> {
+    const deadline = Date.now() + this.lockTimeoutMs;
     for (let i = 0; ; i++) {
       try {
-        const result = await attempt();
-        if (write) this.contended = false;
-        return result;
+        return this.read(statement, parameters);
       } catch (err) {
-        if (!isBusy(err)) throw err;
         const left = deadline - Date.now();
-        if (left <= 0) {
-          if (write) this.contended = true;
-          throw err;
-        }
+        if (!isBusy(err) || left <= 0) throw err;
         await sleep(Math.min(2 ** i, 50, left));
       }
     }
@@ -190,7 +165,7 @@ class SplitConnection implements DatabaseConnection {
     if (statement !== undefined) return (await this.store.readWaiting(statement, parameters)) as QueryResult<R>;
     await this.store.lock.lock();
     try {
-      return (await this.store.write(sql, parameters)) as QueryResult<R>;
+      return (await this.store.writer.run(sql, parameters)) as QueryResult<R>;
     } finally {
       this.store.lock.unlock();
     }
@@ -202,14 +177,14 @@ class SplitConnection implements DatabaseConnection {
     for (const row of statement.iterate(query.parameters)) yield { rows: [row as R] };
   }
 
+  /**
+   * BEGIN IMMEDIATE is posted, not waited for: the writer waits for another process's lock if need
+   * be, and if it gives up, the transaction's next statement (at the latest its commit) fails with
+   * SQLITE_BUSY. One round trip to the writer less per transaction.
+   */
   async begin(): Promise<void> {
     await this.store.lock.lock();
-    try {
-      await this.store.begin();
-    } catch (err) {
-      this.store.lock.unlock();
-      throw err;
-    }
+    this.store.writer.post('begin immediate', [], 'begin');
     this.inTransaction = true;
   }
 
@@ -344,7 +319,7 @@ export class SqliteKysely extends Kysely<DB> {
       return store.readWaiting(statement, compiled.parameters) as Promise<QueryResult<R>>;
     }
     if (store.migrated && store.lock.tryLock()) {
-      return (store.write(compiled.sql, compiled.parameters) as Promise<QueryResult<R>>).finally(() => store.lock.unlock());
+      return (store.writer.run(compiled.sql, compiled.parameters) as Promise<QueryResult<R>>).finally(() => store.lock.unlock());
     }
     return super.executeQuery(compiled);
   }
@@ -409,7 +384,7 @@ export function openSqlite(options: SqliteOptions): Database {
   handle.pragma(`busy_timeout = ${lockTimeoutMs}`);
   handle.pragma('journal_mode = WAL');
   tightenDataFiles(path);
-  // From here on lock waits are asynchronous (see SplitSqlite.waitingForLock).
+  // From here on lock waits are asynchronous (SplitSqlite.readWaiting) or on the writer thread.
   handle.pragma('busy_timeout = 0');
   // Checkpoints off the event loop (see sqlite-checkpointer.ts); the file exists from here on.
   const checkpointer = startCheckpointer(path, synchronous);
@@ -418,7 +393,7 @@ export function openSqlite(options: SqliteOptions): Database {
     `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`,
     'foreign_keys = ON',
     `wal_autocheckpoint = ${SAFETY_NET_AUTOCHECKPOINT_PAGES}`,
-  ]);
+  ], lockTimeoutMs);
   // Reused statements and rows read as arrays (see sqlite-fast.ts).
   const reads = fastSqlite(handle);
   const store = new SplitSqlite(reads, writer, lockTimeoutMs);
