@@ -250,6 +250,8 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
     async close() {
       if (!alive) return;
       flush();
+      // The process waits for the connection to close cleanly (it checkpoints what it can).
+      worker.ref();
       worker.postMessage('close');
       const timer = setTimeout(() => void worker.terminate(), 5000);
       await exited;
