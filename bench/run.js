@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { machineInfo, pinSelf, pinning } from './lib/processes.js';
 import { printTable, summaryRows } from './lib/report.js';
 import { newJwtSecret } from './lib/service.js';
+import { busyDiskScenario } from './scenarios/busydisk.js';
 import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
 import { historyScenario } from './scenarios/history.js';
@@ -38,6 +39,7 @@ const SCENARIOS = [
   { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
   { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST (issue 19)', run: mcpScenario },
+  { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk (issue 15)', run: busyDiskScenario },
 ];
 
 function parseArgs(argv) {

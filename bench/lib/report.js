@@ -172,6 +172,21 @@ export function summaryRows(results) {
       }
     } else rows.push(unavailable(11, 'MCP tool calls', m, '>= 0.7 x REST'));
   }
+
+  if ('busydisk' in results) {
+    const d = results.busydisk;
+    if (d.busy) {
+      const label = `busy disk, ${d.rate} msg/s`;
+      rows.push(row(12, label, 'event-loop delay p99, dd writing / quiet (ms)', {
+        service: fmt(d.busy.eventLoopDelay.p99, 1), baseline: `quiet ${fmt(d.quiet.eventLoopDelay.p99, 1)}`, target: '< 20 ms',
+        met: d.busy.eventLoopDelay.p99 !== null && d.busy.eventLoopDelay.p99 < 20, note: `max ${fmt(d.busy.eventLoopDelay.max, 1)} ms (quiet ${fmt(d.quiet.eventLoopDelay.max, 1)})`,
+      }));
+      rows.push(row(12, label, '/healthz p99, dd writing / quiet (ms)', { service: fmt(d.busy.healthz.p99, 1), baseline: `quiet ${fmt(d.quiet.healthz.p99, 1)}`, target: '-' }));
+      rows.push(row(12, label, 'ack p50/p99, dd writing / quiet (ms)', {
+        service: `${fmt(d.busy.ack.p50, 1)}/${fmt(d.busy.ack.p99, 1)}`, baseline: `quiet ${fmt(d.quiet.ack.p50, 1)}/${fmt(d.quiet.ack.p99, 1)}`, target: '-',
+      }));
+    } else rows.push(unavailable(12, 'busy disk', d, '< 20 ms'));
+  }
   return rows;
 }
 

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { isStorageUnavailable } from './errors.js';
 import type { DB } from './schema.js';
+import { SqliteKysely } from './sqlite.js';
 
 /**
  * Group commit. Writes that arrive together (in one turn of the event loop, or while the previous
@@ -13,6 +14,10 @@ import type { DB } from './schema.js';
  * `minIntervalMs` spaces commits under load: a batch starts at least that long after the previous
  * one started, so sustained writes share commits instead of committing one by one as they trickle
  * in; a write that comes after a quiet period still goes at once.
+ *
+ * On SQLite the batch's writes are pipelined to the writer thread (`pipelinedTransaction` in
+ * sqlite.ts): `apply` must not read the row counts of its writes (they are not known yet); rows it
+ * reads (a `select`, a `returning`) are real.
  *
  * A batch that fails for a reason of its own data (a unique violation, say) is retried one write
  * per transaction, so each caller gets exactly the outcome it would have had alone. A storage
@@ -44,7 +49,8 @@ export function createWriteBatcher<T>(
   let running = false;
   let lastStart = -Infinity;
 
-  const commit = (items: readonly T[]): Promise<void> => db.transaction().execute((trx) => apply(trx, items));
+  const commit = (items: readonly T[]): Promise<void> =>
+    db instanceof SqliteKysely ? db.pipelinedTransaction((trx) => apply(trx, items)) : db.transaction().execute((trx) => apply(trx, items));
 
   const flush = async (): Promise<void> => {
     scheduled = false;
