@@ -23,6 +23,7 @@ import { inboxScenario } from './scenarios/inbox.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
+import { sendersScenario } from './scenarios/senders.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 
 const SCENARIOS = [
@@ -36,17 +37,20 @@ const SCENARIOS = [
   { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite)', run: searchScenario },
   { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
+  { id: 'senders', n: 11, title: 'one room, one or two sending connections (issue 15)', run: sendersScenario },
 ];
 
 function parseArgs(argv) {
-  const args = { quick: false, only: null, profile: false, out: null };
+  const args = { quick: false, only: null, profile: false, out: null, compareDist: null };
   for (const arg of argv) {
     if (arg === '--quick') args.quick = true;
     else if (arg === '--profile') args.profile = true;
     else if (arg.startsWith('--only=')) args.only = arg.slice('--only='.length).split(',').map((s) => s.trim());
     else if (arg.startsWith('--out=')) args.out = arg.slice('--out='.length);
+    // Scenarios 1 and 2 also run another build (its dist/), interleaved: e.g. a worktree of an older commit.
+    else if (arg.startsWith('--compare-dist=')) args.compareDist = arg.slice('--compare-dist='.length);
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--only=1,2,rooms10,...] [--profile] [--out=file.json]');
+      console.log('usage: npm run bench -- [--quick] [--only=1,2,rooms10,...] [--profile] [--out=file.json] [--compare-dist=../other/dist]');
       process.exit(0);
     } else {
       console.error(`unknown argument ${arg} (try --help)`);
@@ -85,7 +89,7 @@ async function main() {
   console.log(`ams bench (${args.quick ? 'quick' : 'full'}): ${machine.cpus} CPU ${machine.cpuModel}, node ${machine.node}, load ${machine.loadAverage.join(' ')}`);
   console.log(pinning.enabled ? `pinning: servers on CPU ${pinning.serverCpu}, load generator on CPU ${pinning.generatorCpu}` : `pinning: off (${pinning.reason})`);
 
-  const bench = { quick: args.quick, tmp, profileDir, jwtSecret: newJwtSecret(), log: (line) => console.log(`  ${line}`) };
+  const bench = { quick: args.quick, tmp, profileDir, compareDist: args.compareDist, jwtSecret: newJwtSecret(), log: (line) => console.log(`  ${line}`) };
   const results = {};
   let crashed = false;
   const selected = SCENARIOS.filter((s) => args.only === null || args.only.includes(String(s.n)) || args.only.includes(s.id));

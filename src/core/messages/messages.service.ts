@@ -84,9 +84,11 @@ function sameContent(a: Message, b: Message): boolean {
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
   const { db, authz, rooms, events } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
-  // sends that arrive together, each acknowledged after its commit. Under sustained load commits
-  // are at least 4 ms apart (at most 4 ms more latency, far fewer commits); a lone send waits for
-  // nothing. The search index is written in the same transaction: a message is searchable once
+  // sends that arrive together, each acknowledged after its commit. Natural batching, no spacing: a
+  // send commits at the end of the event-loop turn that received it, and sends that arrive while a
+  // commit runs share the next one. A fixed 4 ms spacing used to save a little CPU at saturation
+  // and cost every send up to 4 ms (plus timer slack) at moderate load (docs/benchmarks.md,
+  // issue 15). The search index is written in the same transaction: a message is searchable once
   // its send is acknowledged.
   const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
     // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
@@ -96,7 +98,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       await insertSearchEntry(trx, message.id, searchText(message.body));
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
     }
-  }, { minIntervalMs: 4 });
+  });
 
   const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {
     const sender = authz.requireAgent(principal);
