@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist]`
+ * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist]`
  *
  * Server CPU per `message:send` at one fixed rate, every member of every room sending in turn (as
  * in scenario 1; `--senders=N`: the first N members of each room only), in alternating rounds: the service (dist/), optionally another build of it
@@ -9,7 +9,7 @@
  * comparing builds on a shared, noisy machine, where the rate searches of `npm run bench` are not
  * reproducible but CPU time per message is.
  */
-import { join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { pinSelf } from './lib/processes.js';
@@ -47,9 +47,11 @@ try {
   };
   const service = await startService({ name: 'service', databaseUrl: `sqlite:${join(tmp, 's.sqlite')}`, jwtSecret });
   await add('service', service.proc, await serviceClients(service, { rooms, roomSize, mint }));
-  if (compareDist) {
-    const other = await startService({ name: 'compare', dist: compareDist, databaseUrl: `sqlite:${join(tmp, 'c.sqlite')}`, jwtSecret });
-    await add('compare', other.proc, await serviceClients(other, { rooms, roomSize, mint }));
+  // Several builds: --compare-dist=a/dist,b/dist, named after their folder.
+  for (const [i, dist] of (compareDist ?? '').split(',').filter(Boolean).entries()) {
+    const name = basename(dirname(resolve(dist))).slice(0, 12) || `compare${i + 1}`;
+    const other = await startService({ name, dist, databaseUrl: `sqlite:${join(tmp, `c${i}.sqlite`)}`, jwtSecret });
+    await add(name, other.proc, await serviceClients(other, { rooms, roomSize, mint }));
   }
   const r1 = await startBaseline({ name: 'r1', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
   await add('R1', r1.proc, await baselineClients(r1.url, { rooms, roomSize, mint }));
@@ -64,7 +66,7 @@ try {
       const us = ((t.proc.cpu() - before) * 1e6) / result.sent;
       t.perMessageUs.push(us);
       t.deliveryP50.push(result.delivery.p50);
-      console.log(`round ${round + 1} ${t.name.padEnd(8)} ${Math.round(us)} us/message, delivery p50 ${result.delivery.p50?.toFixed(2)} ms  ${describe(result)}`);
+      console.log(`round ${round + 1} ${t.name.padEnd(12)} ${Math.round(us)} us/message, delivery p50 ${result.delivery.p50?.toFixed(2)} ms  ${describe(result)}`);
     }
   }
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -72,7 +74,7 @@ try {
   console.log(`\n${rate} msg/s, ${rooms} rooms of ${roomSize}, ${rounds} rounds of ${seconds} s: server CPU per message (median; x R1)`);
   for (const t of targets) {
     const m = median(t.perMessageUs);
-    console.log(`${t.name.padEnd(8)} ${Math.round(m)} us  (${(m / r1Median).toFixed(2)} x R1; rounds ${t.perMessageUs.map(Math.round).join(', ')}); delivery p50 median ${median(t.deliveryP50).toFixed(2)} ms`);
+    console.log(`${t.name.padEnd(12)} ${Math.round(m)} us  (${(m / r1Median).toFixed(2)} x R1; rounds ${t.perMessageUs.map(Math.round).join(', ')}); delivery p50 median ${median(t.deliveryP50).toFixed(2)} ms`);
   }
 } finally {
   for (const c of clients) c.close();

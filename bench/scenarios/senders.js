@@ -31,6 +31,10 @@ export async function sendersScenario(bench) {
     procs.push(service.proc);
     const r1 = await startBaseline({ name: 'r1', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
     procs.push(r1.proc);
+    const other = bench.compareDist
+      ? await startService({ name: 'compare-senders', dist: bench.compareDist, databaseUrl: `sqlite:${join(tmp, 'senders-compare.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir })
+      : null;
+    if (other) procs.push(other.proc);
     const durationMs = quick ? 600 : 3000;
     const drainMs = quick ? 1000 : 2000;
     const shapes = [];
@@ -42,6 +46,7 @@ export async function sendersScenario(bench) {
         { name: 'service', proc: service.proc, set: await serviceClients(service, { rooms: 1, roomSize: shape.roomSize, mint }) },
         { name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms: 1, roomSize: shape.roomSize, mint }) },
       ];
+      if (other) sets.splice(1, 0, { name: 'compare', proc: other.proc, set: await serviceClients(other, { rooms: 1, roomSize: shape.roomSize, mint }) });
       const targets = sets.map(({ name, proc, set }) => {
         allClients.push(...set.clients);
         return { name, load: new RoomLoad({ ...set, senders, serverCpu: () => proc.cpu() }) };
@@ -65,7 +70,7 @@ export async function sendersScenario(bench) {
       shapes.push({
         label,
         ...shape,
-        maxRate: { service: svc, R1: byName.R1.maxRate },
+        maxRate: { service: svc, R1: byName.R1.maxRate, ...(other ? { compare: byName.compare.maxRate } : {}) },
         ratio: byName.R1.maxRate > 0 ? svc / byName.R1.maxRate : null,
         moderateRate: MODERATE_RATE,
         atModerateRate: atModerate,
@@ -74,7 +79,7 @@ export async function sendersScenario(bench) {
         steps: Object.fromEntries(found.map((f) => [f.name, f.steps])),
       });
     }
-    return { stepDurationMs: durationMs, shapes };
+    return { stepDurationMs: durationMs, ...(other ? { compareDist: bench.compareDist } : {}), shapes };
   } finally {
     for (const c of allClients) c.close();
     for (const p of procs) await p.stop();

@@ -2,9 +2,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { admit, type RateLimits } from '../../rate-limits.js';
 import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
-import { CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
+import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
 import { requestIdOf, splitArgs } from './register-event.js';
 import type { SerialQueue } from './serial-queue.js';
 import { refuse, reply, toWsError } from './ws-errors.js';
@@ -65,6 +66,14 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
     paused = undefined;
   };
   queue.whenSettled(resumeIfDrained);
+  // The agent's budget (several connections' worth) cannot bind while this is its only connection
+  // and every connection is on this node: the connection's own budget is smaller. So one limiter,
+  // not two, per event in that common case; once the agent opens another connection both count.
+  const ownBudget = [[rateLimits.wsEvents, socket.id]] as const;
+  const bothBudgets = [[rateLimits.wsEvents, socket.id], [rateLimits.wsAgentEvents, agentId]] as const;
+  const ownChannel = agentChannel(agentId);
+  const budgets = (): readonly (readonly [RateLimiterAbstract, string])[] =>
+    !rateLimits.shared && (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) <= 1 ? ownBudget : bothBudgets;
 
   socket.use((packet, next) => {
     if (!socket.connected) return;
@@ -97,7 +106,7 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
 
     if (inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return limited('Too many events waiting on this connection');
     admitting++;
-    void admit([rateLimits.wsEvents, socket.id], [rateLimits.wsAgentEvents, agentId]).then((admission) => {
+    void admit(...budgets()).then((admission) => {
       admitting--;
       if (!socket.connected) return;
       if (!admission.admitted) {
