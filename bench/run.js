@@ -37,7 +37,7 @@ const SCENARIOS = [
   { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite)', run: searchScenario },
   { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
-  { id: 'senders', n: 11, title: 'one room, one or two sending connections (issue 15)', run: sendersScenario },
+  { id: 'senders', n: 13, title: 'one room, one or two sending connections (issue 15)', run: sendersScenario },
 ];
 
 function parseArgs(argv) {

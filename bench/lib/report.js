@@ -44,13 +44,13 @@ function roomsRows(n, label, res, min) {
 
 function sendersRows(res) {
   const label = 'one room, 1-2 senders';
-  if (!res?.shapes) return [unavailable(11, label, res, '>= 0.8 x R1')];
+  if (!res?.shapes) return [unavailable(13, label, res, '>= 0.8 x R1')];
   const ms = (step) => (step ? `${fmt(step.delivery.p50, 1)}/${fmt(step.delivery.p99, 1)} ms` : '-');
   return res.shapes.flatMap((s) => [
-    row(11, s.label, 'max msg/s, p99 ack < 50 ms, no loss', {
+    row(13, s.label, 'max msg/s, p99 ack < 50 ms, no loss', {
       service: fmt(s.maxRate.service), baseline: `R1 ${fmt(s.maxRate.R1)}`, ratio: s.ratio, target: '>= 0.8 x R1', met: s.ratio !== null && s.ratio >= 0.8,
     }),
-    row(11, s.label, `delivery p50/p99 at ${s.moderateRate} msg/s`, {
+    row(13, s.label, `delivery p50/p99 at ${s.moderateRate} msg/s`, {
       service: ms(s.atModerateRate.service), baseline: `R1 ${ms(s.atModerateRate.R1)}`, ratio: s.deliveryP50Ratio, target: '<= 2 x R1 (p50)',
       met: s.deliveryP50Ratio !== null && s.deliveryP50Ratio <= 2,
     }),

@@ -15,7 +15,7 @@ const SHAPES = [
 ];
 
 /**
- * Scenario 11 (issue 15): one room, and only one or two of its members send, open loop (a fixed
+ * Scenario 13 (issue 15): one room, and only one or two of its members send, open loop (a fixed
  * rate whatever the acknowledgements do), so each sending connection carries half or all of the
  * load: what pipelining one connection's sends is for. For each shape, the highest rate with ack
  * p99 < 50 ms and no loss, interleaved with R1 driven by the same senders, then one step each at
