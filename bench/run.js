@@ -25,6 +25,7 @@ import { mcpScenario } from './scenarios/mcp.js';
 import { memoryScenario } from './scenarios/memory.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
+import { sendersScenario } from './scenarios/senders.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 
 const SCENARIOS = [
@@ -40,17 +41,20 @@ const SCENARIOS = [
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
   { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST (issue 19)', run: mcpScenario },
   { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk (issue 15)', run: busyDiskScenario },
+  { id: 'senders', n: 13, title: 'one room, one or two sending connections (issue 15)', run: sendersScenario },
 ];
 
 function parseArgs(argv) {
-  const args = { quick: false, only: null, profile: false, out: null };
+  const args = { quick: false, only: null, profile: false, out: null, compareDist: null };
   for (const arg of argv) {
     if (arg === '--quick') args.quick = true;
     else if (arg === '--profile') args.profile = true;
     else if (arg.startsWith('--only=')) args.only = arg.slice('--only='.length).split(',').map((s) => s.trim());
     else if (arg.startsWith('--out=')) args.out = arg.slice('--out='.length);
+    // Scenarios 1 and 2 also run another build (its dist/), interleaved: e.g. a worktree of an older commit.
+    else if (arg.startsWith('--compare-dist=')) args.compareDist = arg.slice('--compare-dist='.length);
     else if (arg === '--help' || arg === '-h') {
-      console.log('usage: npm run bench -- [--quick] [--only=1,2,rooms10,...] [--profile] [--out=file.json]');
+      console.log('usage: npm run bench -- [--quick] [--only=1,2,rooms10,...] [--profile] [--out=file.json] [--compare-dist=../other/dist]');
       process.exit(0);
     } else {
       console.error(`unknown argument ${arg} (try --help)`);
@@ -89,7 +93,7 @@ async function main() {
   console.log(`ams bench (${args.quick ? 'quick' : 'full'}): ${machine.cpus} CPU ${machine.cpuModel}, node ${machine.node}, load ${machine.loadAverage.join(' ')}`);
   console.log(pinning.enabled ? `pinning: servers on CPU ${pinning.serverCpu}, load generator on CPU ${pinning.generatorCpu}` : `pinning: off (${pinning.reason})`);
 
-  const bench = { quick: args.quick, tmp, profileDir, jwtSecret: newJwtSecret(), log: (line) => console.log(`  ${line}`) };
+  const bench = { quick: args.quick, tmp, profileDir, compareDist: args.compareDist, jwtSecret: newJwtSecret(), log: (line) => console.log(`  ${line}`) };
   const results = {};
   let crashed = false;
   const selected = SCENARIOS.filter((s) => args.only === null || args.only.includes(String(s.n)) || args.only.includes(s.id));

@@ -22,6 +22,8 @@ export interface RateLimits {
   wsAgentEvents: RateLimiterAbstract;
   /** Per connection: the sustained-abuse rule (DESIGN.md section 3), which disconnects. */
   abuseDetector(): AbuseDetector;
+  /** Counters shared by every node (Redis): an agent's other connections may be on other nodes. */
+  shared: boolean;
 }
 
 /** An agent's event budget per second, as a number of connections' worth of `ws.eventsPerSecond`. */
@@ -49,6 +51,7 @@ export function createRateLimits(config: Config, redis: Redis | null): RateLimit
     wsEvents: make('ws-events', config.ws.eventsPerSecond, 1),
     wsAgentEvents: make('ws-agent-events', config.ws.eventsPerSecond * WS_AGENT_EVENTS_CONNECTIONS, 1),
     abuseDetector: () => createAbuseDetector(config.ws.abuseEventsPerSecond, config.ws.abuseSeconds),
+    shared: redis !== null,
   };
 }
 

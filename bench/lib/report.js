@@ -42,6 +42,21 @@ function roomsRows(n, label, res, min) {
   ];
 }
 
+function sendersRows(res) {
+  const label = 'one room, 1-2 senders';
+  if (!res?.shapes) return [unavailable(13, label, res, '>= 0.8 x R1')];
+  const ms = (step) => (step ? `${fmt(step.delivery.p50, 1)}/${fmt(step.delivery.p99, 1)} ms` : '-');
+  return res.shapes.flatMap((s) => [
+    row(13, s.label, 'max msg/s, p99 ack < 50 ms, no loss', {
+      service: fmt(s.maxRate.service), baseline: `R1 ${fmt(s.maxRate.R1)}`, ratio: s.ratio, target: '>= 0.8 x R1', met: s.ratio !== null && s.ratio >= 0.8,
+    }),
+    row(13, s.label, `delivery p50/p99 at ${s.moderateRate} msg/s`, {
+      service: ms(s.atModerateRate.service), baseline: `R1 ${ms(s.atModerateRate.R1)}`, ratio: s.deliveryP50Ratio, target: '<= 2 x R1 (p50)',
+      met: s.deliveryP50Ratio !== null && s.deliveryP50Ratio <= 2,
+    }),
+  ]);
+}
+
 export function summaryRows(results) {
   const rows = [];
   if ('rooms10' in results) rows.push(...roomsRows(1, 'rooms of 10', results.rooms10, 0.8));
@@ -187,6 +202,7 @@ export function summaryRows(results) {
       }));
     } else rows.push(unavailable(12, 'busy disk', d, '< 20 ms'));
   }
+  if ('senders' in results) rows.push(...sendersRows(results.senders));
   return rows;
 }
 

@@ -24,14 +24,15 @@ export const BENCH_JWT_TTL_SECONDS = 3600;
 /**
  * Starts `node dist/main.js` with its own database and a fixed JWT secret (so the bench can mint
  * session JWTs for thousands of agents without thousands of Argon2 exchanges).
- * @param {{name?: string, databaseUrl: string, jwtSecret: string, redisUrl?: string, profileDir?: string, env?: Record<string,string>}} options
+ * @param {{name?: string, databaseUrl: string, jwtSecret: string, redisUrl?: string, profileDir?: string, env?: Record<string,string>, dist?: string}} options
+ *   dist: the build to run (`--compare-dist` runs another build of the service alongside)
  */
-export async function startService({ name = 'service', databaseUrl, jwtSecret, redisUrl, profileDir, env = {}, nodeArgs: extraArgs = [] }) {
+export async function startService({ name = 'service', databaseUrl, jwtSecret, redisUrl, profileDir, env = {}, nodeArgs: extraArgs = [], dist = 'dist' }) {
   const port = await freePort();
   const nodeArgs = [...extraArgs, ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}-${Date.now()}.cpuprofile`] : [])];
   const proc = startNode({
     name,
-    script: join('dist', 'main.js'),
+    script: join(dist, 'main.js'),
     nodeArgs,
     env: {
       ...UNTHROTTLED,

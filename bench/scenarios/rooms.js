@@ -81,6 +81,11 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
       serviceError = `service WebSocket unavailable: ${err.message}`;
       log(serviceError);
     }
+    if (bench.compareDist) {
+      const other = await startService({ name: `compare-${id}`, dist: bench.compareDist, databaseUrl: `sqlite:${join(tmp, `${id}-compare.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+      procs.push(other.proc);
+      fixtures.push({ name: 'compare', proc: other.proc, set: await serviceClients(other, { rooms, roomSize, mint }) });
+    }
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
     const targets = fixtures.map(({ name, proc, set }) => {
@@ -117,7 +122,8 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
       rooms,
       connections: rooms * roomSize,
       stepDurationMs: durationMs,
-      maxRate: { service: svc, R1: byName.R1.maxRate, R2: byName.R2.maxRate },
+      maxRate: { service: svc, R1: byName.R1.maxRate, R2: byName.R2.maxRate, ...(byName.compare ? { compare: byName.compare.maxRate } : {}) },
+      ...(bench.compareDist ? { compareDist: bench.compareDist } : {}),
       ratio: {
         vsR1: svc !== null && byName.R1.maxRate > 0 ? svc / byName.R1.maxRate : null,
         vsR2: svc !== null && byName.R2.maxRate > 0 ? svc / byName.R2.maxRate : null,

@@ -32,6 +32,7 @@ export const HTTP_STATUS_CODES: Readonly<Record<number, string>> = {
   401: 'AUTH_FAILED',
   403: 'FORBIDDEN',
   404: 'NOT_FOUND',
+  405: 'VALIDATION_ERROR',
   408: 'VALIDATION_ERROR',
   409: 'CONFLICT',
   413: 'VALIDATION_ERROR',

@@ -35,6 +35,11 @@ export interface Config {
     allowedOrigins: string[] | null;
     /** Outgoing data a connection may leave unread before it is dropped (slow consumers). */
     maxBufferedBytes: number;
+    /**
+     * Events of one connection admitted and not yet answered; at the bound the server stops reading
+     * the connection until answers go out (pipelined sends, memory bounded).
+     */
+    maxEventsInFlight: number;
   };
   sessionExchangeConcurrency: number;
   /**
@@ -209,6 +214,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       maxConnectionsPerAgent: integer('WS_MAX_CONNECTIONS_PER_AGENT', env.WS_MAX_CONNECTIONS_PER_AGENT, 20, 1, 100_000),
       allowedOrigins,
       maxBufferedBytes: integer('WS_MAX_BUFFERED_BYTES', env.WS_MAX_BUFFERED_BYTES, 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
+      maxEventsInFlight: integer('WS_MAX_EVENTS_IN_FLIGHT', env.WS_MAX_EVENTS_IN_FLIGHT, 256, 1, 100_000),
     },
     sessionExchangeConcurrency: integer('SESSION_EXCHANGE_CONCURRENCY', env.SESSION_EXCHANGE_CONCURRENCY, 64, 1, 10_000),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),

@@ -76,6 +76,15 @@ describe('the README examples', () => {
     expect(search).toMatchObject({ results: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false });
   }, 120_000);
 
+  for (const authzMode of ['open', 'strict'] as const) {
+    it(`scoped-token.sh: the scoped token reads its room and may not send (${authzMode} mode)`, async () => {
+      server = await startTestServer({ config: { authzMode } });
+      const [read, refusal] = (await runExample(server, 'sh', ['examples/scoped-token.sh'])).trim().split('\n');
+      expect(read).toBe('200');
+      expect(JSON.parse(refusal!)).toEqual({ error: 'This token does not grant messages:write', details: { scope: 'messages:write required' } });
+    }, 120_000);
+  }
+
   it('websocket.mjs connects, sends, receives, reads the history and shows both kinds of error', async () => {
     server = await startTestServer();
     const out = await runExample(server, process.execPath, ['examples/websocket.mjs']);

@@ -228,15 +228,15 @@ describe('WebSocket graceful shutdown', () => {
 
     // Hold the domain call open so the event is provably in flight when the close begins.
     const messages = server.app.ctx.messages;
-    const realSend = messages.send.bind(messages);
+    const realSubmit = messages.submit.bind(messages); // message:send's entry (pipelined)
     let started!: () => void;
     const inFlight = new Promise<void>((resolve) => (started = resolve));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    messages.send = async (...args) => {
+    messages.submit = async (...args) => {
       started();
       await gate;
-      return realSend(...args);
+      return realSubmit(...args);
     };
 
     const order: string[] = [];

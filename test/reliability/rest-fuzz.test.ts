@@ -57,6 +57,8 @@ interface RouteSpec {
   /** Body fields worth getting nearly right, so requests reach past validation. */
   fields?: string[];
   query?: string[];
+  /** A query parameter the route requires, always sent right by the nearly valid requests. */
+  requiredQuery?: string;
   success: { status: number[]; schema: TSchema | 'metrics' | 'empty' };
 }
 
@@ -101,6 +103,15 @@ const ROUTES: RouteSpec[] = [
     method: 'POST', path: '/api/v1/rooms/:id/read', params: { id: 'room' }, fields: ['seq'],
     success: { status: [200], schema: Type.Object({ roomId: Id, readSeq: Type.Integer({ minimum: 0 }), unreadCount: Type.Integer({ minimum: 0 }) }) },
   },
+  {
+    method: 'GET', path: '/api/v1/rooms/:id/members', params: { id: 'room' },
+    success: {
+      status: [200],
+      schema: Type.Object({
+        members: Type.Array(Type.Object({ agentId: Id, name: Type.String(), displayName: Type.String(), role: Type.Union([Type.Literal('admin'), Type.Literal('agent')]), joinedAt: Type.String(), online: Type.Boolean() }, { additionalProperties: false })),
+      }, { additionalProperties: false }),
+    },
+  },
   // No `wait` here: a held request would only slow the fuzzer down (tested in inbox.test.ts).
   {
     method: 'GET', path: '/api/v1/inbox', query: ['limit'],
@@ -108,7 +119,7 @@ const ROUTES: RouteSpec[] = [
   },
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
   {
-    method: 'GET', path: '/api/v1/search/messages', query: ['q', 'roomId', 'before', 'limit'],
+    method: 'GET', path: '/api/v1/search/messages', query: ['q', 'roomId', 'before', 'limit'], requiredQuery: 'q=hello',
     success: { status: [200], schema: Type.Object({ results: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }) },
   },
   { method: 'GET', path: '/api/v1/social/channels', success: { status: [200], schema: Type.Object({ channels: Type.Array(ChannelSchema) }) } },
@@ -390,7 +401,8 @@ describe('REST fuzzing', () => {
       const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${jwt}`, 'x-agent-id': admin.id };
       if (route.path === '/api/v1/sessions' && !tokenInBody) headers.authorization = `Bearer ${tokens[0]!}`;
       const withBody = route.method !== 'GET' && route.method !== 'DELETE';
-      return { method: route.method, path: params.join('/') + query, headers, body: withBody ? Buffer.from(toText({ entries }), 'utf8') : undefined };
+      const fullQuery = route.requiredQuery === undefined ? query : `${query === '' ? '?' : `${query}&`}${route.requiredQuery}`;
+      return { method: route.method, path: params.join('/') + fullQuery, headers, body: withBody ? Buffer.from(toText({ entries }), 'utf8') : undefined };
     });
 
   const anyRequest = fc.constantFrom(...ROUTES).chain((route) => fc.oneof({ weight: 6, arbitrary: requestFor(route) }, { weight: 4, arbitrary: nearlyValid(route) }));

@@ -30,18 +30,18 @@ describe('graceful close with WebSocket events in flight (in process)', () => {
 
     // Hold the first send inside the domain call, so it is provably running when the close begins.
     const messages = server.app.ctx.messages;
-    const realSend = messages.send.bind(messages);
+    const realSubmit = messages.submit.bind(messages); // message:send's entry (pipelined)
     let started!: () => void;
     const running = new Promise<void>((resolve) => (started = resolve));
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let calls = 0;
-    messages.send = async (...args) => {
+    messages.submit = async (...args) => {
       if (calls++ === 0) {
         started();
         await gate;
       }
-      return realSend(...args);
+      return realSubmit(...args);
     };
     // Admitted events reach every listener of the server's socket; this one counts them.
     const serverSocket = [...server.app.realtime.namespace.sockets.values()].find((s) => s.data.principal.agentId === alice.id)!;

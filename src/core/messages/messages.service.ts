@@ -61,6 +61,13 @@ export interface SendResult {
 
 export interface MessagesService {
   send(principal: Principal | null, roomId: unknown, input: unknown): Promise<SendResult>;
+  /**
+   * `send` in two steps: resolves once the message is validated and queued for its group commit;
+   * `committed` then settles as `send` would. Messages submitted one after the other (the next
+   * submitted once the previous resolved) are stored, numbered and published in that order, so a
+   * connection can pipeline its sends without reordering them.
+   */
+  submit(principal: Principal | null, roomId: unknown, input: unknown): Promise<{ committed: Promise<SendResult> }>;
   history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
   /** Forward catch-up (`afterSeq`): authorised like history. */
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
@@ -77,9 +84,11 @@ function sameContent(a: Message, b: Message): boolean {
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
   const { db, authz, rooms, events } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
-  // sends that arrive together, each acknowledged after its commit. Under sustained load commits
-  // are at least 4 ms apart (at most 4 ms more latency, far fewer commits); a lone send waits for
-  // nothing. The search index is written in the same transaction: a message is searchable once
+  // sends that arrive together, each acknowledged after its commit. Natural batching, no spacing: a
+  // send commits at the end of the event-loop turn that received it, and sends that arrive while a
+  // commit runs share the next one. A fixed 4 ms spacing used to save a little CPU at saturation
+  // and cost every send up to 4 ms (plus timer slack) at moderate load (docs/benchmarks.md,
+  // issue 15). The search index is written in the same transaction: a message is searchable once
   // its send is acknowledged.
   const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
     // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
@@ -89,50 +98,60 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       await insertSearchEntry(trx, message.id, searchText(message.body));
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
     }
-  }, { minIntervalMs: 4 });
+  });
 
-  return {
-    async send(principal, rawRoomId, input) {
-      const sender = authz.requireAgent(principal, 'messages:write');
-      const roomId = parseId(rawRoomId, 'roomId');
-      const fields = sendInput.parse(requireObject(input));
-      await rooms.assertMember(roomId, sender.agentId);
-      requireRoom(sender, roomId);
+  const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {
+    const sender = authz.requireAgent(principal, 'messages:write');
+    const roomId = parseId(rawRoomId, 'roomId');
+    const fields = sendInput.parse(requireObject(input));
+    await rooms.assertMember(roomId, sender.agentId);
+    requireRoom(sender, roomId);
 
-      const replyTo = fields.replyTo?.toLowerCase();
-      if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
-        throw validationError({ replyTo: 'must be the id of a message in this room' });
-      }
-      // `seq` is set by the write, inside its transaction.
-      const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
-      if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
-      if (replyTo !== undefined) message.replyTo = replyTo;
-      if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
+    const replyTo = fields.replyTo?.toLowerCase();
+    if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
+      throw validationError({ replyTo: 'must be the id of a message in this room' });
+    }
+    // `seq` is set by the write, inside its transaction.
+    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
+    if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
+    if (replyTo !== undefined) message.replyTo = replyTo;
+    if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
 
-      // Idempotency lives in the database (unique index on room, sender, clientMsgId), so a repeat
-      // is recognised across restarts and across nodes, and is never stored or broadcast twice.
-      const repeat = async (): Promise<SendResult | null> => {
-        if (message.clientMsgId === undefined) return null;
-        const original = await findByClientMsgId(db, roomId, sender.agentId, message.clientMsgId);
-        if (!original) return null;
-        if (!sameContent(original, message)) throw conflict('clientMsgId was already used for a different message');
-        return { message: original, created: false };
-      };
+    // Idempotency lives in the database (unique index on room, sender, clientMsgId), so a repeat
+    // is recognised across restarts and across nodes, and is never stored or broadcast twice.
+    const repeat = async (): Promise<SendResult | null> => {
+      if (message.clientMsgId === undefined) return null;
+      const original = await findByClientMsgId(db, roomId, sender.agentId, message.clientMsgId);
+      if (!original) return null;
+      if (!sameContent(original, message)) throw conflict('clientMsgId was already used for a different message');
+      return { message: original, created: false };
+    };
 
-      const earlier = await repeat();
-      if (earlier) return earlier;
-      try {
-        await writes.write(message);
-      } catch (err) {
+    const earlier = await repeat();
+    if (earlier) return { committed: Promise.resolve(earlier) };
+    // Queued now, synchronously: the order of submits is the order in the batch (and of seq).
+    const committed = writes.write(message).then(
+      async (): Promise<SendResult> => {
+        await events.publish({ type: 'message.created', message });
+        return { message, created: true };
+      },
+      async (err: unknown): Promise<SendResult> => {
         // Two concurrent sends with one clientMsgId: the loser returns the winner's message.
         if (isUniqueViolation(err)) {
           const original = await repeat();
           if (original) return original;
         }
         throw err;
-      }
-      await events.publish({ type: 'message.created', message });
-      return { message, created: true };
+      },
+    );
+    return { committed };
+  };
+
+  return {
+    submit,
+
+    async send(principal, rawRoomId, input) {
+      return (await submit(principal, rawRoomId, input)).committed;
     },
 
     async history(principal, rawRoomId, query) {

@@ -2,8 +2,10 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { admit, type RateLimits } from '../../rate-limits.js';
-import { CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
+import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
+import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
 import { requestIdOf, splitArgs } from './register-event.js';
 import type { SerialQueue } from './serial-queue.js';
 import { refuse, reply, toWsError } from './ws-errors.js';
@@ -20,27 +22,76 @@ export interface GuardDeps {
 const KNOWN_EVENTS = new Set<string>(CLIENT_EVENTS);
 
 /**
+ * A paused WebSocket still delivers the frames of the read it already made (up to 64 KiB of the
+ * smallest events, about 16 bytes each); a long-polling transport cannot be paused at all. Beyond
+ * the bound plus that much, events are refused.
+ */
+const PAUSE_OVERSHOOT = 4096;
+
+const inFlightReaders = new WeakMap<AgentSocket, () => number>();
+
+/** Events of this socket received and not yet answered (for tests and diagnostics). */
+export function eventsInFlightOf(socket: AgentSocket): number {
+  return inFlightReaders.get(socket)?.() ?? 0;
+}
+
+/**
  * Runs before any handler, for every event of the socket: abuse detection, shutdown, the event rate
- * per connection and per agent (limiters of src/rate-limits.ts), the queue bound and unknown event
- * names. A refused event is not processed; each refusal is an AppError of the catalog, answered as
- * any error is (ws-errors.ts): into the acknowledgement when there is one, as an `error` event (with
- * `requestId`) otherwise; rate refusals go both ways.
+ * per connection and per agent (limiters of src/rate-limits.ts), the in-flight bound and unknown
+ * event names. A refused event is not processed; each refusal is an AppError of the catalog, answered
+ * as any error is (ws-errors.ts): into the acknowledgement when there is one, as an `error` event
+ * (with `requestId`) otherwise; rate refusals go both ways.
+ *
+ * The in-flight bound (`WS_MAX_EVENTS_IN_FLIGHT`): once that many events of the connection are
+ * received and not answered (sends are pipelined, so a fast client has many), the server stops
+ * reading the connection's WebSocket until a quarter of them are answered. Back-pressure rather
+ * than refusal: a well-behaved client that pipelines is slowed by TCP instead of losing messages to
+ * errors it must retry, and the server holds at most the bound plus one read's worth of events
+ * (PAUSE_OVERSHOOT) whatever the client sends; what it holds for a client that does not read its
+ * answers is bounded by WS_MAX_BUFFERED_BYTES (outbound/slow-consumers.ts).
  */
 export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: GuardDeps): void {
   const { config, rateLimits, metrics, logger } = deps;
   const { agentId } = socket.data.principal;
   const abuse = rateLimits.abuseDetector();
-  // Generous: only a stalled dependency lets this many pile up behind a rate-limited client.
-  const maxPending = Math.max(100, 4 * config.eventsPerSecond);
+  const maxInFlight = config.maxEventsInFlight;
+  const resumeBelow = Math.max(1, Math.floor((maxInFlight * 3) / 4));
+  let admitting = 0; // in the rate limiter, not yet queued
+  let paused: RawWebSocket | undefined;
+  const inFlight = (): number => admitting + queue.pending;
+  inFlightReaders.set(socket, inFlight);
+  const resumeIfDrained = (): void => {
+    if (paused === undefined || inFlight() >= resumeBelow) return;
+    paused.resume();
+    paused = undefined;
+  };
+  queue.whenSettled(resumeIfDrained);
+  // The agent's budget (several connections' worth) cannot bind while this is its only connection
+  // and every connection is on this node: the connection's own budget is smaller. So one limiter,
+  // not two, per event in that common case; once the agent opens another connection both count.
+  const ownBudget = [[rateLimits.wsEvents, socket.id]] as const;
+  const bothBudgets = [[rateLimits.wsEvents, socket.id], [rateLimits.wsAgentEvents, agentId]] as const;
+  const ownChannel = agentChannel(agentId);
+  const budgets = (): readonly (readonly [RateLimiterAbstract, string])[] =>
+    !rateLimits.shared && (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) <= 1 ? ownBudget : bothBudgets;
 
   socket.use((packet, next) => {
     if (!socket.connected) return;
+    if (paused === undefined && inFlight() + 1 >= maxInFlight) {
+      paused = webSocketOf(socket);
+      paused?.pause();
+    }
     const [event, ...args] = packet as unknown[];
     const { payload, ack } = splitArgs(args);
     const requestId = requestIdOf(payload);
     const name = typeof event === 'string' ? event.slice(0, 64) : String(event);
-    const answer = (err: AppError): void => reply(socket, toWsError(err, logger, name), ack, requestId);
+    // A refused event may have been the last in flight of a paused connection.
+    const answer = (err: AppError): void => {
+      reply(socket, toWsError(err, logger, name), ack, requestId);
+      resumeIfDrained();
+    };
     const limited = (message: string): void => {
+      resumeIfDrained();
       metrics.rateLimitExceeded.inc({ transport: 'ws' });
       refuse(socket, toWsError(new AppError('RATE_LIMITED', message), logger, name), ack, requestId);
     };
@@ -53,7 +104,10 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
     }
     if (deps.isClosing()) return answer(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));
 
-    void admit([rateLimits.wsEvents, socket.id], [rateLimits.wsAgentEvents, agentId]).then((admission) => {
+    if (inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return limited('Too many events waiting on this connection');
+    admitting++;
+    void admit(...budgets()).then((admission) => {
+      admitting--;
       if (!socket.connected) return;
       if (!admission.admitted) {
         if (admission.reason === 'limited') {
@@ -67,7 +121,6 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
       if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
         return answer(new AppError('VALIDATION_ERROR', `Unknown event "${name}"; known events: ${CLIENT_EVENTS.join(', ')}`));
       }
-      if (queue.pending >= maxPending) return limited('Too many events waiting on this connection');
       next();
     });
   });

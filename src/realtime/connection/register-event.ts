@@ -4,7 +4,7 @@ import { codePointLength } from '../../core/validation.js';
 import { validationError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { REQUEST_ID_MAX, type AgentSocket, type ClientEventName } from '../protocol.js';
-import type { SerialQueue } from './serial-queue.js';
+import type { Finish, SerialQueue } from './serial-queue.js';
 import { reply, toWsError, type Ack } from './ws-errors.js';
 
 /**
@@ -20,14 +20,29 @@ export interface EventContext {
   payload: Record<string, unknown>;
 }
 
-export interface EventSpec {
+interface EventOptions {
   /** The payload may be omitted (`room:list`). */
   payloadOptional?: boolean;
   /** The reply only exists as an acknowledgement (`room:list`, `message:history`). */
   requiresAck?: boolean;
+}
+
+/** An event run alone in the socket's queue (serial-queue.ts `push`). */
+interface ExclusiveEventSpec extends EventOptions {
   /** Returns the acknowledgement value; nothing means `{ok: true}` (when the client asked for one). */
   handle(event: EventContext): Promise<object | void>;
 }
+
+/** An event pipelined in the socket's queue (serial-queue.ts `pipeline`): `message:send`. */
+interface PipelinedEventSpec extends EventOptions {
+  /**
+   * Resolves once the work is queued where its order is fixed (the message is in its group commit);
+   * `done` settles with the acknowledgement value. The socket's next events begin meanwhile.
+   */
+  begin(event: EventContext): Promise<{ done: Promise<object | void> }>;
+}
+
+export type EventSpec = ExclusiveEventSpec | PipelinedEventSpec;
 
 // Defined with the payload schemas; exported here too for the modules that read it from here.
 export { REQUEST_ID_MAX };
@@ -68,22 +83,46 @@ export function registerEvent(socket: AgentSocket, queue: SerialQueue, deps: Eve
   socket.on(name, (...args: unknown[]) => {
     const received = performance.now();
     const { payload, ack } = splitArgs(args);
-    queue.push(async () => {
-      // Socket.IO drops packets after a disconnect; do the same for ones still waiting here.
-      if (!socket.connected) return;
-      const requestId = requestIdOf(payload);
-      try {
-        const input = checkEnvelope(payload, spec);
-        if (spec.requiresAck && !ack) {
-          throw validationError({ ack: 'is required' }, `${name} replies only through an acknowledgement callback`);
-        }
-        const result = await spec.handle({ socket, principal: socket.data.principal, payload: input });
-        ack?.(result ?? { ok: true });
-      } catch (err) {
-        reply(socket, toWsError(err, deps.logger, name), ack, requestId);
-      } finally {
-        deps.metrics.wsLatency.observe({ event: name }, (performance.now() - received) / 1000);
+    const context = (): EventContext => {
+      const input = checkEnvelope(payload, spec);
+      if (spec.requiresAck && !ack) {
+        throw validationError({ ack: 'is required' }, `${name} replies only through an acknowledgement callback`);
       }
-    });
+      return { socket, principal: socket.data.principal, payload: input };
+    };
+    // The acknowledgement, or the error (ws-errors.ts), as the task's last step.
+    const answer = (outcome: Promise<object | void>): Promise<Finish> => {
+      const observe = (): void => deps.metrics.wsLatency.observe({ event: name }, (performance.now() - received) / 1000);
+      return outcome.then(
+        (result) => () => {
+          ack?.(result ?? { ok: true });
+          observe();
+        },
+        (err: unknown) => () => {
+          reply(socket, toWsError(err, deps.logger, name), ack, requestIdOf(payload));
+          observe();
+        },
+      );
+    };
+    // Socket.IO drops packets after a disconnect; do the same for ones still waiting here.
+    const dropped: Finish = () => undefined;
+
+    if ('begin' in spec) {
+      queue.pipeline(async () => {
+        if (!socket.connected) return { rest: Promise.resolve(dropped) };
+        try {
+          const { done } = await spec.begin(context());
+          return { rest: answer(done) };
+        } catch (err) {
+          return { rest: answer(Promise.reject(err)) };
+        }
+      });
+    } else {
+      queue.push(async () => {
+        if (!socket.connected) return;
+        const finish = await answer((async () => spec.handle(context()))());
+        finish();
+      });
+    }
   });
 }

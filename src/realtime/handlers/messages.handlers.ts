@@ -10,11 +10,12 @@ export function messageHandlers(deps: { messages: MessagesService }): Record<'me
   const { messages } = deps;
   return {
     'message:send': {
-      async handle({ principal, payload }) {
+      // Pipelined: the socket's next send is validated and queued while this one commits.
+      async begin({ principal, payload }) {
+        const { committed } = await messages.submit(principal, payload.roomId, payload);
         // Stored and audited, then published (message:new to the room, sender included), then acknowledged.
-        const { message } = await messages.send(principal, payload.roomId, payload);
         // A clientMsgId repeat acknowledges the original's id and seq.
-        return { messageId: message.id, seq: message.seq };
+        return { done: committed.then(({ message }) => ({ messageId: message.id, seq: message.seq })) };
       },
     },
 

@@ -22,10 +22,13 @@ interface EnginePacket {
   data?: unknown;
 }
 
-/** The part of a `ws` WebSocket used here. */
-interface RawWebSocket {
+/** The part of a `ws` WebSocket used here and by the in-flight bound (connection/event-guard.ts). */
+export interface RawWebSocket {
   readonly bufferedAmount: number;
   terminate(): void;
+  /** Public `ws` API: stop (and restart) reading the TCP socket. */
+  pause(): void;
+  resume(): void;
 }
 
 const trackers = new WeakMap<AgentSocket, () => number>();
@@ -37,7 +40,7 @@ function sizeOf(data: unknown): number {
 }
 
 /** The underlying `ws` WebSocket while the connection's transport is WebSocket (not long-polling). */
-function webSocketOf(socket: AgentSocket): RawWebSocket | undefined {
+export function webSocketOf(socket: AgentSocket): RawWebSocket | undefined {
   // engine.io does not type its transports' sockets; `name` and `socket` are stable since 4.x.
   const transport = socket.conn.transport as unknown as { name?: string; socket?: RawWebSocket };
   return transport.name === 'websocket' ? transport.socket : undefined;
