@@ -169,6 +169,13 @@ export function summaryRows(results) {
           service: fmt(m[op].mcp.rps), baseline: `REST ${fmt(m[op].rest.rps)}`, ratio: m[op].ratio, target: '>= 0.7 x REST', met: m[op].ratio >= 0.7,
           note: `p99 ${fmt(m[op].mcp.p99, 1)} vs ${fmt(m[op].rest.p99, 1)} ms; CPU ${fmt(m[op].mcp.cpuMsPerRequest, 3)} vs ${fmt(m[op].rest.cpuMsPerRequest, 3)} ms/call`,
         }));
+        const bare = m[op].bare;
+        if (bare) {
+          rows.push(row(11, `MCP ${label}`, 'ceiling: bare SDK transport, calls/s', {
+            service: fmt(bare.mcp.rps), baseline: `bare REST ${fmt(bare.rest.rps)}`, ratio: bare.ratio, target: 'reported',
+            note: `fixed answers, no auth, no database; CPU ${fmt(bare.mcp.cpuMsPerRequest, 3)} vs ${fmt(bare.rest.cpuMsPerRequest, 3)} ms/call; service ratio / ceiling ${fmt(m[op].ratio / bare.ratio, 2)}`,
+          }));
+        }
       }
     } else rows.push(unavailable(11, 'MCP tool calls', m, '>= 0.7 x REST'));
   }
