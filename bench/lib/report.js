@@ -184,6 +184,18 @@ export function summaryRows(results) {
           service: fmt(m[op].mcp.rps), baseline: `REST ${fmt(m[op].rest.rps)}`, ratio: m[op].ratio, target: '>= 0.7 x REST', met: m[op].ratio >= 0.7,
           note: `p99 ${fmt(m[op].mcp.p99, 1)} vs ${fmt(m[op].rest.p99, 1)} ms; CPU ${fmt(m[op].mcp.cpuMsPerRequest, 3)} vs ${fmt(m[op].rest.cpuMsPerRequest, 3)} ms/call`,
         }));
+        const bare = m[op].bare;
+        if (bare) {
+          // What the SDK adds to a call (same answer, nothing else), added to the service's REST call:
+          // the best CPU ratio the service could reach if its own MCP work cost nothing.
+          const sdkExtra = bare.mcp.cpuMsPerRequest - bare.rest.cpuMsPerRequest;
+          const bound = m[op].rest.cpuMsPerRequest / (m[op].rest.cpuMsPerRequest + sdkExtra);
+          rows.push(row(11, `MCP ${label}`, 'ceiling: bare SDK transport, calls/s', {
+            service: fmt(bare.mcp.rps), baseline: `bare REST ${fmt(bare.rest.rps)}`, ratio: bare.ratio, target: 'reported',
+            note: `fixed answers, no auth, no database; CPU ${fmt(bare.mcp.cpuMsPerRequest, 3)} vs ${fmt(bare.rest.cpuMsPerRequest, 3)} ms/call: the SDK adds ${fmt(sdkExtra, 3)} ms; `
+              + `service REST + that: CPU ratio at most ${fmt(bound, 2)} (service ${fmt(m[op].rest.cpuMsPerRequest / m[op].mcp.cpuMsPerRequest, 2)})`,
+          }));
+        }
       }
     } else rows.push(unavailable(11, 'MCP tool calls', m, '>= 0.7 x REST'));
   }

@@ -1,6 +1,7 @@
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { alternate, cannon } from '../lib/http-load.js';
-import { jwtMinter, startService } from '../lib/service.js';
+import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 import { combine } from './history.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -11,10 +12,22 @@ const toolCall = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method:
  * the same operations over REST, in one run, on one service. REST carries a session JWT; MCP the
  * API token, as an MCP client does (its Argon2id verification cached after the first call). Each
  * MCP call is what a stateless client sends: one POST /mcp with a `tools/call`.
+ *
+ * In the same run, the ceiling: a bare Fastify server (bench/baselines/bare-mcp.js) answering the
+ * service's own answers, captured here, over REST and through the SDK's transport set up as
+ * /mcp does, with no authentication and no database. Its MCP/REST ratio is what the SDK allows.
  */
+/** MCP against REST for one operation, on the service or (prefix 'bare ') on the bare server. */
+const compare = (result, op, prefix = '') => {
+  const rest = result[`${prefix}rest ${op}`];
+  const mcp = result[`${prefix}mcp ${op}`];
+  return { rest, mcp, ratio: mcp.rps / rest.rps };
+};
+
 export async function mcpScenario(bench) {
   const { quick, tmp, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
+  let bare = null;
   const service = await startService({ name: 'service-mcp', databaseUrl: `sqlite:${join(tmp, 'mcp.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
   try {
     const admin = await service.api.createAgent('admin');
@@ -39,14 +52,35 @@ export async function mcpScenario(bench) {
       if (!ok) throw new Error(`${name}: ${res.status} ${JSON.stringify(answer).slice(0, 300)}`);
     }
 
+    // The bare server answers the same bodies: the REST answers and the tool results, as captured.
+    const answer = async (t) => (await fetch(t.url, { method: t.method, headers: t.headers, body: t.body })).json();
+    const fixture = {
+      read: { rest: await answer(targets['rest read']), tool: (await answer(targets['mcp read'])).result },
+      send: { rest: await answer(targets['rest send']), tool: (await answer(targets['mcp send'])).result },
+    };
+    const fixturePath = join(tmp, 'bare-mcp.json');
+    writeFileSync(fixturePath, JSON.stringify(fixture));
+    bare = await startBaseline({ name: 'bare-mcp', script: 'bench/baselines/bare-mcp.js', env: { BARE_MCP_FIXTURE: fixturePath }, profileDir: bench.profileDir });
+    Object.assign(targets, {
+      'bare rest send': { url: `${bare.url}/send`, method: 'POST', headers: { 'content-type': 'application/json' }, body: targets['rest send'].body },
+      'bare mcp send': { url: `${bare.url}/mcp`, method: 'POST', headers: MCP_HEADERS, body: targets['mcp send'].body },
+      'bare rest read': { url: `${bare.url}/read`, method: 'GET', headers: {} },
+      'bare mcp read': { url: `${bare.url}/mcp`, method: 'POST', headers: MCP_HEADERS, body: targets['mcp read'].body },
+    });
+    for (const name of ['bare mcp send', 'bare mcp read']) {
+      const { result } = await answer(targets[name]);
+      if (JSON.stringify(result) !== JSON.stringify(fixture[name.slice(-4)].tool)) throw new Error(`${name}: not the service's answer`);
+    }
+
     const seconds = quick ? 1 : 4;
     const rounds = quick ? 1 : 3;
     for (const t of Object.values(targets)) await cannon({ ...t, durationSeconds: 1 }); // warm-up (JIT, the token's verification)
     const runs = await alternate(Object.keys(targets), rounds, async (name) => {
-      const cpu0 = service.proc.cpu();
+      const proc = name.startsWith('bare') ? bare.proc : service.proc;
+      const cpu0 = proc.cpu();
       const r = await cannon({ ...targets[name], durationSeconds: seconds });
-      r.cpuMsPerRequest = cpu0 === null ? null : Math.round(((service.proc.cpu() - cpu0) * 1e6) / (r.ok + r.non2xx)) / 1000;
-      log(`${name.padEnd(10)} ${r.rps} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  cpu ${r.cpuMsPerRequest} ms/req  non-2xx ${r.non2xx}  errors ${r.errors}`);
+      r.cpuMsPerRequest = cpu0 === null ? null : Math.round(((proc.cpu() - cpu0) * 1e6) / (r.ok + r.non2xx)) / 1000;
+      log(`${name.padEnd(14)} ${r.rps} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  cpu ${r.cpuMsPerRequest} ms/req  non-2xx ${r.non2xx}  errors ${r.errors}`);
       return r;
     });
     const result = Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, combine(r)]));
@@ -54,10 +88,11 @@ export async function mcpScenario(bench) {
     return {
       connections: 16,
       secondsPerRound: seconds,
-      send: { rest: result['rest send'], mcp: result['mcp send'], ratio: result['mcp send'].rps / result['rest send'].rps },
-      read: { rest: result['rest read'], mcp: result['mcp read'], ratio: result['mcp read'].rps / result['rest read'].rps },
+      send: { ...compare(result, 'send'), bare: compare(result, 'send', 'bare ') },
+      read: { ...compare(result, 'read'), bare: compare(result, 'read', 'bare ') },
     };
   } finally {
+    await bare?.proc.stop();
     await service.proc.stop();
   }
 }

@@ -79,9 +79,10 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
     });
     await server.connect(transport);
     const response = await transport.handleRequest(toWebRequest(request), { parsedBody: request.body });
-    // Its body is one JSON document (or none): sent as text, cheaper than piping the Web stream.
+    // Its body is one JSON document (or none): sent as the bytes the SDK encoded, cheaper than
+    // piping the Web stream, and than decoding them to a string that Fastify encodes again.
     response.headers.forEach((value, name) => void reply.header(name, value));
-    return reply.status(response.status).send(response.status === 202 ? undefined : await response.text());
+    return reply.status(response.status).send(response.status === 202 ? undefined : Buffer.from(await response.arrayBuffer()));
   });
 
   // Stateless: no server-initiated stream (GET) and no session to end (DELETE). 405 is what the

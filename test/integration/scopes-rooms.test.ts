@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin, newAgent, scopedSession, sendMessage, uniqueName, type TestAgent } from '../helpers/api.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, disconnected, emitWithAck, record, roundTrip, waitFor, type Payload } from '../helpers/ws.js';
 
@@ -96,6 +97,29 @@ describe.each(['open', 'strict'] as const)('scoped tokens: rooms (%s mode)', (mo
     expect((await t.api.get('/api/v1/inbox', { jwt: nowhere })).body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
     expect((await t.api.get('/api/v1/search/messages?q=alpha', { jwt: nowhere })).body.results).toEqual([]);
     expect((await t.api.get('/api/v1/rooms', { jwt: nowhere })).body.rooms).toEqual([]);
+  });
+
+  it('over MCP: list_rooms and fetch_inbox leave the other rooms out, the room tools refuse them (FORBIDDEN)', async () => {
+    const client = await connectMcp(t.server.url, scoped);
+    try {
+      expect((await callTool(client, 'list_rooms')).data.rooms.map((r: Payload) => r.id)).toEqual([inScope]);
+      const inbox = await callTool(client, 'fetch_inbox');
+      expect(inbox.data.messages.map((m: Payload) => m.roomId)).toEqual([inScope]);
+      expect((await callTool(client, 'search_messages', { query: 'alpha' })).data.results.map((m: Payload) => m.body)).toEqual(['alpha inside']);
+      for (const [tool, args] of [
+        ['read_messages', { room: outOfScope }],
+        ['read_messages', { room: outOfScope, afterSeq: 0 }],
+        ['send_message', { room: outOfScope, body: 'no' }],
+        ['mark_read', { room: outOfScope, seq: 1 }],
+        ['search_messages', { query: 'alpha', room: outOfScope }],
+      ] as const) {
+        const refused = await callTool(client, tool, args);
+        expect(refused, `${tool} ${JSON.stringify(args)}`).toMatchObject({ isError: true, text: expect.stringMatching(/^FORBIDDEN: /), data: { error: { code: 'FORBIDDEN' } } });
+      }
+      expect((await callTool(client, 'read_messages', { room: inScope, afterSeq: 0 })).data.messages.map((m: Payload) => m.body)).toContain('alpha inside');
+    } finally {
+      await client.close();
+    }
   });
 
   it('auto-joins only the token\'s rooms: hello-ack rooms and lastSeqs, message:new', async () => {

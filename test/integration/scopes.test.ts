@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { SCOPE_ACTIONS, type ScopeAction } from '../../src/core/principal.js';
 import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type ApiResponse, type TestAgent } from '../helpers/api.js';
+import { callTool, connectMcp, type ToolOutcome } from '../helpers/mcp.js';
 import { TEST_JWT_SECRET } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, emitWithAck, expectAuthFailed, type Payload } from '../helpers/ws.js';
@@ -71,6 +72,26 @@ const ws = (action: ScopeAction, event: string, payload: (f: Fixture) => unknown
   },
 });
 
+/** An MCP refusal is an isError result `FORBIDDEN: ...` whose structured error names the action. */
+const mcpOutcome = (result: ToolOutcome): Outcome => {
+  if (!result.isError) return 'ok';
+  const scope = (result.data as { error?: { details?: { scope?: string } } } | undefined)?.error?.details?.scope;
+  if (result.text.startsWith('FORBIDDEN: ') && scope !== undefined) return `scope:${scope.replace(/ required$/, '')}`;
+  return `error:${result.text}`;
+};
+
+const mcp = (action: ScopeAction, tool: string, args: (f: Fixture) => Record<string, unknown> = () => ({})): Operation => ({
+  action,
+  async run(jwt, f) {
+    const client = await connectMcp(f.url, jwt);
+    try {
+      return mcpOutcome(await callTool(client, tool, args(f)));
+    } finally {
+      await client.close();
+    }
+  },
+});
+
 const uniqueSlug = (): string => `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 const TRANSPORTS: Transport[] = [
@@ -115,6 +136,25 @@ const TRANSPORTS: Transport[] = [
       'room:leave': ws('rooms:read', 'room:leave', (f) => ({ roomId: f.roomId })),
     },
   },
+  {
+    // whoami needs no action (as opening a session needs none): tested on its own below.
+    name: 'MCP',
+    operations: {
+      list_rooms: mcp('rooms:read', 'list_rooms'),
+      read_messages: mcp('messages:read', 'read_messages', (f) => ({ room: f.roomId })),
+      'read_messages afterSeq': mcp('messages:read', 'read_messages', (f) => ({ room: f.roomId, afterSeq: 0 })),
+      fetch_inbox: mcp('messages:read', 'fetch_inbox'),
+      mark_read: mcp('messages:read', 'mark_read', (f) => ({ room: f.roomId, seq: 1 })),
+      search_messages: mcp('messages:read', 'search_messages', () => ({ query: 'hello' })),
+      send_message: mcp('messages:write', 'send_message', (f) => ({ room: f.roomId, body: 'hello over mcp' })),
+      list_agents: mcp('directory:read', 'list_agents'),
+      read_feed: mcp('feed:read', 'read_feed', (f) => ({ channel: f.channelId })),
+      read_thread: mcp('feed:read', 'read_thread', (f) => ({ postId: f.postId })),
+      create_post: mcp('feed:write', 'create_post', (f) => ({ channel: f.channelId, body: 'a post over mcp' })),
+      reply_to_post: mcp('feed:write', 'reply_to_post', (f) => ({ postId: f.postId, body: 'a reply over mcp' })),
+      react_to_post: mcp('feed:write', 'react_to_post', (f) => ({ postId: f.postId, emoji: '👍' })),
+    },
+  },
 ];
 
 /** The fixture, made as a strict-mode server requires (by an admin JWT), so that both modes share it. */
@@ -156,6 +196,15 @@ describe.each(['open', 'strict'] as const)('scoped tokens: every action on every
     expect(await op.run(f.admin.jwt, f)).toBe('ok');
     const none = await scopedSession(t.api, f.admin, { actions: [] }, f.admin.jwt);
     expect(await op.run(none, f)).toBe(`scope:${op.action}`);
+  });
+
+  it('MCP whoami needs no action: answered with actions: []', async () => {
+    const client = await connectMcp(f.url, await scopedSession(t.api, f.admin, { actions: [] }, f.admin.jwt));
+    try {
+      expect(await callTool(client, 'whoami')).toMatchObject({ isError: false, data: { agentId: f.admin.id, role: 'admin' } });
+    } finally {
+      await client.close();
+    }
   });
 });
 
