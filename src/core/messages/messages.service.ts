@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
@@ -66,6 +66,11 @@ export interface MessagesService {
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
 }
 
+/** What else a send's transaction writes (the webhook outbox): committed or rolled back with the messages. */
+export interface MessageOutbox {
+  record(trx: Transaction<DB>, messages: readonly Message[]): Promise<void>;
+}
+
 const sendInput = compile(SendMessageInput);
 
 /** A retry carries the same body, mentions and replyTo; anything else reusing the id is a conflict. */
@@ -74,8 +79,8 @@ function sameContent(a: Message, b: Message): boolean {
   return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b);
 }
 
-export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
-  const { db, authz, rooms, events } = deps;
+export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
+  const { db, authz, rooms, events, outbox } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
   // sends that arrive together, each acknowledged after its commit. Under sustained load commits
   // are at least 4 ms apart (at most 4 ms more latency, far fewer commits); a lone send waits for
@@ -89,6 +94,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       await insertSearchEntry(trx, message.id, searchText(message.body));
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
     }
+    await outbox?.record(trx, messages);
   }, { minIntervalMs: 4 });
 
   return {

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { conflict, forbidden, notFound, validationError } from '../../errors.js';
+import type { DB } from '../../store/schema.js';
+import { nowIso } from '../../store/values.js';
+import { findAgentById } from '../agents/agents.store.js';
+import { recordAudit } from '../audit/audit.store.js';
+import type { Authz } from '../auth/authz.js';
+import { parsePageLimit } from '../paging.js';
+import type { Principal } from '../principal.js';
+import { compile, parseId, requireObject } from '../validation.js';
+import { checkTarget } from './ssrf-guard.js';
+import { CreateWebhookInput, DELIVERIES_LIMITS, WEBHOOK_ENDPOINTS_PER_AGENT_MAX } from './webhooks.schema.js';
+import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, type Webhook, type WebhookDelivery } from './webhooks.store.js';
+
+export type { Webhook, WebhookDelivery } from './webhooks.store.js';
+
+/** The 201 of a registration: the only time the secret is shown. */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+export interface WebhooksService {
+  create(principal: Principal | null, agentId: unknown, input: unknown): Promise<CreatedWebhook>;
+  list(principal: Principal | null, agentId: unknown): Promise<{ webhooks: Webhook[] }>;
+  remove(principal: Principal | null, agentId: unknown, webhookId: unknown): Promise<void>;
+  deliveries(principal: Principal | null, agentId: unknown, webhookId: unknown, query: { limit?: unknown }): Promise<{ deliveries: WebhookDelivery[] }>;
+}
+
+/**
+ * A scoped token's room restriction (PHASE2.md 6.2: `Principal.scope`, added with scoped tokens).
+ * Read through this type so the service compiles with and without that field.
+ */
+type MaybeScoped = Principal & { scope?: { rooms?: readonly string[] } };
+
+const createInput = compile(CreateWebhookInput);
+
+/** Standard Webhooks secrets: `whsec_` and base64 of random bytes (24: 192 bits). */
+const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+
+export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; allowPrivateTargets: boolean }): WebhooksService {
+  const { db, authz, allowPrivateTargets } = deps;
+
+  /** The four endpoints: the JWT of that agent or of an admin, in both modes (401 without, 403 otherwise). */
+  const owner = async (principal: Principal | null, rawAgentId: unknown): Promise<{ caller: Principal; agentId: string }> => {
+    const caller = authz.requireAgent(principal);
+    const agentId = parseId(rawAgentId, 'id');
+    if (caller.agentId !== agentId && caller.role !== 'admin') throw forbidden('Only the agent itself or an admin manages its webhooks');
+    if (!(await findAgentById(db, agentId))) throw notFound('Agent');
+    return { caller, agentId };
+  };
+
+  return {
+    async create(principal, rawAgentId, input) {
+      const { caller, agentId } = await owner(principal, rawAgentId);
+      const fields = createInput.parse(requireObject(input));
+      const check = await checkTarget(fields.url, { allowPrivate: allowPrivateTargets });
+      if (!check.ok) throw validationError({ url: check.problem });
+      if ((await countEndpoints(db, agentId)) >= WEBHOOK_ENDPOINTS_PER_AGENT_MAX) {
+        throw conflict(`An agent may register at most ${WEBHOOK_ENDPOINTS_PER_AGENT_MAX} webhook endpoints`);
+      }
+      const webhook: CreatedWebhook = {
+        id: uuidv7(),
+        agentId,
+        url: fields.url,
+        events: fields.events ?? ['message.created'],
+        mode: fields.mode ?? 'offline',
+        secret: newSecret(),
+        createdAt: nowIso(),
+        disabledAt: null,
+      };
+      const rooms = (caller as MaybeScoped).scope?.rooms ?? null;
+      await db.transaction().execute(async (trx) => {
+        await insertEndpoint(trx, { ...webhook, rooms });
+        await recordAudit(trx, { event: 'webhook-created', actorId: caller.agentId, subjectId: webhook.id, detail: { agentId, mode: webhook.mode } });
+      });
+      return webhook;
+    },
+
+    async list(principal, rawAgentId) {
+      const { agentId } = await owner(principal, rawAgentId);
+      return { webhooks: await listEndpoints(db, agentId) };
+    },
+
+    async remove(principal, rawAgentId, rawWebhookId) {
+      const { caller, agentId } = await owner(principal, rawAgentId);
+      const webhookId = parseId(rawWebhookId, 'webhookId');
+      if (!(await deleteEndpoint(db, agentId, webhookId))) throw notFound('Webhook');
+      await recordAudit(db, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
+    },
+
+    async deliveries(principal, rawAgentId, rawWebhookId, query) {
+      const { agentId } = await owner(principal, rawAgentId);
+      const webhookId = parseId(rawWebhookId, 'webhookId');
+      const limit = parsePageLimit(query.limit, DELIVERIES_LIMITS);
+      if (!(await findEndpoint(db, agentId, webhookId))) throw notFound('Webhook');
+      return { deliveries: await listDeliveries(db, webhookId, limit) };
+    },
+  };
+}
