@@ -327,7 +327,7 @@ describe('REST fuzzing', () => {
           { weight: 1, arbitrary: text() },
         );
       case 'events':
-        return fc.oneof({ weight: 3, arbitrary: fc.constant(['message.created']) }, { weight: 1, arbitrary: fc.array(fc.oneof(fc.constantFrom('message.created', 'message.deleted'), text()), { maxLength: 3 }) });
+        return fc.oneof({ weight: 3, arbitrary: fc.constant<Json>(['message.created']) }, { weight: 1, arbitrary: fc.array(fc.oneof(fc.constantFrom('message.created', 'message.deleted'), text()), { maxLength: 3 }) });
       case 'mode':
         return fc.oneof({ weight: 3, arbitrary: fc.constantFrom('offline', 'always') }, { weight: 1, arbitrary: fc.constantFrom('never', '') });
       default:
