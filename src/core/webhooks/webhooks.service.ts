@@ -70,7 +70,8 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; allo
         createdAt: nowIso(),
         disabledAt: null,
       };
-      const rooms = (caller as MaybeScoped).scope?.rooms ?? null;
+      const restriction = (caller as MaybeScoped).scope?.rooms;
+      const rooms = restriction === undefined ? null : restriction.map((id) => id.toLowerCase());
       await db.transaction().execute(async (trx) => {
         await insertEndpoint(trx, { ...webhook, rooms });
         await recordAudit(trx, { event: 'webhook-created', actorId: caller.agentId, subjectId: webhook.id, detail: { agentId, mode: webhook.mode } });
