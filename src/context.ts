@@ -126,7 +126,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
   // presence at commit. The worker is woken after a commit that recorded deliveries here.
-  const webhookOutbox = createWebhookOutbox({ presence });
+  const webhookOutbox = createWebhookOutbox({ dialect: database.dialect, presence });
   const webhookWorker = createDeliveryWorker({
     db,
     dialect: database.dialect,

@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
+import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import type { Message } from '../messages/message.js';
@@ -9,7 +10,7 @@ import { endpointsInRooms, insertDeliveries, type NewDelivery, type OutboxCandid
 /**
  * The webhook outbox, written in the transaction of the messages it carries (the group commit of
  * messages.service.ts): a committed message always has its deliveries, a rolled-back one never.
- * Without endpoints it costs one indexed query per group commit, which finds nothing.
+ * Without endpoints it costs one compiled-once query per group commit, which finds nothing.
  */
 export interface WebhookOutbox {
   record(trx: Transaction<DB>, messages: readonly Message[]): Promise<void>;
@@ -17,8 +18,8 @@ export interface WebhookOutbox {
   takeRecorded(): boolean;
 }
 
-export function createWebhookOutbox(deps: { presence: PresenceReader }): WebhookOutbox {
-  const { presence } = deps;
+export function createWebhookOutbox(deps: { dialect: Dialect; presence: PresenceReader }): WebhookOutbox {
+  const { dialect, presence } = deps;
   let recorded = false;
 
   /**
@@ -34,7 +35,7 @@ export function createWebhookOutbox(deps: { presence: PresenceReader }): Webhook
 
   return {
     async record(trx, messages) {
-      const candidates = await endpointsInRooms(trx, [...new Set(messages.map((m) => m.roomId))]);
+      const candidates = await endpointsInRooms(trx, dialect, [...new Set(messages.map((m) => m.roomId))]);
       if (candidates.length === 0) return;
       const online = await onlineOf(candidates);
       const createdAt = nowIso();

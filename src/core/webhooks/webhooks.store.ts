@@ -1,4 +1,5 @@
-import { type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { prepared } from '../../store/prepared.js';
 import type { Dialect } from '../../store/database-handle.js';
 import type { DB, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
@@ -110,17 +111,29 @@ export interface OutboxCandidate {
   rooms: string[] | null;
 }
 
-/** One query per group commit: the endpoints whose agents are members of these rooms. */
-export async function endpointsInRooms(db: Db, roomIds: readonly string[]): Promise<OutboxCandidate[]> {
-  const rows = await db
-    .selectFrom('webhook_endpoints as e')
-    .innerJoin('room_members as m', 'm.agent_id', 'e.agent_id')
-    .innerJoin('agents as a', 'a.id', 'e.agent_id')
-    .select(['e.id', 'e.agent_id', 'e.mode', 'e.events', 'e.rooms', 'm.room_id'])
-    .where('m.room_id', 'in', roomIds)
-    .where('e.disabled_at', 'is', null)
-    .where('a.disabled_at', 'is', null)
-    .execute();
+/**
+ * The endpoints whose agents are members of these rooms: one compiled-once query per group commit,
+ * the room ids as one parameter (a JSON array on SQLite, an array on PostgreSQL), so that a send
+ * pays no query building for webhooks. Its cost follows the batch's members (an index probe each),
+ * not the number of endpoints in the deployment; without endpoints it finds nothing.
+ */
+const candidatesQuery = (roomsIn: (rooms: unknown) => RawBuilder<boolean>) =>
+  prepared((db, p: { rooms: unknown }) =>
+    db
+      .selectFrom('room_members as m')
+      // A cross join keeps SQLite's planner in this order: the rooms' members, then their endpoints.
+      .crossJoin('webhook_endpoints as e')
+      .innerJoin('agents as a', 'a.id', 'e.agent_id')
+      .select(['e.id', 'e.agent_id', 'e.mode', 'e.events', 'e.rooms', 'm.room_id'])
+      .where(roomsIn(p.rooms))
+      .whereRef('e.agent_id', '=', 'm.agent_id')
+      .where('e.disabled_at', 'is', null)
+      .where('a.disabled_at', 'is', null));
+const candidatesOnSqlite = candidatesQuery((rooms) => sql<boolean>`m.room_id in (select value from json_each(${rooms}))`);
+const candidatesOnPostgres = candidatesQuery((rooms) => sql<boolean>`m.room_id = any(${rooms}::uuid[])`);
+
+export async function endpointsInRooms(db: Db, dialect: Dialect, roomIds: readonly string[]): Promise<OutboxCandidate[]> {
+  const { rows } = dialect === 'sqlite' ? await candidatesOnSqlite(db, { rooms: JSON.stringify(roomIds) }) : await candidatesOnPostgres(db, { rooms: roomIds });
   return rows.map((r) => ({
     endpointId: r.id,
     agentId: r.agent_id,
