@@ -22,6 +22,9 @@ import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
 import { createSearchService, type SearchService } from './core/search/search.service.js';
 import { createSocialService, type SocialService } from './core/social/social.service.js';
+import { createDeliveryWorker, type DeliveryWorker } from './core/webhooks/delivery-worker.js';
+import { createWebhookOutbox } from './core/webhooks/webhook-outbox.js';
+import { createWebhooksService, type WebhooksService } from './core/webhooks/webhooks.service.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
 import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { createMemoryPresence, type PresenceTracker } from './realtime/presence/presence-tracker.js';
@@ -67,6 +70,9 @@ export interface AppContext {
   directory: DirectoryService;
   /** Who is online: kept by the real-time layer from live sockets, read by the directory. */
   presence: PresenceTracker;
+  webhooks: WebhooksService;
+  /** Attempts the stored webhook deliveries; started by app.ts once the server listens. */
+  webhookWorker: DeliveryWorker;
   close(): Promise<void>;
 }
 
@@ -126,6 +132,24 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     for (const { roomId, senderId } of messages) inboxWaiters.wake(roomId, senderId);
   });
 
+  // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
+  // presence at commit. The worker is woken after a commit that recorded deliveries here.
+  const webhookOutbox = createWebhookOutbox({ dialect: database.dialect, presence });
+  const webhookWorker = createDeliveryWorker({
+    db,
+    dialect: database.dialect,
+    retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+    allowPrivateTargets: config.webhooks.allowPrivateTargets,
+    onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+    warn: (detail, message) => logger.warn(detail, message),
+  });
+  events.attach({
+    publish(event) {
+      if (event.type === 'message.created' && webhookOutbox.takeRecorded()) webhookWorker.kick();
+      return Promise.resolve();
+    },
+  });
+
   const ctx: AppContext = {
     config,
     logger,
@@ -142,7 +166,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessionAuth,
     apiTokenAuth,
     rooms,
-    messages: createMessagesService({ db, authz, rooms, events }),
+    messages: createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters }),
     inboxWaiters,
@@ -150,8 +174,11 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     social: createSocialService({ db, dialect: database.dialect, authz }),
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,
+    webhooks: createWebhooksService({ db, authz, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
+    webhookWorker,
     async close() {
       inboxWaiters.close();
+      await webhookWorker.stop();
       await bus.close();
       await database.close();
       if (redis) redis.disconnect();

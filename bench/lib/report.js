@@ -61,6 +61,22 @@ export function summaryRows(results) {
   const rows = [];
   if ('rooms10' in results) rows.push(...roomsRows(1, 'rooms of 10', results.rooms10, 0.8));
   if ('rooms100' in results) rows.push(...roomsRows(2, 'rooms of 100', results.rooms100, 0.9));
+  if ('rooms10-webhooks' in results) {
+    const res = results['rooms10-webhooks'];
+    const label = 'rooms of 10, 10 webhook endpoints';
+    const hooks = res.webhooks;
+    if (!hooks || hooks.maxRate === null || res.maxRate?.service === null || res.maxRate?.service === undefined) rows.push(unavailable(14, label, res, '>= 0.9 x without'));
+    else {
+      rows.push(row(14, label, `max msg/s (mode ${hooks.mode}), p99 ack < 50 ms, no loss`, {
+        service: fmt(hooks.maxRate),
+        baseline: `without ${fmt(res.maxRate.service)}, R1 ${fmt(res.maxRate.R1)}`,
+        ratio: hooks.ofServiceRatio,
+        target: '>= 0.9 x without',
+        met: hooks.ofServiceRatio !== null && hooks.ofServiceRatio >= 0.9,
+        note: `${r2(hooks.ratioVsR1)} x R1 (without: ${r2(res.ratio.vsR1)}); ${hooks.deliveriesReceived} deliveries received`,
+      }));
+    }
+  }
 
   if ('history' in results) {
     const h = results.history;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { RoomLoad } from '../lib/room-load.js';
 import { describe, searchMaxRates } from '../lib/search.js';
@@ -11,6 +12,7 @@ const NSP = '/agents';
 export async function serviceClients(service, { rooms, roomSize, mint }) {
   const clients = [];
   const roomOf = [];
+  const agentOf = [];
   const roomSize_ = new Map();
   for (let r = 0; r < rooms; r++) {
     const admin = await service.api.createAgent('admin');
@@ -29,12 +31,38 @@ export async function serviceClients(service, { rooms, roomSize, mint }) {
       }
       clients.push(new SioClient(service.url, NSP, { token }));
       roomOf.push(room.id);
+      agentOf.push(agent);
     }
   }
   await connectAll(clients);
   const missing = clients.filter((c, i) => !Array.isArray(c.hello?.rooms) || !c.hello.rooms.includes(roomOf[i]));
   if (missing.length > 0) throw new Error(`agent:hello-ack did not list the agent's room for ${missing.length} client(s): ${JSON.stringify(missing[0].hello)}`);
-  return { clients, roomOf, roomSize: roomSize_ };
+  return { clients, roomOf, agentOf, roomSize: roomSize_ };
+}
+
+/** A webhook receiver on loopback that answers 204 to everything and counts what it got. */
+async function startReceiver() {
+  const receiver = { received: 0 };
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      receiver.received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${server.address().port}/hook`;
+  receiver.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  return receiver;
+}
+
+/** `count` webhook endpoints, one per room (round robin), each for a non-admin member of the room. */
+async function registerWebhooks(service, set, { count, mode, url, mint }) {
+  const owners = [...new Set(set.roomOf)].map((roomId) => set.agentOf.find((a, i) => set.roomOf[i] === roomId && a.role !== 'admin'));
+  for (let i = 0; i < count; i++) {
+    const owner = owners[i % owners.length];
+    await service.api.expect(201, 'POST', `/api/v1/agents/${owner.id}/webhooks`, { body: { url, mode }, headers: { authorization: `Bearer ${mint(owner.id, owner.role)}` } });
+  }
 }
 
 /** Baseline fixtures: room ids are made up, each client names its agent and room in the handshake query. */
@@ -57,13 +85,16 @@ export async function baselineClients(url, { rooms, roomSize, mint }) {
 
 /**
  * Scenarios 1 and 2: `message:send` in rooms of `roomSize`; the highest rate at which p99 ack
- * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved.
+ * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved. With `webhooks`
+ * (`{count, mode}`), a second service with that many webhook endpoints registered (PHASE2.md 6.1,
+ * issue 21: it must keep 0.9 x the ratio of the one without) runs in the same interleaving.
  */
-export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
+export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null }) {
   const { quick, tmp, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
   const procs = [];
   const allClients = [];
+  let receiver = null;
   try {
     const service = await startService({ name: `service-${id}`, databaseUrl: `sqlite:${join(tmp, `${id}.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
     procs.push(service.proc);
@@ -85,6 +116,17 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
       const other = await startService({ name: `compare-${id}`, dist: bench.compareDist, databaseUrl: `sqlite:${join(tmp, `${id}-compare.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
       procs.push(other.proc);
       fixtures.push({ name: 'compare', proc: other.proc, set: await serviceClients(other, { rooms, roomSize, mint }) });
+    }
+    if (webhooks) {
+      receiver = await startReceiver();
+      const hooked = await startService({
+        name: `service-${id}-webhooks`, databaseUrl: `sqlite:${join(tmp, `${id}-webhooks.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir,
+        env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' },
+      });
+      procs.push(hooked.proc);
+      const set = await serviceClients(hooked, { rooms, roomSize, mint });
+      await registerWebhooks(hooked, set, { ...webhooks, url: receiver.url, mint });
+      fixtures.push({ name: 'service+webhooks', proc: hooked.proc, set });
     }
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
@@ -116,6 +158,7 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
 
     const byName = Object.fromEntries(found.map((f) => [f.name, f]));
     const svc = byName.service?.maxRate ?? null;
+    const hooked = byName['service+webhooks']?.maxRate ?? null;
     return {
       error: serviceError,
       roomSize,
@@ -129,6 +172,16 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
         vsR2: svc !== null && byName.R2.maxRate > 0 ? svc / byName.R2.maxRate : null,
       },
       atMax: Object.fromEntries(found.map((f) => [f.name, f.atMax])),
+      ...(webhooks ? {
+        webhooks: {
+          ...webhooks,
+          maxRate: hooked,
+          ratioVsR1: hooked !== null && byName.R1.maxRate > 0 ? hooked / byName.R1.maxRate : null,
+          // Issue 21: at least 0.9.
+          ofServiceRatio: hooked !== null && svc ? hooked / svc : null,
+          deliveriesReceived: receiver.received,
+        },
+      } : {}),
       commonRate: common,
       atCommonRate: atCommon,
       steps: Object.fromEntries(found.map((f) => [f.name, f.steps])),
@@ -136,5 +189,6 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate }) {
   } finally {
     for (const c of allClients) c.close();
     for (const p of procs) await p.stop();
+    await receiver?.close();
   }
 }

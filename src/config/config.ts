@@ -50,6 +50,12 @@ export interface Config {
   companyId: string;
   trustProxy: boolean | string | number;
   logLevel: LogLevel;
+  webhooks: {
+    /** Seconds to wait after the n-th failed attempt before the next; its length + 1 attempts in all. */
+    retryScheduleSeconds: number[];
+    /** Whether endpoints may target loopback, private, link-local or unspecified addresses (tests, closed networks). */
+    allowPrivateTargets: boolean;
+  };
 }
 
 /** A configuration mistake; main prints its message as one line and exits. */
@@ -88,6 +94,30 @@ function parseDatabase(raw: string | undefined, poolMax: number, env: RawEnv): D
     return { kind: 'postgres', url, poolMax };
   }
   throw new ConfigError('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000];
+const WEBHOOK_RETRIES_MAX = 20;
+const WEBHOOK_RETRY_DELAY_MAX_SECONDS = 7 * 24 * 3600;
+
+/**
+ * WEBHOOK_RETRY_SCHEDULE: seconds, comma separated. Unset (or empty, as every variable) is the
+ * default; `none` means a single attempt and no retry.
+ */
+function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined) return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  if (raw.trim().toLowerCase() === 'none') return [];
+  const items = raw.split(',').map((s) => s.trim());
+  if (items.length > WEBHOOK_RETRIES_MAX || items.some((s) => !/^\d+$/.test(s) || Number(s) > WEBHOOK_RETRY_DELAY_MAX_SECONDS)) {
+    throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be "none" or up to ${WEBHOOK_RETRIES_MAX} comma-separated whole numbers of seconds (each at most ${WEBHOOK_RETRY_DELAY_MAX_SECONDS}), got "${raw}"`);
+  }
+  return items.map(Number);
+}
+
+function parseBoolean(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw new ConfigError(`${name} must be "true" or "false", got "${raw}"`);
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | string | number {
@@ -221,5 +251,9 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     companyId,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: logLevel as LogLevel,
+    webhooks: {
+      retryScheduleSeconds: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+      allowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS),
+    },
   };
 }

@@ -17,6 +17,7 @@ import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { searchRoutes } from './routes/search.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
+import { webhooksRoutes } from './routes/webhooks.routes.js';
 import './types.js';
 
 /** The largest body any request may send (a route without its own limit below gets this one). */
@@ -55,6 +56,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // One JSON-RPC message: the largest is send_message's (a message body as above, its arguments).
   'POST /mcp': 256 * KiB,
   'DELETE /mcp': 4 * KiB,
+  // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
+  'POST /api/v1/agents/:id/webhooks': 16 * KiB,
+  'DELETE /api/v1/agents/:id/webhooks/:webhookId': 4 * KiB,
 };
 
 /**
@@ -189,6 +193,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     inboxRoutes(api, ctx);
     searchRoutes(api, ctx);
     socialRoutes(api, ctx);
+    webhooksRoutes(api, ctx);
     directoryRoutes(api, ctx);
     mcpRoutes(api, ctx);
   });

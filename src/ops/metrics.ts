@@ -9,6 +9,8 @@ export interface Metrics {
   messages: Counter<'room'>;
   agentsConnected: Gauge;
   rateLimitExceeded: Counter<'transport'>;
+  /** Webhook delivery attempts by outcome: delivered, retry (failed, to be tried again), failed (for good). */
+  webhookDeliveries: Counter<'outcome'>;
   /** Counts messages as they are published after commit, whichever transport sent them. */
   publisher: EventPublisher;
 }
@@ -38,6 +40,12 @@ export function createMetrics(): Metrics {
       name: 'rate_limit_exceeded_total',
       help: 'Rate-limit rejections',
       labelNames: ['transport'],
+      registers: [registry],
+    }),
+    webhookDeliveries: new Counter({
+      name: 'service_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+      labelNames: ['outcome'],
       registers: [registry],
     }),
     publisher: {

@@ -111,6 +111,38 @@ export interface SocialReactionsTable {
   created_at: Timestamp;
 }
 
+type NullableTimestamp = ColumnType<string | Date | null, string | null | undefined, string | null>;
+
+/** Webhook endpoints (migration 006). `rooms`: the creating JWT's room restriction, null for none. */
+export interface WebhookEndpointsTable {
+  id: string;
+  agent_id: string;
+  url: string;
+  events: Json;
+  mode: 'offline' | 'always';
+  /** As issued (whsec_...): it signs the deliveries. Never returned after creation, never logged. */
+  secret: string;
+  rooms: ColumnType<unknown, string | null, string | null>;
+  created_at: Timestamp;
+  disabled_at: NullableTimestamp;
+}
+
+/** The webhook outbox (migration 006): one row per message and endpoint. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  endpoint_id: string;
+  message_id: string;
+  event: string;
+  status: 'pending' | 'delivered' | 'failed';
+  /** Attempts made so far. */
+  attempt: Generated<number>;
+  /** When it may be claimed next (a claim moves it past the attempt's timeout). */
+  next_attempt_at: Timestamp;
+  error: string | null;
+  created_at: Timestamp;
+  delivered_at: NullableTimestamp;
+}
+
 export interface DB {
   service_settings: ServiceSettingsTable;
   agents: AgentsTable;
@@ -123,4 +155,6 @@ export interface DB {
   social_channels: SocialChannelsTable;
   social_posts: SocialPostsTable;
   social_reactions: SocialReactionsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

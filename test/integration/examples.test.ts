@@ -108,6 +108,20 @@ describe('the README examples', () => {
     expect(printed.get('error event')).toEqual({ code: 'ROOM_NOT_FOUND', message: 'Room not found', requestId: 'join-1' });
   }, 60_000);
 
+  it('webhooks.mjs registers an endpoint, receives a signed delivery and verifies it, and reads the log', async () => {
+    server = await startTestServer({ config: { webhooks: { retryScheduleSeconds: [1], allowPrivateTargets: true } } });
+    const out = await runExample(server, process.execPath, ['examples/webhooks.mjs']);
+    const printed = new Map(out.trim().split('\n').map((line) => {
+      const at = line.indexOf(' ');
+      return [line.slice(0, at), JSON.parse(line.slice(at + 1)) as unknown] as const;
+    }));
+    expect([...printed.keys()]).toEqual(['registered', 'received', 'deliveries']);
+    const registered = printed.get('registered') as { id: string; mode: string; events: string[] };
+    expect(registered).toMatchObject({ mode: 'always', events: ['message.created'], disabledAt: null });
+    expect(printed.get('received')).toMatchObject({ type: 'message.created', data: { message: { body: 'Ping for the bot', seq: 1 } } });
+    expect(printed.get('deliveries')).toEqual([expect.objectContaining({ event: 'message.created', attempt: 1, status: 'delivered', error: null })]);
+  }, 60_000);
+
   it('social.sh: every answer is the one its comment shows', async () => {
     server = await startTestServer();
     const out = await runExample(server, 'sh', ['examples/social.sh']);

@@ -207,6 +207,23 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', '/api/v1/search/messages?q=%2B%2B', none, { jwt: bob.jwt })).status).toBe(400);
     expect((await call(t, 'GET', `/api/v1/search/messages?q=hello&roomId=${roomId.id}`, none, { jwt: outsider.jwt })).status).toBe(403);
     expect((await call(t, 'GET', '/api/v1/search/messages?q=hello&roomId=00000000-0000-7000-8000-000000000000', none, { jwt: bob.jwt })).status).toBe(404);
+    // Webhooks (PHASE2.md section 6.1); a public address literal, never attempted (its agent is in no room).
+    const hooked = await newAgent(api);
+    const hooks = '/api/v1/agents/:id/webhooks';
+    const hookUrl = 'https://198.51.100.7/hook';
+    const hook = await call(t, 'POST', hooks, { id: hooked.id }, { body: { url: hookUrl }, jwt: hooked.jwt });
+    expect(hook.status).toBe(201);
+    expect((await call(t, 'POST', hooks, { id: hooked.id }, { body: { url: 'http://127.0.0.1/' }, jwt: hooked.jwt })).status).toBe(400);
+    expect((await call(t, 'POST', hooks, { id: hooked.id }, { body: { url: hookUrl }, jwt: bob.jwt })).status).toBe(403);
+    expect((await call(t, 'POST', hooks, { id: hooked.id }, { body: { url: hookUrl } })).status).toBe(401);
+    expect((await call(t, 'GET', hooks, { id: hooked.id }, { jwt: admin.jwt })).body.webhooks).toHaveLength(1);
+    expect((await call(t, 'GET', hooks, { id: '00000000-0000-7000-8000-000000000000' }, { jwt: admin.jwt })).status).toBe(404);
+    const hookIds = { id: hooked.id, webhookId: hook.body.id as string };
+    const unknownHook = { id: hooked.id, webhookId: '00000000-0000-7000-8000-000000000000' };
+    expect((await call(t, 'GET', `${hooks}/:webhookId/deliveries`, hookIds, { jwt: hooked.jwt })).body.deliveries).toEqual([]);
+    expect((await call(t, 'GET', `${hooks}/:webhookId/deliveries`, unknownHook, { jwt: hooked.jwt })).status).toBe(404);
+    expect((await call(t, 'DELETE', `${hooks}/:webhookId`, hookIds, { jwt: hooked.jwt })).status).toBe(204);
+    expect((await call(t, 'DELETE', `${hooks}/:webhookId`, hookIds, { jwt: hooked.jwt })).status).toBe(404);
 
     const members = await call(t, 'GET', '/api/v1/rooms/:id/members', roomId, { jwt: bob.jwt });
     expect(members.body.members.map((m: { agentId: string }) => m.agentId)).toContain(bob.id);

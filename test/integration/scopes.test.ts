@@ -52,6 +52,9 @@ const rest = (action: ScopeAction, method: 'GET' | 'POST', path: (f: Fixture) =>
   run: async (jwt, f) => restOutcome(await f.api.request(method, path(f), { jwt, ...(body ? { body: body(f) } : {}) })),
 });
 
+/** The agent a session JWT names (its payload's `agentId`). */
+const agentOf = (jwt: string): string => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as { agentId: string }).agentId;
+
 const wsOutcome = (ack: Payload): Outcome => {
   const error = (ack as { error?: { code: string; message: string } } | undefined)?.error;
   if (error === undefined) return 'ok';
@@ -108,6 +111,7 @@ const TRANSPORTS: Transport[] = [
       'GET /rooms': rest('rooms:read', 'GET', () => '/rooms'),
       'GET /api/v1/rooms': rest('rooms:read', 'GET', () => '/api/v1/rooms'),
       'GET /api/v1/rooms/:id/members': rest('rooms:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/members`),
+      'GET own webhooks': { action: 'webhooks:manage', run: async (jwt, f) => restOutcome(await f.api.request('GET', `/api/v1/agents/${agentOf(jwt)}/webhooks`, { jwt })) },
       'GET channels': rest('feed:read', 'GET', () => '/api/v1/social/channels'),
       'GET feed': rest('feed:read', 'GET', () => '/api/v1/social/feed'),
       'GET channel posts': rest('feed:read', 'GET', (f) => `/api/v1/social/channels/${f.channelId}/posts`),

@@ -3,6 +3,7 @@ import type { RunningApp } from '../../src/app.js';
 import { createLogger, scrubSecrets } from '../../src/logger.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { waitUntil } from '../helpers/wait.js';
 
 /** No credential ever reaches the logs, even at trace level. */
 describe('credentials in logs', () => {
@@ -15,7 +16,7 @@ describe('credentials in logs', () => {
 
   beforeAll(async () => {
     const logger = createLogger('trace', { write: (line: string) => void lines.push(line) });
-    server = await startTestServer({ config: { logLevel: 'trace' }, logger });
+    server = await startTestServer({ config: { logLevel: 'trace', webhooks: { retryScheduleSeconds: [], allowPrivateTargets: true } }, logger });
     app = server.app;
     api = new Api(app.url);
   });
@@ -63,6 +64,22 @@ describe('credentials in logs', () => {
       for (const part of parts) if (log.includes(part)) leaks.push(part.slice(0, 12));
     }
     expect(leaks).toEqual([]);
+  });
+
+  it('a webhook secret is shown in its 201 only: never logged, not even while deliveries fail', async () => {
+    const owner = await newAgent(api);
+    const sender = await newAdmin(api);
+    const room = await newRoom(api, sender, [owner]);
+    // Port 9 on loopback (discard): nothing listens, every attempt fails.
+    const created = await api.post(`/api/v1/agents/${owner.id}/webhooks`, { url: 'http://127.0.0.1:9/hook', mode: 'always' }, { jwt: owner.jwt });
+    expect(created.status).toBe(201);
+    const secret = created.body.secret as string;
+    await api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'for the hook' }, { jwt: sender.jwt });
+    const deliveries = `/api/v1/agents/${owner.id}/webhooks/${created.body.id as string}/deliveries`;
+    await waitUntil('the failed delivery', async () => (await api.get(deliveries, { jwt: owner.jwt })).body.deliveries[0]?.status === 'failed');
+    const listed = await api.get(`/api/v1/agents/${owner.id}/webhooks`, { jwt: owner.jwt });
+    expect(JSON.stringify(listed.body)).not.toContain(secret.slice(6));
+    expect(lines.join('')).not.toContain(secret.slice(6));
   });
 
   it('scrubSecrets removes JWTs, API token secrets, bearer values and token query parameters from any text', () => {

@@ -47,7 +47,7 @@ const ErrorBody = Type.Object(
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'prefix' | 'channel' | 'post' | 'company';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'webhookOwner';
 
 interface RouteSpec {
   method: string;
@@ -134,6 +134,28 @@ const ROUTES: RouteSpec[] = [
     method: 'GET', path: '/api/v1/social/posts/:id/reactions', params: { id: 'post' },
     success: { status: [200], schema: Type.Object({ reactions: Type.Array(Type.Object({ emoji: Emoji, count: Type.Integer({ minimum: 1 }), reactedByMe: Type.Boolean() })) }) },
   },
+  // PHASE2.md section 6.1.
+  {
+    method: 'POST', path: '/api/v1/agents/:id/webhooks', params: { id: 'agent' }, fields: ['url', 'events', 'mode'],
+    success: {
+      status: [201],
+      schema: Type.Object({ id: Id, agentId: Id, url: Type.String(), events: Type.Array(Type.Literal('message.created')), mode: Type.Union([Type.Literal('offline'), Type.Literal('always')]),
+        secret: Type.String({ pattern: '^whsec_' }), createdAt: Timestamp, disabledAt: Nullable(Timestamp) }),
+    },
+  },
+  {
+    method: 'GET', path: '/api/v1/agents/:id/webhooks', params: { id: 'agent' },
+    success: { status: [200], schema: Type.Object({ webhooks: Type.Array(Type.Object({ id: Id, agentId: Id, url: Type.String(), events: Type.Array(Type.String()), mode: Type.String(), createdAt: Timestamp, disabledAt: Nullable(Timestamp) })) }) },
+  },
+  { method: 'DELETE', path: '/api/v1/agents/:id/webhooks/:webhookId', params: { id: 'webhookOwner', webhookId: 'webhook' }, success: { status: [204], schema: 'empty' } },
+  {
+    method: 'GET', path: '/api/v1/agents/:id/webhooks/:webhookId/deliveries', params: { id: 'webhookOwner', webhookId: 'webhook' }, query: ['limit'],
+    success: {
+      status: [200],
+      schema: Type.Object({ deliveries: Type.Array(Type.Object({ id: Id, event: Type.String(), messageId: Id, attempt: Type.Integer({ minimum: 0 }),
+        status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]), error: Nullable(Type.String()), createdAt: Timestamp, deliveredAt: Nullable(Timestamp) })) }),
+    },
+  },
   {
     method: 'GET', path: '/api/companies/:companyId/agents/directory', params: { companyId: 'company' }, query: ['role'],
     success: {
@@ -203,7 +225,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], prefix: [], channel: [], post: [], company: ['default'] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], webhookOwner: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -232,6 +254,12 @@ describe('REST fuzzing', () => {
       for (const channel of channels.body.channels as { id: string }[]) ids.channel.push(channel.id);
       const post = await api.post(`/api/v1/social/channels/${ids.channel[0]}/posts`, { body: 'fixture post' }, { jwt: member.jwt });
       if (post.status === 201) ids.post.push(post.body.id);
+    }
+    // Public address literals (TEST-NET-2) are accepted without DNS. Several: the fuzzer deletes some.
+    ids.webhookOwner.push(member.id);
+    for (let i = 0; i < 4; i++) {
+      const webhook = await api.post(`/api/v1/agents/${member.id}/webhooks`, { url: `https://198.51.100.7/hook${i}` }, { jwt: member.jwt });
+      if (webhook.status === 201) ids.webhook.push(webhook.body.id);
     }
   });
   afterAll(async () => {
@@ -305,6 +333,17 @@ describe('REST fuzzing', () => {
         return fc.oneof(fixtureId('guest'), fixtureId('agent'), fc.uuid(), text());
       case 'replyTo':
         return fc.oneof(fixtureId('message'), fc.uuid(), text());
+      case 'url':
+        // Public address literals (TEST-NET) pass the SSRF guard without DNS.
+        return fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom('https://198.51.100.7/hook', 'http://203.0.113.9:8080/x') },
+          { weight: 2, arbitrary: fc.constantFrom('http://127.0.0.1/', 'http://[::1]/', 'ftp://198.51.100.7/', 'https://198.51.100.7/' + 'a'.repeat(2100)) },
+          { weight: 1, arbitrary: text() },
+        );
+      case 'events':
+        return fc.oneof({ weight: 3, arbitrary: fc.constant<Json>(['message.created']) }, { weight: 1, arbitrary: fc.array(fc.oneof(fc.constantFrom('message.created', 'message.deleted'), text()), { maxLength: 3 }) });
+      case 'mode':
+        return fc.oneof({ weight: 3, arbitrary: fc.constantFrom('offline', 'always') }, { weight: 1, arbitrary: fc.constantFrom('never', '') });
       default:
         return jsonValue;
     }
@@ -382,6 +421,12 @@ describe('REST fuzzing', () => {
         return fixtureId('message');
       case 'seq':
         return fc.integer({ min: 0, max: 1 }).map((n) => ({ num: String(n) })); // the fixture room has a message: both valid
+      case 'url':
+        return fc.constantFrom('https://198.51.100.7/hook', 'http://203.0.113.9:8080/x');
+      case 'events':
+        return fc.constant(['message.created']);
+      case 'mode':
+        return fc.constantFrom('offline', 'always');
       default:
         return fc.constant(null);
     }

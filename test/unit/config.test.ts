@@ -133,6 +133,19 @@ describe('buildConfig', () => {
     expect(buildConfig({ CORS_ORIGINS: ' https://App.Example.com , http://localhost:5173/,https://app.example.com:443,http://10.0.0.5:8080 ' }).corsOrigins)
       .toEqual(['https://app.example.com', 'http://localhost:5173', 'http://10.0.0.5:8080']);
   });
+
+  it('WEBHOOK_RETRY_SCHEDULE: seconds, comma separated; `none` for a single attempt; WEBHOOK_ALLOW_PRIVATE_TARGETS', () => {
+    expect(buildConfig({}).webhooks).toEqual({ retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000], allowPrivateTargets: false });
+    expect(buildConfig({ WEBHOOK_RETRY_SCHEDULE: '1, 1,60' }).webhooks.retryScheduleSeconds).toEqual([1, 1, 60]);
+    expect(buildConfig({ WEBHOOK_RETRY_SCHEDULE: 'none' }).webhooks.retryScheduleSeconds).toEqual([]);
+    // Empty is unset, as for every variable: the default.
+    expect(buildConfig(readEnv({ WEBHOOK_RETRY_SCHEDULE: '' })).webhooks.retryScheduleSeconds).toHaveLength(6);
+    for (const bad of ['1,,2', '-1', '1.5', 'soon', String(8 * 24 * 3600), Array(21).fill('1').join(',')]) {
+      expect(() => buildConfig({ WEBHOOK_RETRY_SCHEDULE: bad }), bad).toThrow(ConfigError);
+    }
+    expect(buildConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).webhooks.allowPrivateTargets).toBe(true);
+    expect(() => buildConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(ConfigError);
+  });
 });
 
 describe('exposureWarning', () => {

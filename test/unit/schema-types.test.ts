@@ -23,6 +23,8 @@ import type { ChannelSchema, PostPageSchema, PostSchema, ReactionListSchema, Thr
 import type { Channel, Post, PostPage, ReactionSummary, Thread, ToggleResult } from '../../src/core/social/social.service.js';
 import type { HelloAck, HelloAckSchema, PresenceUpdate, PresenceUpdateSchema, WsError, WsErrorSchema, WsMessage } from '../../src/realtime/protocol.js';
 import type { WsMessageSchema } from '../../src/core/messages/messages.schema.js';
+import type { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from '../../src/core/webhooks/webhooks.schema.js';
+import type { CreatedWebhook, Webhook, WebhookDelivery } from '../../src/core/webhooks/webhooks.service.js';
 
 /**
  * The documents (/openapi.json, /asyncapi.json) are generated from the response schemas; the
@@ -56,5 +58,8 @@ describe('response schemas and the types the services return', () => {
     expectTypeOf<Static<typeof PresenceUpdateSchema>>().toEqualTypeOf<PresenceUpdate>();
     expectTypeOf<Static<typeof HelloAckSchema>>().toEqualTypeOf<HelloAck>();
     expectTypeOf<Static<typeof WsErrorSchema>>().toEqualTypeOf<WsError>();
+    expectTypeOf<Static<typeof WebhookSchema>>().toEqualTypeOf<Webhook>();
+    expectTypeOf<Static<typeof CreatedWebhookSchema>>().toEqualTypeOf<{ [K in keyof CreatedWebhook]: CreatedWebhook[K] }>();
+    expectTypeOf<Static<typeof DeliverySchema>>().toEqualTypeOf<WebhookDelivery>();
   });
 });

@@ -18,7 +18,9 @@ export type AuditEvent =
   | 'channel-created'
   | 'post-created'
   | 'reply-created'
-  | 'reaction-toggled';
+  | 'reaction-toggled'
+  | 'webhook-created'
+  | 'webhook-deleted';
 
 export interface AuditEntry {
   event: AuditEvent;

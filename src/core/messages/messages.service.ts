@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
@@ -73,6 +73,11 @@ export interface MessagesService {
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
 }
 
+/** What else a send's transaction writes (the webhook outbox): committed or rolled back with the messages. */
+export interface MessageOutbox {
+  record(trx: Transaction<DB>, messages: readonly Message[]): Promise<void>;
+}
+
 const sendInput = compile(SendMessageInput);
 
 /** A retry carries the same body, mentions and replyTo; anything else reusing the id is a conflict. */
@@ -81,8 +86,8 @@ function sameContent(a: Message, b: Message): boolean {
   return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b);
 }
 
-export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher }): MessagesService {
-  const { db, authz, rooms, events } = deps;
+export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
+  const { db, authz, rooms, events, outbox } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
   // sends that arrive together, each acknowledged after its commit. Natural batching, no spacing: a
   // send commits at the end of the event-loop turn that received it, and sends that arrive while a
@@ -98,6 +103,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       await insertSearchEntry(trx, message.id, searchText(message.body));
       await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
     }
+    await outbox?.record(trx, messages);
   });
 
   const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {

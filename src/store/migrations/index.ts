@@ -5,6 +5,7 @@ import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
 import { agentDisabled } from './003-agent-disabled.js';
 import { messageSeq } from './004-message-seq.js';
 import { messageSearch } from './005-message-search.js';
+import { webhooks } from './006-webhooks.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -17,6 +18,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '003-agent-disabled': agentDisabled(dialect),
     '004-message-seq': messageSeq,
     '005-message-search': messageSearch(dialect),
+    '006-webhooks': webhooks(dialect),
   };
 }
 

@@ -1,0 +1,62 @@
+import type { Transaction } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import type { Dialect } from '../../store/database-handle.js';
+import type { DB } from '../../store/schema.js';
+import { nowIso } from '../../store/values.js';
+import type { Message } from '../messages/message.js';
+import type { PresenceReader } from '../presence.js';
+import { endpointsInRooms, insertDeliveries, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
+
+/**
+ * The webhook outbox, written in the transaction of the messages it carries (the group commit of
+ * messages.service.ts): a committed message always has its deliveries, a rolled-back one never.
+ * Without endpoints it costs one compiled-once query per group commit, which finds nothing.
+ */
+export interface WebhookOutbox {
+  record(trx: Transaction<DB>, messages: readonly Message[]): Promise<void>;
+  /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
+  takeRecorded(): boolean;
+}
+
+export function createWebhookOutbox(deps: { dialect: Dialect; presence: PresenceReader }): WebhookOutbox {
+  const { dialect, presence } = deps;
+  let recorded = false;
+
+  /**
+   * `offline` endpoints are decided here, at commit: the agents with a live WebSocket anywhere now
+   * get nothing for these messages, later or ever. A presence outage counts as offline (a
+   * duplicate notification is better than a lost one).
+   */
+  const onlineOf = async (candidates: OutboxCandidate[]): Promise<Set<string>> => {
+    const offlineMode = [...new Set(candidates.filter((c) => c.mode === 'offline').map((c) => c.agentId))];
+    if (offlineMode.length === 0) return new Set();
+    return presence.onlineAgents(offlineMode).catch(() => new Set<string>());
+  };
+
+  return {
+    async record(trx, messages) {
+      const candidates = await endpointsInRooms(trx, dialect, [...new Set(messages.map((m) => m.roomId))]);
+      if (candidates.length === 0) return;
+      const online = await onlineOf(candidates);
+      const createdAt = nowIso();
+      const deliveries: NewDelivery[] = [];
+      for (const message of messages) {
+        for (const c of candidates) {
+          if (c.roomId !== message.roomId || c.agentId === message.senderId) continue;
+          if (!c.events.includes('message.created')) continue;
+          // The room restriction of the scoped JWT that registered the endpoint (PHASE2.md 6.2).
+          if (c.rooms !== null && !c.rooms.includes(message.roomId)) continue;
+          if (c.mode === 'offline' && online.has(c.agentId)) continue;
+          deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: 'message.created', createdAt });
+        }
+      }
+      await insertDeliveries(trx, deliveries);
+      if (deliveries.length > 0) recorded = true;
+    },
+    takeRecorded() {
+      const was = recorded;
+      recorded = false;
+      return was;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import { conflict, forbidden, notFound, validationError } from '../../errors.js';
+import type { DB } from '../../store/schema.js';
+import { nowIso } from '../../store/values.js';
+import { findAgentById } from '../agents/agents.store.js';
+import { recordAudit } from '../audit/audit.store.js';
+import { hasAction, type Authz } from '../auth/authz.js';
+import { parsePageLimit } from '../paging.js';
+import type { Principal } from '../principal.js';
+import { compile, parseId, requireObject } from '../validation.js';
+import { checkTarget } from './ssrf-guard.js';
+import { CreateWebhookInput, DELIVERIES_LIMITS, WEBHOOK_ENDPOINTS_PER_AGENT_MAX } from './webhooks.schema.js';
+import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, type Webhook, type WebhookDelivery } from './webhooks.store.js';
+
+export type { Webhook, WebhookDelivery } from './webhooks.store.js';
+
+/** The 201 of a registration: the only time the secret is shown. */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+export interface WebhooksService {
+  create(principal: Principal | null, agentId: unknown, input: unknown): Promise<CreatedWebhook>;
+  list(principal: Principal | null, agentId: unknown): Promise<{ webhooks: Webhook[] }>;
+  remove(principal: Principal | null, agentId: unknown, webhookId: unknown): Promise<void>;
+  deliveries(principal: Principal | null, agentId: unknown, webhookId: unknown, query: { limit?: unknown }): Promise<{ deliveries: WebhookDelivery[] }>;
+}
+
+const createInput = compile(CreateWebhookInput);
+
+/** Standard Webhooks secrets: `whsec_` and base64 of random bytes (24: 192 bits). */
+const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
+
+export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; allowPrivateTargets: boolean }): WebhooksService {
+  const { db, authz, allowPrivateTargets } = deps;
+
+  /**
+   * The four endpoints: the JWT of that agent or of an admin, in both modes (401 without, 403
+   * otherwise); a scoped token needs `webhooks:manage`, and `admin` too for another agent's.
+   */
+  const owner = async (principal: Principal | null, rawAgentId: unknown): Promise<{ caller: Principal; agentId: string }> => {
+    const caller = authz.requireAgent(principal, 'webhooks:manage');
+    const agentId = parseId(rawAgentId, 'id');
+    if (caller.agentId !== agentId && (caller.role !== 'admin' || !hasAction(caller, 'admin'))) throw forbidden('Only the agent itself or an admin manages its webhooks');
+    if (!(await findAgentById(db, agentId))) throw notFound('Agent');
+    return { caller, agentId };
+  };
+
+  return {
+    async create(principal, rawAgentId, input) {
+      const { caller, agentId } = await owner(principal, rawAgentId);
+      const fields = createInput.parse(requireObject(input));
+      const check = await checkTarget(fields.url, { allowPrivate: allowPrivateTargets });
+      if (!check.ok) throw validationError({ url: check.problem });
+      if ((await countEndpoints(db, agentId)) >= WEBHOOK_ENDPOINTS_PER_AGENT_MAX) {
+        throw conflict(`An agent may register at most ${WEBHOOK_ENDPOINTS_PER_AGENT_MAX} webhook endpoints`);
+      }
+      const webhook: CreatedWebhook = {
+        id: uuidv7(),
+        agentId,
+        url: fields.url,
+        events: fields.events ?? ['message.created'],
+        mode: fields.mode ?? 'offline',
+        secret: newSecret(),
+        createdAt: nowIso(),
+        disabledAt: null,
+      };
+      const restriction = caller.scope?.rooms;
+      const rooms = restriction === undefined ? null : restriction.map((id) => id.toLowerCase());
+      await db.transaction().execute(async (trx) => {
+        await insertEndpoint(trx, { ...webhook, rooms });
+        await recordAudit(trx, { event: 'webhook-created', actorId: caller.agentId, subjectId: webhook.id, detail: { agentId, mode: webhook.mode } });
+      });
+      return webhook;
+    },
+
+    async list(principal, rawAgentId) {
+      const { agentId } = await owner(principal, rawAgentId);
+      return { webhooks: await listEndpoints(db, agentId) };
+    },
+
+    async remove(principal, rawAgentId, rawWebhookId) {
+      const { caller, agentId } = await owner(principal, rawAgentId);
+      const webhookId = parseId(rawWebhookId, 'webhookId');
+      if (!(await deleteEndpoint(db, agentId, webhookId))) throw notFound('Webhook');
+      await recordAudit(db, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
+    },
+
+    async deliveries(principal, rawAgentId, rawWebhookId, query) {
+      const { agentId } = await owner(principal, rawAgentId);
+      const webhookId = parseId(rawWebhookId, 'webhookId');
+      const limit = parsePageLimit(query.limit, DELIVERIES_LIMITS);
+      if (!(await findEndpoint(db, agentId, webhookId))) throw notFound('Webhook');
+      return { deliveries: await listDeliveries(db, webhookId, limit) };
+    },
+  };
+}
