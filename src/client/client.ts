@@ -4,9 +4,9 @@ import { HttpTransport, REQUEST_TIMEOUT_MS } from './http.js';
 import { RoomStreams, type SyncSource } from './room-streams.js';
 import { SessionKeeper } from './session.js';
 import type {
-  Agent, Channel, Directory, HelloAck, HistoryPage, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
+  Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult,
-  WsError, WsMessage, WsRequestName, WsRequests,
+  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -295,6 +295,27 @@ export class AmsClient {
   /** The members of a room, with whether each is online. */
   async members(roomId: string): Promise<RoomMember[]> {
     return (await this.http.request<{ members: RoomMember[] }>('GET', `/api/v1/rooms/${enc(roomId)}/members`)).members;
+  }
+
+  // ------------------------------------------------------------------ webhooks (the agent's own, or any as an admin)
+
+  /** `POST /api/v1/agents/:id/webhooks`: keep the returned `secret`, it is shown only here. */
+  createWebhook(agentId: string, input: NewWebhook): Promise<CreatedWebhook> {
+    return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/webhooks`, { body: input });
+  }
+
+  async webhooks(agentId: string): Promise<Webhook[]> {
+    return (await this.http.request<{ webhooks: Webhook[] }>('GET', `/api/v1/agents/${enc(agentId)}/webhooks`)).webhooks;
+  }
+
+  async deleteWebhook(agentId: string, webhookId: string): Promise<void> {
+    await this.http.request('DELETE', `/api/v1/agents/${enc(agentId)}/webhooks/${enc(webhookId)}`);
+  }
+
+  /** The deliveries of one endpoint, newest first. */
+  async webhookDeliveries(agentId: string, webhookId: string, options: { limit?: number } = {}): Promise<WebhookDelivery[]> {
+    const path = `/api/v1/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/deliveries`;
+    return (await this.http.request<{ deliveries: WebhookDelivery[] }>('GET', path, { query: { limit: options.limit } })).deliveries;
   }
 
   // ------------------------------------------------------------------ agents, tokens, sessions, directory

@@ -6,6 +6,7 @@ import type { InboxPageSchema } from '../core/inbox/inbox.schema.js';
 import type { HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema } from '../core/messages/messages.schema.js';
 import type { CreateRoomInput, MembershipSchema, ReadCursorSchema, RoomMembersSchema, RoomSchema } from '../core/rooms/rooms.schema.js';
 import type { SearchPageSchema } from '../core/search/search.schema.js';
+import type { CreatedWebhookSchema, CreateWebhookInput, DeliverySchema, WebhookSchema } from '../core/webhooks/webhooks.schema.js';
 import type {
   ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema,
 } from '../core/social/social.schema.js';
@@ -40,6 +41,11 @@ export type Post = Static<typeof PostSchema>;
 export type PostPage = Static<typeof PostPageSchema>;
 export type Thread = Static<typeof ThreadSchema>;
 export type ToggleResult = Static<typeof ToggleResultSchema>;
+export type Webhook = Static<typeof WebhookSchema>;
+/** The 201 of a registration: the only answer that carries the signing `secret`. */
+export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
+export type NewWebhook = Static<typeof CreateWebhookInput>;
+export type WebhookDelivery = Static<typeof DeliverySchema>;
 export type ReactionList = Static<typeof ReactionListSchema>;
 
 /** A message as WebSocket payloads carry it (`authorAgentId` where REST says `senderId`). */

@@ -209,6 +209,25 @@ describe('AmsClient', () => {
   });
 });
 
+describe('AmsClient webhook methods', () => {
+  // Nothing listens on the endpoint's port: deliveries only pile up as attempts, which is all this needs.
+  const t = useTestServer({ config: { webhooks: { retryScheduleSeconds: [3600], allowPrivateTargets: true } } });
+
+  it('register, list, read the deliveries log and delete an endpoint; refusals are AmsErrors', async () => {
+    const admin = await newAdmin(t.api);
+    const client = clientOf(t.server.url, admin);
+    const created = await client.createWebhook(admin.id, { url: 'http://127.0.0.1:9/hook', mode: 'always' });
+    expect(created).toMatchObject({ agentId: admin.id, url: 'http://127.0.0.1:9/hook', mode: 'always', events: ['message.created'], secret: expect.stringMatching(/^whsec_/) });
+    expect(await client.webhooks(admin.id)).toEqual([expect.objectContaining({ id: created.id, url: created.url })]);
+    expect((await client.webhooks(admin.id))[0]).not.toHaveProperty('secret');
+    expect(await client.webhookDeliveries(admin.id, created.id, { limit: 5 })).toEqual([]);
+    await expect(client.createWebhook(admin.id, { url: 'ftp://example.com/hook' })).rejects.toMatchObject({ name: 'AmsError', status: 400, code: 'VALIDATION_ERROR' });
+    await client.deleteWebhook(admin.id, created.id);
+    await expect(client.deleteWebhook(admin.id, created.id)).rejects.toMatchObject({ status: 404, code: 'NOT_FOUND' });
+    expect(await client.webhooks(admin.id)).toEqual([]);
+  });
+});
+
 describe('AmsClient JWT renewal (JWT_TTL_SECONDS=3)', () => {
   const t = useTestServer({ config: { jwtTtlSeconds: 3 } });
 
