@@ -165,10 +165,13 @@ describe('message search', () => {
   it('indexes the messages that exist when the migration runs', async () => {
     const db = await newRoom(api, admin, [alice]);
     const { id } = await sendMessage(api, alice, db.id, 'Préexistant message before indexing');
-    // Undo migration 005, then start a server on the same database: it runs again and backfills.
+    // Undo migration 005 and those after it (migrations run in order), then start a server on the
+    // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
     await sql`drop table message_search`.execute(kysely);
-    await sql`delete from kysely_migration where name = '005-message-search'`.execute(kysely);
+    await sql`drop table webhook_deliveries`.execute(kysely); // 006
+    await sql`drop table webhook_endpoints`.execute(kysely);
+    await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });
     api = new Api(server.url);

@@ -47,7 +47,7 @@ const ErrorBody = Type.Object(
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'webhookOwner';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner';
 
 interface RouteSpec {
   method: string;
@@ -149,7 +149,7 @@ const ROUTES: RouteSpec[] = [
   },
   { method: 'DELETE', path: '/api/v1/agents/:id/webhooks/:webhookId', params: { id: 'webhookOwner', webhookId: 'webhook' }, success: { status: [204], schema: 'empty' } },
   {
-    method: 'GET', path: '/api/v1/agents/:id/webhooks/:webhookId/deliveries', params: { id: 'webhookOwner', webhookId: 'webhook' }, query: ['limit'],
+    method: 'GET', path: '/api/v1/agents/:id/webhooks/:webhookId/deliveries', params: { id: 'webhookOwner', webhookId: 'keptWebhook' }, query: ['limit'],
     success: {
       status: [200],
       schema: Type.Object({ deliveries: Type.Array(Type.Object({ id: Id, event: Type.String(), messageId: Id, attempt: Type.Integer({ minimum: 0 }),
@@ -225,7 +225,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], webhookOwner: [] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -261,6 +261,9 @@ describe('REST fuzzing', () => {
       const webhook = await api.post(`/api/v1/agents/${member.id}/webhooks`, { url: `https://198.51.100.7/hook${i}` }, { jwt: member.jwt });
       if (webhook.status === 201) ids.webhook.push(webhook.body.id);
     }
+    // One the DELETE route never picks, so that its deliveries log stays reachable to the end.
+    const kept = await api.post(`/api/v1/agents/${member.id}/webhooks`, { url: 'https://198.51.100.7/kept' }, { jwt: member.jwt });
+    if (kept.status === 201) ids.keptWebhook.push(kept.body.id);
   });
   afterAll(async () => {
     http.destroy();
