@@ -54,7 +54,6 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
-for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
 const prepare = (sql) => {
   let entry = statements.get(sql);
@@ -92,6 +91,9 @@ const waitingForLock = (work) => {
     }
   }
 };
+// The connection's settings, each through the lock wait: while the main connection or the
+// checkpointer touches the WAL index at start-up, even a pragma can meet SQLITE_BUSY.
+for (const pragma of workerData.pragmas) waitingForLock(() => db.pragma(pragma));
 const texts = new Map();
 const run = (sql, parameters) => {
   const { statement, columns } = prepare(typeof sql === 'number' ? texts.get(sql) : sql);
@@ -204,7 +206,8 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
       resolve();
     });
   });
-  worker.on('error', (err) => failAll(Object.assign(new Error(STOPPED_MESSAGE), { cause: err })));
+  // The cause goes into the message: it reaches the logs (a 503's details never leave the process).
+  worker.on('error', (err) => failAll(Object.assign(new Error(`${STOPPED_MESSAGE}: ${err.message}`), { cause: err })));
   worker.on('message', (replies: Reply[]) => {
     for (const reply of replies) {
       const waiter = pending.get(reply.id);
