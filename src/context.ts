@@ -134,7 +134,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
   // presence at commit. The worker is woken after a commit that recorded deliveries here.
-  const webhookOutbox = createWebhookOutbox({ dialect: database.dialect, presence });
+  const webhookOutbox = createWebhookOutbox({ db, dialect: database.dialect, presence });
   const webhookWorker = createDeliveryWorker({
     db,
     dialect: database.dialect,
@@ -166,7 +166,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessionAuth,
     apiTokenAuth,
     rooms,
-    messages: createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox }),
+    messages: createMessagesService({ db, dialect: database.dialect, authz, rooms, events, outbox: webhookOutbox }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters }),
     inboxWaiters,

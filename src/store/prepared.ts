@@ -77,20 +77,22 @@ function compile<P extends object>(db: Db, build: (db: Db, p: P) => Compilable<u
  * unused or used other than as a value (an identifier, a computation, a branch).
  *
  * It runs through `db.executeQuery`, so the database decides how: on SQLite the root database runs
- * it straight on the connection while Kysely is not using it (see sqlite.ts).
+ * it straight on the connection while Kysely is not using it (see sqlite.ts). `.compile(db, params)`
+ * gives the compiled query without running it (a group commit's last read, see write-batcher.ts).
  */
-export function prepared<P extends object, O>(build: (db: Db, p: P) => Compilable<O>): (db: Db, params: P) => Promise<QueryResult<O>> {
+export interface PreparedQuery<P extends object, O> {
+  (db: Db, params: P): Promise<QueryResult<O>>;
+  compile(db: Db, params: P): CompiledQuery<O>;
+}
+
+export function prepared<P extends object, O>(build: (db: Db, p: P) => Compilable<O>): PreparedQuery<P, O> {
   // Per dialect adapter: a transaction shares its database's adapter.
   const compiled = new WeakMap<object, Compiled>();
-  return (db, params) => {
+  const compileFor = (db: Db, params: P): CompiledQuery<O> => {
     const { adapter } = db.getExecutor();
     let entry = compiled.get(adapter);
     if (entry === undefined) {
-      try {
-        entry = compile(db, build, params);
-      } catch (err) {
-        return Promise.reject(err as Error);
-      }
+      entry = compile(db, build, params);
       compiled.set(adapter, entry);
     }
     const { keys, constants } = entry;
@@ -101,7 +103,16 @@ export function prepared<P extends object, O>(build: (db: Db, p: P) => Compilabl
       parameters[i] = key === null ? constants[i] : values[key];
     }
     // The output type is the builder's own: the SQL is the one it compiled to.
-    const query: CompiledQuery<O> = { sql: entry.sql, query: entry.query, parameters, queryId: createQueryId() };
+    return { sql: entry.sql, query: entry.query, parameters, queryId: createQueryId() };
+  };
+  const run = (db: Db, params: P): Promise<QueryResult<O>> => {
+    let query: CompiledQuery<O>;
+    try {
+      query = compileFor(db, params);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return db.executeQuery(query);
   };
+  return Object.assign(run, { compile: compileFor });
 }

@@ -15,8 +15,10 @@ import SQLite from 'better-sqlite3';
  * surfaces (503), and until some statement goes through again, statements make a single attempt
  * instead of queueing behind one another for lockTimeoutMs each.
  * A request that wants no answer (`reply: false`, a write inside a pipelined transaction: see
- * sqlite.ts) is posted with the next one that does, in one message; if it fails, every later
- * statement fails with its error until the transaction is rolled back, so the commit reports it.
+ * sqlite.ts) is posted with the next one that does, in one message; requests made in the same turn
+ * (a transaction's last read and its commit) travel together too. Inside a transaction, the first
+ * statement that fails fails every later one with its error until the rollback (as PostgreSQL
+ * does), so a commit posted behind a failed statement never commits the rest.
  * Errors cross back as `SqliteError`s with their SQLite code (driver-errors.ts reads the code).
  */
 
@@ -66,7 +68,7 @@ const prepare = (sql) => {
   }
   return entry;
 };
-// The first error of a pipelined statement: later statements fail with it until the rollback.
+// The first error of a statement inside a transaction: later statements fail with it until the rollback.
 let failed = null;
 // Whether a statement recently gave up waiting for another process's lock (see waitingForLock).
 let contended = false;
@@ -124,12 +126,14 @@ parentPort.on('message', (requests) => {
   const replies = [];
   for (const request of requests) {
     const wantsReply = request[4];
+    // (SQLite may end the transaction itself on some errors: what counts is whether it was open.)
+    const inTransaction = db.inTransaction;
     let reply;
     try {
       reply = execute(request);
     } catch (err) {
       const error = { message: String(err && err.message), code: typeof (err && err.code) === 'string' ? err.code : '' };
-      if (!wantsReply) failed = err;
+      if (!wantsReply || (inTransaction && failed === null && OPS[request[1]] === 'run')) failed = err;
       reply = { error };
     }
     if (wantsReply) {
@@ -164,7 +168,10 @@ function toResult(reply: Reply): WriteResult {
 }
 
 export interface SqliteWriter {
-  /** Runs one statement on the write connection; resolves with its result once it has run. */
+  /**
+   * Runs one statement on the write connection; resolves with its result once it has run. Sent at
+   * the end of the current synchronous run of code, with every other statement issued in it.
+   */
   run(sql: string, parameters: readonly unknown[], op?: Op): Promise<WriteResult>;
   /**
    * Posts a statement whose result nobody reads (`begin`, a write inside a pipelined transaction):
@@ -192,6 +199,7 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
   };
   let alive = true;
   let flushScheduled = false;
+  let flushQueued = false;
   // Referenced only while answers are awaited: an idle writer does not keep the process alive.
   worker.unref();
 
@@ -222,6 +230,7 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
 
   const flush = (): void => {
     flushScheduled = false;
+    flushQueued = false;
     if (queue.length === 0) return;
     const requests = queue;
     queue = [];
@@ -239,7 +248,11 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
         if (pending.size === 0) worker.ref();
         pending.set(entry[0], { resolve, reject });
         queue.push(entry);
-        flush();
+        // At the end of this turn's synchronous work: a read and the commit issued together go in one message.
+        if (!flushQueued) {
+          flushQueued = true;
+          queueMicrotask(flush);
+        }
       });
     },
     post(sql, parameters, op = 'run') {

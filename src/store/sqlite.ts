@@ -47,6 +47,12 @@ export interface SqliteOptions {
  */
 const PIPELINE_WRITES = '-- ams: pipeline the writes of this transaction';
 
+/**
+ * Put before the last read of a pipelined transaction (possibly none: the marker alone): the read
+ * and the commit are sent to the writer together and answered together.
+ */
+const READ_THEN_COMMIT = '/* ams: then commit */ ';
+
 const isBusy = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
   && (err as { code: string }).code.startsWith('SQLITE_BUSY');
@@ -143,6 +149,8 @@ class SplitSqlite {
 class SplitConnection implements DatabaseConnection {
   private inTransaction = false;
   private pipelined = false;
+  /** Committed by its last read (READ_THEN_COMMIT): Kysely's commit then only releases the writer. */
+  private committed = false;
 
   constructor(private readonly store: SplitSqlite) {}
 
@@ -153,6 +161,7 @@ class SplitConnection implements DatabaseConnection {
         this.pipelined = true;
         return { rows: [] };
       }
+      if (sql.startsWith(READ_THEN_COMMIT)) return this.readThenCommit<R>(sql.slice(READ_THEN_COMMIT.length), parameters);
       if (this.pipelined && !this.store.returnsRows(sql)) {
         // The result of such a write (a row count) is not known yet: nobody in a pipelined
         // transaction reads it. Its error, if any, fails the next statement and the commit.
@@ -190,8 +199,19 @@ class SplitConnection implements DatabaseConnection {
 
   async commit(): Promise<void> {
     // On failure the transaction may still be open: Kysely rolls it back next.
-    await this.store.writer.run('commit', []);
+    if (!this.committed) await this.store.writer.run('commit', []);
     this.end();
+  }
+
+  /**
+   * The transaction's last read and its commit, issued in one turn so the writer gets them in one
+   * message. If the read fails the commit fails with it (sqlite-writer.ts), and Kysely rolls back.
+   */
+  private async readThenCommit<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    const read = sql === '' ? Promise.resolve({ rows: [] }) : this.store.writer.run(sql, parameters);
+    const [result] = await Promise.all([read, this.store.writer.run('commit', [])]);
+    this.committed = true;
+    return result as QueryResult<R>;
   }
 
   async rollback(): Promise<void> {
@@ -213,6 +233,7 @@ class SplitConnection implements DatabaseConnection {
     if (!this.inTransaction) return;
     this.inTransaction = false;
     this.pipelined = false;
+    this.committed = false;
     this.store.lock.unlock();
   }
 }
@@ -330,13 +351,19 @@ export class SqliteKysely extends Kysely<DB> {
    * must be waited for (a read, a `returning`, the commit), so a batch of writes costs one round
    * trip to the writer thread instead of one each. Their row counts are therefore not known (the
    * result has none), and an error of one (a unique violation, a full disk) fails the next
-   * statement, at the latest the commit: the whole transaction fails with it, as it would have. For
-   * the group commit (write-batcher.ts), whose writes are plain inserts.
+   * statement, at the latest the commit: the whole transaction fails with it, as it would have.
+   *
+   * `fn` may return the transaction's last read (what its writes left, e.g. the counters they
+   * bumped): it goes to the writer with the commit, so a transaction that reads nothing before
+   * that costs one round trip in all; its rows are the result, once committed. For the group
+   * commit (write-batcher.ts).
    */
-  pipelinedTransaction<T>(fn: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  pipelinedTransaction<R>(fn: (trx: Transaction<DB>) => Promise<CompiledQuery<R> | undefined>): Promise<R[]> {
     return this.transaction().execute(async (trx) => {
       await trx.executeQuery(CompiledQuery.raw(PIPELINE_WRITES));
-      return fn(trx);
+      const last = await fn(trx);
+      const { rows } = await trx.executeQuery<R>(CompiledQuery.raw(READ_THEN_COMMIT + (last?.sql ?? ''), last ? [...last.parameters] : []));
+      return rows;
     });
   }
 }

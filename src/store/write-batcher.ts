@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { isStorageUnavailable } from './errors.js';
 import type { DB } from './schema.js';
 import { SqliteKysely } from './sqlite.js';
@@ -11,21 +11,43 @@ import { SqliteKysely } from './sqlite.js';
  * PostgreSQL), so under load it is paid once per batch instead of once per write; alone, a write
  * waits for nothing but the next turn of the loop.
  *
+ * A batch is three steps (`GroupCommit`): `prepare` reads what the writes depend on, outside the
+ * transaction; `write` writes, and may return the transaction's one read of what the writes left
+ * (`LastRead`), whose rows reach `committed` after the commit, before any caller hears of it. On
+ * SQLite that shape is what makes a batch cost one round trip to the writer thread
+ * (`pipelinedTransaction` in sqlite.ts): the writes are posted without waiting, and the last read
+ * travels with the commit. So `write` reads nothing and does not look at its writes' row counts
+ * (they are not known yet there); `prepare`'s reads run on the read connection, on the loop.
+ *
  * `minIntervalMs` spaces commits under load: a batch starts at least that long after the previous
  * one started, so sustained writes share commits instead of committing one by one as they trickle
- * in; a write that comes after a quiet period still goes at once.
- *
- * On SQLite the batch's writes are pipelined to the writer thread (`pipelinedTransaction` in
- * sqlite.ts): `apply` must not read the row counts of its writes (they are not known yet); rows it
- * reads (a `select`, a `returning`) are real.
+ * in; a write that comes after a quiet period still goes at once. With `spaceFromRate`, commits are
+ * spaced only while writes arrive at least that fast (per second, measured over the last
+ * RATE_WINDOW_MS): below it every batch goes at once (latency), above it batches fill up, and a
+ * batch's fixed costs (the commit, a round trip to SQLite's writer thread, one socket write per
+ * member for the frames it causes) are shared by more writes (CPU; docs/benchmarks.md).
  *
  * A batch that fails for a reason of its own data (a unique violation, say) is retried one write
- * per transaction, so each caller gets exactly the outcome it would have had alone. A storage
- * outage fails the whole batch at once.
+ * per transaction (all three steps again), so each caller gets exactly the outcome it would have
+ * had alone. A storage outage fails the whole batch at once.
  */
 export interface WriteBatcher<T> {
   /** Resolves after the transaction holding `item` committed; rejects with its error otherwise. */
   write(item: T): Promise<void>;
+}
+
+/** A transaction's last read, run after its writes (with the commit, on SQLite). */
+export interface LastRead<R> {
+  query: CompiledQuery<R>;
+  /** Its rows, once the transaction committed; before any writer's promise settles. */
+  committed(rows: readonly R[]): void;
+}
+
+export interface GroupCommit<T, P> {
+  /** Before each attempt's transaction: reads the writes depend on. Holds no write lock. */
+  prepare?(items: readonly T[]): Promise<P>;
+  /** The writes of one batch, in its transaction (see above: no reads, no row counts). */
+  write(trx: Transaction<DB>, items: readonly T[], prepared: P | undefined): Promise<LastRead<unknown> | undefined>;
 }
 
 interface Pending<T> {
@@ -37,20 +59,57 @@ interface Pending<T> {
 export interface WriteBatcherOptions {
   maxBatch?: number;
   minIntervalMs?: number;
+  /** Writes per second from which `minIntervalMs` applies (default 0: always). */
+  spaceFromRate?: number;
 }
 
-export function createWriteBatcher<T>(
+/** The window over which the arrival rate of writes is measured (for `spaceFromRate`). */
+const RATE_WINDOW_MS = 100;
+
+export function createWriteBatcher<T, P = void>(
   db: Kysely<DB>,
-  apply: (trx: Transaction<DB>, items: readonly T[]) => Promise<void>,
-  { maxBatch = 256, minIntervalMs = 0 }: WriteBatcherOptions = {},
+  steps: GroupCommit<T, P>,
+  { maxBatch = 256, minIntervalMs = 0, spaceFromRate = 0 }: WriteBatcherOptions = {},
 ): WriteBatcher<T> {
   let queue: Pending<T>[] = [];
   let scheduled = false;
   let running = false;
   let lastStart = -Infinity;
+  // Arrival rate: writes counted in the current window; `fast` is what the last full window showed.
+  let windowStart = -Infinity;
+  let windowWrites = 0;
+  let fast = spaceFromRate <= 0;
+  const countWrite = (now: number): void => {
+    if (spaceFromRate <= 0) return;
+    const elapsed = now - windowStart;
+    if (elapsed >= RATE_WINDOW_MS) {
+      // A window with no write at all in between counts as slow (elapsed is then long).
+      fast = (windowWrites * 1000) / elapsed >= spaceFromRate;
+      windowStart = now;
+      windowWrites = 0;
+    }
+    windowWrites++;
+  };
 
-  const commit = (items: readonly T[]): Promise<void> =>
-    db instanceof SqliteKysely ? db.pipelinedTransaction((trx) => apply(trx, items)) : db.transaction().execute((trx) => apply(trx, items));
+  /** One attempt: the transaction, then (committed) its last read's rows handed over. */
+  const commit = async (items: readonly T[]): Promise<() => void> => {
+    const prepared = steps.prepare ? await steps.prepare(items) : undefined;
+    let last: LastRead<unknown> | undefined;
+    const write = async (trx: Transaction<DB>): Promise<CompiledQuery<unknown> | undefined> => {
+      last = await steps.write(trx, items, prepared);
+      return last?.query;
+    };
+    let rows: readonly unknown[];
+    if (db instanceof SqliteKysely) {
+      rows = await db.pipelinedTransaction(write);
+    } else {
+      rows = await db.transaction().execute(async (trx) => {
+        const query = await write(trx);
+        return query === undefined ? [] : (await trx.executeQuery(query)).rows;
+      });
+    }
+    return () => last?.committed(rows);
+  };
 
   const flush = async (): Promise<void> => {
     scheduled = false;
@@ -59,15 +118,29 @@ export function createWriteBatcher<T>(
     lastStart = performance.now();
     const batch = queue.length <= maxBatch ? queue : queue.slice(0, maxBatch);
     queue = queue.length <= maxBatch ? [] : queue.slice(maxBatch);
-    try {
-      await commit(batch.map((p) => p.item));
-      for (const p of batch) p.resolve();
-    } catch (err) {
-      if (batch.length === 1 || isStorageUnavailable(err)) {
-        for (const p of batch) p.reject(err);
-      } else {
-        for (const p of batch) await commit([p.item]).then(p.resolve, p.reject);
+    // Committed writes are never retried: a failure after the commit (in `committed`) fails them.
+    const settle = (pending: readonly Pending<T>[], handOver: () => void): void => {
+      try {
+        handOver();
+      } catch (err) {
+        for (const p of pending) p.reject(err);
+        return;
       }
+      for (const p of pending) p.resolve();
+    };
+    try {
+      let handOver: () => void;
+      try {
+        handOver = await commit(batch.map((p) => p.item));
+      } catch (err) {
+        if (batch.length === 1 || isStorageUnavailable(err)) {
+          for (const p of batch) p.reject(err);
+        } else {
+          for (const p of batch) await commit([p.item]).then((one) => settle([p], one), p.reject);
+        }
+        return;
+      }
+      settle(batch, handOver);
     } finally {
       running = false;
       if (queue.length > 0) schedule();
@@ -77,7 +150,7 @@ export function createWriteBatcher<T>(
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
-    const wait = lastStart + minIntervalMs - performance.now();
+    const wait = fast ? lastStart + minIntervalMs - performance.now() : 0;
     // After the I/O callbacks of this turn (every write they started joins the batch), or once the
     // interval since the previous batch has passed.
     if (wait <= 0) setImmediate(() => void flush());
@@ -88,6 +161,7 @@ export function createWriteBatcher<T>(
     write(item) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ item, resolve, reject });
+        countWrite(performance.now());
         schedule();
       });
     },

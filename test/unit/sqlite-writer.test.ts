@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { isStorageUnavailable, isUniqueViolation } from '../../src/store/errors.js';
 import type { SqliteKysely } from '../../src/store/sqlite.js';
@@ -65,17 +66,63 @@ describe('SQLite: writes on the writer thread, reads on the event loop', () => {
     await db.insertInto('service_settings').values({ key: 'k', value: 'first' }).execute();
     const failed = await db.pipelinedTransaction(async (trx) => {
       for (const key of ['a', 'k', 'b']) await trx.insertInto('service_settings').values({ key, value: 'piped' }).execute();
+      return undefined;
     }).catch((err: unknown) => err);
     expect(failed).toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
     expect(await db.selectFrom('service_settings').select('key').where('value', '=', 'piped').execute()).toEqual([]);
 
-    // Reads inside see the transaction's own pipelined writes; the commit keeps them all.
-    const seen = await db.pipelinedTransaction(async (trx) => {
+    // Reads inside see the transaction's own pipelined writes; so does its last read, answered
+    // with the commit; the commit keeps them all.
+    let inside: string[] = [];
+    const last = await db.pipelinedTransaction(async (trx) => {
       for (const key of ['a', 'b']) await trx.insertInto('service_settings').values({ key, value: 'piped' }).execute();
-      return (await trx.selectFrom('service_settings').select('key').where('value', '=', 'piped').orderBy('key').execute()).map((r) => r.key);
+      inside = (await trx.selectFrom('service_settings').select('key').where('value', '=', 'piped').orderBy('key').execute()).map((r) => r.key);
+      await trx.insertInto('service_settings').values({ key: 'c', value: 'piped' }).execute();
+      return trx.selectFrom('service_settings').select('key').where('value', '=', 'piped').orderBy('key').compile();
     });
-    expect(seen).toEqual(['a', 'b']);
-    expect(await valueOf('b')).toBe('piped');
+    expect(inside).toEqual(['a', 'b']);
+    expect(last.map((r) => r.key)).toEqual(['a', 'b', 'c']);
+    expect(await valueOf('c')).toBe('piped');
+  });
+
+  it('sends a pipelined transaction that reads only at the end to the writer thread in one message', async () => {
+    const db = database.db as SqliteKysely;
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    try {
+      const rows = await db.pipelinedTransaction(async (trx) => {
+        for (const key of ['x1', 'x2', 'x3']) await trx.insertInto('service_settings').values({ key, value: 'one trip' }).execute();
+        return trx.selectFrom('service_settings').select('key').where('value', '=', 'one trip').orderBy('key').compile();
+      });
+      expect(rows.map((r) => r.key)).toEqual(['x1', 'x2', 'x3']);
+      // begin, three inserts, the read and the commit.
+      expect(posted).toHaveBeenCalledTimes(1);
+      expect((posted.mock.calls[0]![0] as unknown[]).length).toBe(6);
+    } finally {
+      posted.mockRestore();
+    }
+  });
+
+  it('never commits behind a failed statement: a failed last read fails the commit it travels with', async () => {
+    const db = database.db as SqliteKysely;
+    const failed = await db.pipelinedTransaction(async (trx) => {
+      await trx.insertInto('service_settings').values({ key: 'kept?', value: 'no' }).execute();
+      // Fails on the writer (no such function), after the insert went through.
+      return sql<{ x: number }>`select no_such_function(1) as x`.compile(trx);
+    }).catch((err: unknown) => err);
+    expect(failed).toBeInstanceOf(SQLite.SqliteError);
+    expect(await valueOf('kept?')).toBeUndefined();
+
+    // The same in a plain transaction whose code catches the failed statement and goes on: as on
+    // PostgreSQL, the transaction cannot commit any more.
+    const caught = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('service_settings').values({ key: 'kept too?', value: 'no' }).execute();
+      await sql`select no_such_function(1)`.execute(trx).catch(() => undefined);
+    }).catch((err: unknown) => err);
+    expect(caught).toBeInstanceOf(SQLite.SqliteError);
+    expect(await valueOf('kept too?')).toBeUndefined();
+    // The connection is usable again after the rollback.
+    await db.insertInto('service_settings').values({ key: 'after', value: 'yes' }).execute();
+    expect(await valueOf('after')).toBe('yes');
   });
 
   it('answers a storage-unavailable error (503) once the writer thread is gone', async () => {

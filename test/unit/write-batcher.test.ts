@@ -18,10 +18,11 @@ describe('createWriteBatcher (group commit)', () => {
 
   it('commits writes started together in one transaction and settles each after the commit', async () => {
     const batches: string[][] = [];
-    const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
+    const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
       batches.push([...items]);
       for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-    });
+      return undefined;
+    } });
     await Promise.all(['k1', 'k2', 'k3'].map((k) => writer.write(k)));
     expect(batches).toEqual([['k1', 'k2', 'k3']]);
     expect(await keys()).toEqual(['k1', 'k2', 'k3']);
@@ -32,9 +33,10 @@ describe('createWriteBatcher (group commit)', () => {
   });
 
   it('gives each write of a failed batch its own outcome: one duplicate does not fail the others', async () => {
-    const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
+    const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
       for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-    });
+      return undefined;
+    } });
     await writer.write('k1');
     const outcomes = await Promise.allSettled(['k2', 'k1', 'k3'].map((k) => writer.write(k)));
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
@@ -44,10 +46,10 @@ describe('createWriteBatcher (group commit)', () => {
 
   it('fails the whole batch at once, without retries, when storage is unavailable', async () => {
     let calls = 0;
-    const writer = createWriteBatcher<string>(database.db, async () => {
+    const writer = createWriteBatcher<string>(database.db, { write: async () => {
       calls++;
       throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
-    });
+    } });
     const outcomes = await Promise.allSettled(['k1', 'k2'].map((k) => writer.write(k)));
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
     expect(calls).toBe(1);
@@ -59,10 +61,11 @@ describe('createWriteBatcher (group commit)', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
     try {
       const starts: number[] = [];
-      const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
+      const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
         starts.push(performance.now());
         for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-      }, { minIntervalMs: 500 });
+        return undefined;
+      } }, { minIntervalMs: 500 });
       const t0 = performance.now();
       const k1 = writer.write('k1');
       await vi.advanceTimersByTimeAsync(0);
@@ -86,14 +89,122 @@ describe('createWriteBatcher (group commit)', () => {
     }
   });
 
+  it('spaces commits only while writes arrive at spaceFromRate or faster (measured per 100 ms)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
+    // Runs what is due without moving the clock until `p` settles (commits are real I/O).
+    const settle = async <T>(p: Promise<T>): Promise<T> => {
+      let done = false;
+      void p.finally(() => {
+        done = true;
+      }).catch(() => undefined);
+      while (!done) await vi.advanceTimersByTimeAsync(0);
+      return p;
+    };
+    try {
+      const starts: number[] = [];
+      const writer = createWriteBatcher<string>(database.db, {
+        write: async (trx, items) => {
+          starts.push(performance.now());
+          for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
+          return undefined;
+        },
+      }, { minIntervalMs: 500, spaceFromRate: 1000 });
+      const t0 = performance.now();
+      // Slow: one write, then another 200 ms later: each commits at once.
+      await settle(writer.write('k000'));
+      await vi.advanceTimersByTimeAsync(200);
+      await settle(writer.write('k001'));
+      expect(starts).toEqual([t0, t0 + 200]);
+      // Fast: 150 writes within the next 100 ms (1,500 a second); still committed as they come,
+      // since the rate is known only once the window is over.
+      const burst: Promise<void>[] = [];
+      for (let i = 0; i < 150; i++) {
+        burst.push(writer.write(`k1${String(i).padStart(3, '0')}`));
+        if (i % 50 === 49) await vi.advanceTimersByTimeAsync(33);
+      }
+      await settle(Promise.all(burst));
+      const afterBurst = starts.length;
+      const lastBurstStart = starts[afterBurst - 1]!;
+      expect(lastBurstStart).toBeLessThan(t0 + 300);
+      // The next write, in a new window, sees that rate: it waits for the interval.
+      await vi.advanceTimersByTimeAsync(t0 + 300 - performance.now());
+      const spaced = writer.write('k200');
+      await vi.advanceTimersByTimeAsync(lastBurstStart + 499 - performance.now());
+      expect(starts).toHaveLength(afterBurst);
+      await vi.advanceTimersByTimeAsync(1);
+      await settle(spaced);
+      expect(starts[afterBurst]).toBe(lastBurstStart + 500);
+      // After a quiet second the rate is low again: at once.
+      await vi.advanceTimersByTimeAsync(1000);
+      const quietAt = performance.now();
+      await settle(writer.write('k300'));
+      expect(starts[afterBurst + 1]).toBe(quietAt);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('keeps writes that arrive while a batch commits for the next one, in order', async () => {
     const batches: string[][] = [];
-    const writer = createWriteBatcher<string>(database.db, async (trx, items) => {
+    const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
       batches.push([...items]);
       for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-    }, { maxBatch: 2 });
+      return undefined;
+    } }, { maxBatch: 2 });
     await Promise.all(['k1', 'k2', 'k3', 'k4', 'k5'].map((k) => writer.write(k)));
     expect(batches).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
     expect(await keys()).toEqual(['k1', 'k2', 'k3', 'k4', 'k5']);
+  });
+
+  it('reads before the transaction, writes, and hands the last read to the batch before any write settles; a retry runs all three again', async () => {
+    await database.db.insertInto('service_settings').values({ key: 'k0', value: 'taken' }).execute();
+    const log: string[] = [];
+    const writer = createWriteBatcher<string, number>(database.db, {
+      async prepare(items) {
+        log.push(`prepare ${items.join(',')}`);
+        // Outside the transaction: the last commit is what it sees.
+        return (await database.db.selectFrom('service_settings').select('key').execute()).length;
+      },
+      async write(trx, items, before) {
+        log.push(`write ${items.join(',')} after ${before}`);
+        for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
+        const keys = [...items];
+        return {
+          query: trx.selectFrom('service_settings').select('key').where('key', 'in', keys).orderBy('key').compile(),
+          committed(rows) {
+            log.push(`committed ${(rows as { key: string }[]).map((r) => r.key).join(',')}`);
+          },
+        };
+      },
+    });
+    const settled = ['k1', 'k2'].map((k) => writer.write(k).then(() => log.push(`settled ${k}`)));
+    await Promise.all(settled);
+    expect(log).toEqual(['prepare k1,k2', 'write k1,k2 after 1', 'committed k1,k2', 'settled k1', 'settled k2']);
+
+    // k0 exists: the batch fails on its data and each write is tried alone, all three steps again.
+    log.length = 0;
+    const outcomes = await Promise.allSettled(['k3', 'k0'].map((k) => writer.write(k)));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect(log).toEqual(['prepare k3,k0', 'write k3,k0 after 3', 'prepare k3', 'write k3 after 3', 'committed k3', 'prepare k0', 'write k0 after 4']);
+  });
+
+  it('never retries committed writes: a failure after the commit fails them as they are', async () => {
+    let attempts = 0;
+    const writer = createWriteBatcher<string>(database.db, {
+      async write(trx, items) {
+        attempts++;
+        for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
+        return {
+          query: trx.selectFrom('service_settings').select('key').compile(),
+          committed() {
+            throw new Error('after the commit');
+          },
+        };
+      },
+    });
+    const outcomes = await Promise.allSettled(['k1', 'k2'].map((k) => writer.write(k)));
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect(attempts).toBe(1);
+    expect(await keys()).toEqual(['k1', 'k2']);
   });
 });

@@ -2,6 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
+import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
@@ -17,7 +18,7 @@ import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
 import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
-import { assignSeqs, findLastSeq, pageAfterSeq } from './seq.store.js';
+import { findLastSeq, numberMessages, pageAfterSeq } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
 
@@ -73,12 +74,24 @@ export interface MessagesService {
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
 }
 
-/** What else a send's transaction writes (the webhook outbox): committed or rolled back with the messages. */
+/**
+ * What else a send's transaction writes (the webhook outbox): committed or rolled back with the
+ * messages. `prepare` reads what it needs before the transaction and returns the write step.
+ */
 export interface MessageOutbox {
-  record(trx: Transaction<DB>, messages: readonly Message[]): Promise<void>;
+  prepare(messages: readonly Message[]): Promise<(trx: Transaction<DB>) => Promise<void>>;
 }
 
 const sendInput = compile(SendMessageInput);
+
+/**
+ * Group commits are spaced by COMMIT_SPACING_MS while sends arrive at SPACED_FROM_RATE per second or
+ * more (write-batcher.ts): below that rate a send commits at once (delivery close to the
+ * transport's, issue 15); above it a batch's fixed costs are shared by several sends (scenario 1's
+ * CPU per message; measured in docs/benchmarks.md).
+ */
+const COMMIT_SPACING_MS = 4;
+const SPACED_FROM_RATE = 1000;
 
 /** A retry carries the same body, mentions and replyTo; anything else reusing the id is a conflict. */
 function sameContent(a: Message, b: Message): boolean {
@@ -86,25 +99,29 @@ function sameContent(a: Message, b: Message): boolean {
   return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b);
 }
 
-export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
-  const { db, authz, rooms, events, outbox } = deps;
+export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
+  const { db, dialect, authz, rooms, events, outbox } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
-  // sends that arrive together, each acknowledged after its commit. Natural batching, no spacing: a
-  // send commits at the end of the event-loop turn that received it, and sends that arrive while a
-  // commit runs share the next one. A fixed 4 ms spacing used to save a little CPU at saturation
-  // and cost every send up to 4 ms (plus timer slack) at moderate load (docs/benchmarks.md,
-  // issue 15). The search index is written in the same transaction: a message is searchable once
-  // its send is acknowledged.
-  const writes = createWriteBatcher<Message>(db, async (trx, messages) => {
-    // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
-    await assignSeqs(trx, messages);
-    for (const message of messages) {
-      await insertMessage(trx, message);
-      await insertSearchEntry(trx, message.id, searchText(message.body));
-      await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
-    }
-    await outbox?.record(trx, messages);
-  });
+  // sends that arrive together, each acknowledged after its commit. At moderate rates a send commits
+  // at the end of the event-loop turn that received it (sends that arrive while a commit runs share
+  // the next one); while sends arrive fast, commits are spaced (COMMIT_SPACING_MS above). The search
+  // index is written in the same transaction: a message is searchable once its send is
+  // acknowledged. Nothing in the transaction waits for a read: on SQLite the whole batch is one
+  // round trip to the writer thread (write-batcher.ts).
+  const writes = createWriteBatcher<Message, (trx: Transaction<DB>) => Promise<void>>(db, {
+    prepare: async (messages) => (outbox ? outbox.prepare(messages) : async () => undefined),
+    async write(trx, messages, writeOutbox) {
+      // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
+      const { fromEnd, lastRead } = await numberMessages(trx, dialect, messages);
+      for (const [i, message] of messages.entries()) {
+        await insertMessage(trx, message, fromEnd[i]!);
+        await insertSearchEntry(trx, message.id, searchText(message.body));
+        await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
+      }
+      await writeOutbox?.(trx);
+      return lastRead;
+    },
+  }, { minIntervalMs: COMMIT_SPACING_MS, spaceFromRate: SPACED_FROM_RATE });
 
   const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {
     const sender = authz.requireAgent(principal, 'messages:write');

@@ -22,9 +22,10 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
   return message;
 }
 
-// Compiled once: the statements of every send and every history page.
-const insertMessageQuery = prepared((db, p: Required<Insertable<MessagesTable>>) =>
-  db.insertInto('messages').values({
+// Compiled once: the statements of every send and every history page. `seq` is the room's counter,
+// bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
+const insertMessageQuery = prepared((db, p: Omit<Required<Insertable<MessagesTable>>, 'seq'> & { seq_from_end: number }) =>
+  db.insertInto('messages').values((eb) => ({
     id: p.id,
     room_id: p.room_id,
     sender_id: p.sender_id,
@@ -33,8 +34,8 @@ const insertMessageQuery = prepared((db, p: Required<Insertable<MessagesTable>>)
     reply_to: p.reply_to,
     client_msg_id: p.client_msg_id,
     created_at: p.created_at,
-    seq: p.seq,
-  }),
+    seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
+  })),
 );
 const latestPageQuery = prepared((db, p: { roomId: string; rows: number }) =>
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).orderBy('id', 'desc').limit(p.rows),
@@ -43,7 +44,8 @@ const olderPageQuery = prepared((db, p: { roomId: string; before: string; rows: 
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('id', '<', p.before).orderBy('id', 'desc').limit(p.rows),
 );
 
-export async function insertMessage(db: Db, m: Message): Promise<void> {
+/** Inside the transaction that bumped the room's counter (numberMessages): `seqFromEnd` is the message's `fromEnd`. */
+export async function insertMessage(db: Db, m: Message, seqFromEnd: number): Promise<void> {
   await insertMessageQuery(db, {
     id: m.id,
     room_id: m.roomId,
@@ -53,7 +55,7 @@ export async function insertMessage(db: Db, m: Message): Promise<void> {
     reply_to: m.replyTo ?? null,
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
-    seq: m.seq,
+    seq_from_end: seqFromEnd,
   });
 }
 

@@ -1,6 +1,8 @@
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Dialect } from '../../store/database-handle.js';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
+import type { LastRead } from '../../store/write-batcher.js';
 import type { Message } from './message.js';
 import { toMessage } from './messages.store.js';
 
@@ -11,36 +13,66 @@ type Db = Kysely<DB> | Transaction<DB>;
  * inserts the messages. On PostgreSQL the update takes the room row's lock until commit, so another
  * transaction (on any node) numbering the same room waits, then continues from the committed value:
  * no gap, no reuse, and the numbers follow the commit order. SQLite has one writer at a time anyway.
+ *
+ * The numbers are computed by the database, not read back in between: the counter is bumped by
+ * the batch's count, and each insert takes `last_seq - fromEnd` from the row it just bumped (a read
+ * in the transaction would cost a round trip to SQLite's writer thread, see write-batcher.ts). The
+ * transaction's last read gives the counters back, and with them each message's number.
  */
 const bumpLastSeqQuery = prepared((db, p: { roomId: string; count: number }) =>
-  db.updateTable('rooms').set((eb) => ({ last_seq: eb('last_seq', '+', p.count) })).where('id', '=', p.roomId).returning('last_seq'),
+  db.updateTable('rooms').set((eb) => ({ last_seq: eb('last_seq', '+', p.count) })).where('id', '=', p.roomId),
 );
 const lastSeqQuery = prepared((db, p: { roomId: string }) => db.selectFrom('rooms').select('last_seq').where('id', '=', p.roomId));
+// The rooms as one parameter (a JSON array on SQLite, an array on PostgreSQL): compiled once, whatever their number.
+const lastSeqsOnSqlite = prepared((db, p: { rooms: string }) =>
+  db.selectFrom('rooms').select(['id', 'last_seq']).where(sql<boolean>`id in (select value from json_each(${p.rooms}))`));
+const lastSeqsOnPostgres = prepared((db, p: { rooms: readonly string[] }) =>
+  db.selectFrom('rooms').select(['id', 'last_seq']).where(sql<boolean>`id = any(${p.rooms}::uuid[])`));
 const afterSeqPageQuery = prepared((db, p: { roomId: string; afterSeq: number; upTo: number; rows: number }) =>
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('seq', '>', p.afterSeq).where('seq', '<=', p.upTo).orderBy('seq').limit(p.rows),
 );
 
+/** How one transaction numbers its messages (`numberMessages`). */
+export interface Numbering {
+  /** Per message, in the order given: how far below its room's new `last_seq` its number is. */
+  fromEnd: number[];
+  /** The read that gives the numbers back after the writes (the batch's last read), and applies them. */
+  lastRead: LastRead<{ id: string; last_seq: number }>;
+}
+
 /**
- * Sets `seq` on each message (one transaction's worth, in the order given). One counter update per
- * room, the rooms taken in id order: two transactions on different nodes that touch the same rooms
- * lock them in the same order, so they cannot deadlock.
+ * Bumps the counters of the rooms of one transaction's messages (given in send order), one update
+ * per room, the rooms taken in id order: two transactions on different nodes that touch the same
+ * rooms lock them in the same order, so they cannot deadlock. Each message's insert then takes
+ * `last_seq - fromEnd[i]` (insertMessage); `lastRead` sets `seq` on the messages once committed.
  */
-export async function assignSeqs(trx: Transaction<DB>, messages: readonly Message[]): Promise<void> {
-  const byRoom = new Map<string, Message[]>();
-  for (const message of messages) {
-    const list = byRoom.get(message.roomId);
-    if (list) list.push(message);
-    else byRoom.set(message.roomId, [message]);
-  }
-  for (const roomId of [...byRoom.keys()].sort()) {
-    const list = byRoom.get(roomId)!;
-    const row = (await bumpLastSeqQuery(trx, { roomId, count: list.length })).rows[0];
-    if (row === undefined) throw new Error('room of a message not found while numbering it');
-    const first = Number(row.last_seq) - list.length + 1;
-    list.forEach((message, i) => {
-      message.seq = first + i;
-    });
-  }
+export async function numberMessages(trx: Transaction<DB>, dialect: Dialect, messages: readonly Message[]): Promise<Numbering> {
+  const counts = new Map<string, number>();
+  for (const message of messages) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
+  const roomIds = [...counts.keys()].sort();
+  for (const roomId of roomIds) await bumpLastSeqQuery(trx, { roomId, count: counts.get(roomId)! });
+  const left = new Map(counts);
+  const fromEnd = messages.map((message) => {
+    const after = left.get(message.roomId)! - 1;
+    left.set(message.roomId, after);
+    return after;
+  });
+  const query = dialect === 'sqlite' ? lastSeqsOnSqlite.compile(trx, { rooms: JSON.stringify(roomIds) }) : lastSeqsOnPostgres.compile(trx, { rooms: roomIds });
+  return {
+    fromEnd,
+    lastRead: {
+      query,
+      committed(rows) {
+        const lastSeqs = new Map(rows.map((row) => [row.id, Number(row.last_seq)]));
+        messages.forEach((message, i) => {
+          const lastSeq = lastSeqs.get(message.roomId);
+          // The counter row was bumped in this very transaction: it cannot be missing.
+          if (lastSeq === undefined) throw new Error('room of a message not found while numbering it');
+          message.seq = lastSeq - fromEnd[i]!;
+        });
+      },
+    },
+  };
 }
 
 /** The room's latest `seq` (0 without messages); null when the room does not exist. */

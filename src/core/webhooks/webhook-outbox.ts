@@ -1,4 +1,4 @@
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
@@ -10,17 +10,22 @@ import { endpointsInRooms, insertDeliveries, type NewDelivery, type OutboxCandid
 /**
  * The webhook outbox, written in the transaction of the messages it carries (the group commit of
  * messages.service.ts): a committed message always has its deliveries, a rolled-back one never.
- * Without endpoints it costs one compiled-once query per group commit, which finds nothing.
+ * Which endpoints get them is read before that transaction (`prepare`: on SQLite on the read
+ * connection, so the group commit makes no extra round trip to the writer thread), and decided
+ * again if the batch is retried. Without endpoints it costs one compiled-once query per group
+ * commit, which finds nothing.
  */
 export interface WebhookOutbox {
-  record(trx: Transaction<DB>, messages: readonly Message[]): Promise<void>;
+  /** The deliveries of these messages, and the step that writes them in the messages' transaction. */
+  prepare(messages: readonly Message[]): Promise<(trx: Transaction<DB>) => Promise<void>>;
   /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
   takeRecorded(): boolean;
 }
 
-export function createWebhookOutbox(deps: { dialect: Dialect; presence: PresenceReader }): WebhookOutbox {
-  const { dialect, presence } = deps;
+export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; presence: PresenceReader }): WebhookOutbox {
+  const { db, dialect, presence } = deps;
   let recorded = false;
+  const writeNothing = (): Promise<void> => Promise.resolve();
 
   /**
    * `offline` endpoints are decided here, at commit: the agents with a live WebSocket anywhere now
@@ -34,9 +39,9 @@ export function createWebhookOutbox(deps: { dialect: Dialect; presence: Presence
   };
 
   return {
-    async record(trx, messages) {
-      const candidates = await endpointsInRooms(trx, dialect, [...new Set(messages.map((m) => m.roomId))]);
-      if (candidates.length === 0) return;
+    async prepare(messages) {
+      const candidates = await endpointsInRooms(db, dialect, [...new Set(messages.map((m) => m.roomId))]);
+      if (candidates.length === 0) return writeNothing;
       const online = await onlineOf(candidates);
       const createdAt = nowIso();
       const deliveries: NewDelivery[] = [];
@@ -50,8 +55,11 @@ export function createWebhookOutbox(deps: { dialect: Dialect; presence: Presence
           deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: 'message.created', createdAt });
         }
       }
-      await insertDeliveries(trx, deliveries);
-      if (deliveries.length > 0) recorded = true;
+      if (deliveries.length === 0) return writeNothing;
+      return async (trx) => {
+        await insertDeliveries(trx, deliveries);
+        recorded = true;
+      };
     },
     takeRecorded() {
       const was = recorded;
