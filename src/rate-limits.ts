@@ -13,8 +13,8 @@ export interface RateLimits {
   restAnon: RateLimiterAbstract;
   /** REST, per agent. */
   restAgent: RateLimiterAbstract;
-  /** WebSocket events, per connection. */
-  wsEvents: RateLimiterAbstract;
+  /** WebSocket events, per connection: a budget of the connection's own, in memory (see EventBudget). */
+  connectionEvents(): EventBudget;
   /**
    * WebSocket events, per agent over all its connections: what one agent can make the server do and
    * send to others stays bounded however many sockets it opens.
@@ -48,7 +48,7 @@ export function createRateLimits(config: Config, redis: Redis | null): RateLimit
   return {
     restAnon: make('rest-anon', config.rateLimit.anonPerMinute, 60),
     restAgent: make('rest-agent', config.rateLimit.agentPerMinute, 60),
-    wsEvents: make('ws-events', config.ws.eventsPerSecond, 1),
+    connectionEvents: () => createEventBudget(config.ws.eventsPerSecond),
     wsAgentEvents: make('ws-agent-events', config.ws.eventsPerSecond * WS_AGENT_EVENTS_CONNECTIONS, 1),
     abuseDetector: () => createAbuseDetector(config.ws.abuseEventsPerSecond, config.ws.abuseSeconds),
     shared: redis !== null,
@@ -70,6 +70,35 @@ export async function admit(...checks: readonly (readonly [RateLimiterAbstract, 
     storeError ??= { error: outcome.reason };
   }
   return storeError ? { admitted: false, reason: 'unavailable', error: storeError.error } : { admitted: true };
+}
+
+/**
+ * A connection's own event budget: at most `eventsPerSecond` events in a one-second window that
+ * starts with the first event after the previous one ended (the rule of a rate-limiter-flexible
+ * limiter of that many points over one second). In memory whatever store the other limits use: a
+ * connection lives on one node, so its counter has nobody to be shared with. Synchronous, O(1):
+ * it is consulted for every WebSocket event, and the library's promise per `consume` was most of
+ * the cost of admitting one (docs/benchmarks.md).
+ */
+export interface EventBudget {
+  /** Counts one event; false when it is over the budget. */
+  take(): boolean;
+}
+
+export function createEventBudget(eventsPerSecond: number, now: () => number = Date.now): EventBudget {
+  let windowEnd = -Infinity;
+  let used = 0;
+  return {
+    take() {
+      const t = now();
+      if (t >= windowEnd) {
+        windowEnd = t + 1000;
+        used = 0;
+      }
+      used++;
+      return used <= eventsPerSecond;
+    },
+  };
 }
 
 export interface AbuseDetector {

@@ -157,11 +157,12 @@ describe.skipIf(!ready)('real-time across three nodes', () => {
     expect(onB.connected && onC.connected).toBe(true);
   });
 
-  it('counts WebSocket events in Redis, under REDIS_KEY_PREFIX', async () => {
+  it("counts an agent's WebSocket events in Redis, under REDIS_KEY_PREFIX (a connection's own budget stays on its node)", async () => {
     const agent = await newAgent(apis[0]!);
     const socket = await open(1, agent);
     await roundTrip(socket);
-    expect(await redis.exists(`${cluster.redisKeyPrefix}rl:ws-events:${socket.id}`)).toBe(1);
+    expect(await redis.exists(`${cluster.redisKeyPrefix}rl:ws-agent-events:${agent.id}`)).toBe(1);
+    expect(await redis.exists(`${cluster.redisKeyPrefix}rl:ws-events:${socket.id}`)).toBe(0);
   });
 
   it('loses no acknowledged message when a node is SIGKILLed under WebSocket load, and its agents go offline', async () => {

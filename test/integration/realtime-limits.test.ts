@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/config.js';
-import { createAbuseDetector } from '../../src/rate-limits.js';
+import { createAbuseDetector, createEventBudget } from '../../src/rate-limits.js';
 import { testConfig } from '../helpers/config.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -40,6 +40,21 @@ describe('the abuse detector', () => {
     now += 1000;
     expect(burst(3)).toBe(false); // 18: not yet over...
     expect(burst(1)).toBe(true); // ...now over in a third consecutive second: trips at once
+  });
+});
+
+describe("a connection's event budget", () => {
+  it('admits N events in a one-second window that starts with the first event after the last window', () => {
+    let now = 10_500;
+    const budget = createEventBudget(3, () => now);
+    const take = (events: number): boolean[] => Array.from({ length: events }, () => budget.take());
+    expect(take(4)).toEqual([true, true, true, false]); // window 10.5 s to 11.5 s
+    now = 11_499;
+    expect(take(1)).toEqual([false]); // still that window, refusals count too
+    now = 11_500;
+    expect(take(4)).toEqual([true, true, true, false]); // a new window from here
+    now = 20_000;
+    expect(take(3)).toEqual([true, true, true]);
   });
 });
 

@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { admit, type RateLimits } from '../../rate-limits.js';
 import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
 import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
@@ -54,6 +53,7 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
   const { config, rateLimits, metrics, logger } = deps;
   const { agentId } = socket.data.principal;
   const abuse = rateLimits.abuseDetector();
+  const ownBudget = rateLimits.connectionEvents();
   const maxInFlight = config.maxEventsInFlight;
   const resumeBelow = Math.max(1, Math.floor((maxInFlight * 3) / 4));
   let admitting = 0; // in the rate limiter, not yet queued
@@ -67,13 +67,13 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
   };
   queue.whenSettled(resumeIfDrained);
   // The agent's budget (several connections' worth) cannot bind while this is its only connection
-  // and every connection is on this node: the connection's own budget is smaller. So one limiter,
-  // not two, per event in that common case; once the agent opens another connection both count.
-  const ownBudget = [[rateLimits.wsEvents, socket.id]] as const;
-  const bothBudgets = [[rateLimits.wsEvents, socket.id], [rateLimits.wsAgentEvents, agentId]] as const;
+  // and every connection is on this node: the connection's own budget is smaller. So in that common
+  // case an event is admitted synchronously, by the connection's budget alone; once the agent opens
+  // another connection, or counters are shared (Redis), the agent's budget is consulted too.
+  const agentBudget = [rateLimits.wsAgentEvents, agentId] as const;
   const ownChannel = agentChannel(agentId);
-  const budgets = (): readonly (readonly [RateLimiterAbstract, string])[] =>
-    !rateLimits.shared && (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) <= 1 ? ownBudget : bothBudgets;
+  const agentBudgetMayBind = (): boolean => rateLimits.shared || (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) > 1;
+  const tooMany = `Too many events: at most ${config.eventsPerSecond} per second per connection, and a bounded number per agent`;
 
   socket.use((packet, next) => {
     if (!socket.connected) return;
@@ -105,23 +105,33 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
     if (deps.isClosing()) return answer(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));
 
     if (inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return limited('Too many events waiting on this connection');
+    if (!ownBudget.take()) return limited(tooMany);
+    const proceed = (): void => {
+      if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
+        return answer(new AppError('VALIDATION_ERROR', `Unknown event "${name}"; known events: ${CLIENT_EVENTS.join(', ')}`));
+      }
+      next();
+    };
+    if (!agentBudgetMayBind()) {
+      // Socket.IO hands the event to its handler on the next tick; it counts as in flight until
+      // then, or a whole read of frames would pass here before the bound saw any of them.
+      admitting++;
+      proceed();
+      process.nextTick(() => admitting--);
+      return;
+    }
     admitting++;
-    void admit(...budgets()).then((admission) => {
+    void admit(agentBudget).then((admission) => {
       admitting--;
       if (!socket.connected) return;
       if (!admission.admitted) {
-        if (admission.reason === 'limited') {
-          return limited(`Too many events: at most ${config.eventsPerSecond} per second per connection, and a bounded number per agent`);
-        }
+        if (admission.reason === 'limited') return limited(tooMany);
         // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
         const { error } = admission;
         logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
         return answer(new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
       }
-      if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
-        return answer(new AppError('VALIDATION_ERROR', `Unknown event "${name}"; known events: ${CLIENT_EVENTS.join(', ')}`));
-      }
-      next();
+      proceed();
     });
   });
 }
