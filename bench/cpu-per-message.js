@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist]`
+ * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3]`
  *
  * Server CPU per `message:send` at one fixed rate, every member of every room sending in turn (as
  * in scenario 1; `--senders=N`: the first N members of each room only), in alternating rounds: the service (dist/), optionally another build of it
@@ -55,6 +55,10 @@ try {
   }
   const r1 = await startBaseline({ name: 'r1', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
   await add('R1', r1.proc, await baselineClients(r1.url, { rooms, roomSize, mint }));
+  if (process.argv.includes('--r3')) {
+    const r3 = await startBaseline({ name: 'r3', script: 'bench/baselines/persisted-relay.js', env: { BASELINE_DB: join(tmp, 'r3.sqlite') } });
+    await add('R3', r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
+  }
 
   for (const t of targets) await t.load.step({ rate: rate / 2, durationMs: 2000, drainMs: 3000 }); // warm-up
   for (let round = 0; round < rounds; round++) {

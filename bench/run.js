@@ -29,7 +29,7 @@ import { sendersScenario } from './scenarios/senders.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 
 const SCENARIOS = [
-  { id: 'rooms10', n: 1, title: 'message:send in rooms of 10', run: (b) => roomsScenario(b, { id: 'rooms10', roomSize: 10, rooms: 10, startRate: 400 }) },
+  { id: 'rooms10', n: 1, title: 'message:send in rooms of 10', run: (b) => roomsScenario(b, { id: 'rooms10', roomSize: 10, rooms: 10, startRate: 400, ceiling: true }) },
   // Scenario 1 beside a service with 10 webhook endpoints registered (issue 21): default mode offline (every agent is
   // connected, so nothing is sent); BENCH_WEBHOOK_MODE=always delivers every message to them.
   { id: 'rooms10-webhooks', n: 14, title: 'message:send in rooms of 10, with and without 10 webhook endpoints', run: (b) => roomsScenario(b, { id: 'rooms10-webhooks', roomSize: 10, rooms: 10, startRate: 400, webhooks: { count: 10, mode: process.env.BENCH_WEBHOOK_MODE ?? 'offline' } }) },

@@ -1,6 +1,5 @@
-import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
-import { Server } from 'socket.io';
+import { startSocketServer } from './socket-server.js';
 
 /**
  * The catch-up scenario's baseline: a bare Socket.IO server (the service's socket.io, namespace
@@ -14,17 +13,7 @@ const db = new Database(process.env.BARE_DB, { readonly: true, fileMustExist: tr
 const page = db.prepare('select id, room_id, sender_id, body, created_at, seq from messages where room_id = ? and seq > ? order by seq limit ?');
 const lastSeqOf = db.prepare('select last_seq from rooms where id = ?').pluck();
 
-const http = createServer((req, res) => {
-  if (req.url === '/healthz') {
-    res.setHeader('content-type', 'application/json');
-    res.end('{"status":"ok"}');
-    return;
-  }
-  res.statusCode = 404;
-  res.end();
-});
-const io = new Server(http, { serveClient: false, transports: ['websocket'], perMessageDeflate: false });
-const nsp = io.of('/agents');
+const nsp = startSocketServer({ transports: ['websocket'], perMessageDeflate: false });
 
 nsp.on('connection', (socket) => {
   socket.emit('agent:hello-ack', { agentId: socket.id, rooms: [] });
@@ -42,10 +31,3 @@ nsp.on('connection', (socket) => {
   });
 });
 
-http.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
-const stop = () => {
-  io.close(() => process.exit(0)); // also closes the HTTP server
-  setTimeout(() => process.exit(0), 2000).unref();
-};
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);

@@ -24,10 +24,19 @@ function roomsRows(n, label, res, min) {
       met: res.ratio.vsR1 !== null && res.ratio.vsR1 >= min,
       note: res.ratio.vsR2 !== null ? `${r2(res.ratio.vsR2)} x R2` : null,
     }),
+    ...(res.maxRate.R3 !== undefined ? [row(n, label, '... against R3, the ceiling of the design (R1 + the same writes on a writer thread)', {
+      service: fmt(res.maxRate.service),
+      baseline: `R3 ${fmt(res.maxRate.R3)} (${fmt(res.ratio.r3VsR1, 2)} x R1)`,
+      ratio: res.ratio.vsR3,
+      target: '-',
+    })] : []),
+    ...(res.maxRate.compare !== undefined ? [row(n, label, '... the build of --compare-dist', {
+      service: fmt(res.maxRate.compare), baseline: `R1 ${fmt(res.maxRate.R1)}`, ratio: res.ratio.compareVsR1, target: '-',
+    })] : []),
     row(n, label, 'delivery p50/p99 at max rate', { service: ms(svcMax), baseline: `R1 ${ms(r1Max)}`, target: '-' }),
     row(n, label, `server CPU per message at ${res.commonRate} msg/s (us)`, {
       service: fmt(res.atCommonRate.service?.serverCpuPerMessageUs),
-      baseline: `R1 ${fmt(res.atCommonRate.R1?.serverCpuPerMessageUs)}, R2 ${fmt(res.atCommonRate.R2?.serverCpuPerMessageUs)}`,
+      baseline: `R1 ${fmt(res.atCommonRate.R1?.serverCpuPerMessageUs)}, R2 ${fmt(res.atCommonRate.R2?.serverCpuPerMessageUs)}${res.atCommonRate.R3 ? `, R3 ${fmt(res.atCommonRate.R3.serverCpuPerMessageUs)}` : ''}${res.atCommonRate.compare ? `, compare ${fmt(res.atCommonRate.compare.serverCpuPerMessageUs)}` : ''}`,
       ratio: res.atCommonRate.service?.serverCpuPerMessageUs && res.atCommonRate.R1?.serverCpuPerMessageUs
         ? res.atCommonRate.R1.serverCpuPerMessageUs / res.atCommonRate.service.serverCpuPerMessageUs
         : null,

@@ -89,7 +89,7 @@ export async function baselineClients(url, { rooms, roomSize, mint }) {
  * (`{count, mode}`), a second service with that many webhook endpoints registered (PHASE2.md 6.1,
  * issue 21: it must keep 0.9 x the ratio of the one without) runs in the same interleaving.
  */
-export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null }) {
+export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, ceiling = false }) {
   const { quick, tmp, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
   const procs = [];
@@ -102,6 +102,9 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     procs.push(r1.proc);
     const r2 = await startBaseline({ name: 'r2', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r2', BASELINE_DB: join(tmp, `${id}-r2.sqlite`) } });
     procs.push(r2.proc);
+    // R3 (`ceiling`): R1 plus only the writes the service must make, made its way (persisted-relay.js).
+    const r3 = ceiling ? await startBaseline({ name: 'r3', script: 'bench/baselines/persisted-relay.js', env: { BASELINE_DB: join(tmp, `${id}-r3.sqlite`) } }) : null;
+    if (r3) procs.push(r3.proc);
 
     const fixtures = [];
     let serviceError = null;
@@ -130,6 +133,7 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     }
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
+    if (r3) fixtures.push({ name: 'R3', proc: r3.proc, set: await baselineClients(r3.url, { rooms, roomSize, mint }) });
     const targets = fixtures.map(({ name, proc, set }) => {
       allClients.push(...set.clients);
       const load = new RoomLoad({ ...set, serverCpu: () => proc.cpu() });
@@ -165,11 +169,20 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
       rooms,
       connections: rooms * roomSize,
       stepDurationMs: durationMs,
-      maxRate: { service: svc, R1: byName.R1.maxRate, R2: byName.R2.maxRate, ...(byName.compare ? { compare: byName.compare.maxRate } : {}) },
+      maxRate: {
+        service: svc, R1: byName.R1.maxRate, R2: byName.R2.maxRate,
+        ...(byName.R3 ? { R3: byName.R3.maxRate } : {}),
+        ...(byName.compare ? { compare: byName.compare.maxRate } : {}),
+      },
       ...(bench.compareDist ? { compareDist: bench.compareDist } : {}),
       ratio: {
         vsR1: svc !== null && byName.R1.maxRate > 0 ? svc / byName.R1.maxRate : null,
         vsR2: svc !== null && byName.R2.maxRate > 0 ? svc / byName.R2.maxRate : null,
+        ...(byName.R3 ? {
+          vsR3: svc !== null && byName.R3.maxRate > 0 ? svc / byName.R3.maxRate : null,
+          r3VsR1: byName.R1.maxRate > 0 ? byName.R3.maxRate / byName.R1.maxRate : null,
+        } : {}),
+        ...(byName.compare ? { compareVsR1: byName.R1.maxRate > 0 ? byName.compare.maxRate / byName.R1.maxRate : null } : {}),
       },
       atMax: Object.fromEntries(found.map((f) => [f.name, f.atMax])),
       ...(webhooks ? {

@@ -60,6 +60,9 @@ export async function sendersScenario(bench) {
       );
       const atModerate = {};
       for (const t of targets) {
+        // After the search's last (failed, overloaded) step a target may still be working off its
+        // backlog: the moderate step measures latency, so it starts once the target is quiet.
+        await t.load.quiesce();
         atModerate[t.name] = await t.load.step({ rate: MODERATE_RATE, durationMs, drainMs });
         log(`${t.name.padEnd(8)} ${String(MODERATE_RATE).padStart(6)} msg/s  (moderate rate) ${describe(atModerate[t.name])}`);
       }

@@ -1,0 +1,152 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { v7 as uuidv7 } from 'uuid';
+import { searchText } from '../../dist/core/search/search-text.js';
+import { coalesceWrites } from '../../dist/realtime/outbound/write-coalescing.js';
+import { serveRelay, startSocketServer } from './socket-server.js';
+
+/**
+ * R3, the ceiling of the design that issues 15 and 17 prescribe, for scenario 1: R1 (relay.js) plus
+ * only the writes the service must make for each message, made the way the service makes them,
+ * and nothing else (no authentication, rate limit, validation beyond shape, membership check,
+ * idempotency, webhooks, inbox or metrics):
+ * - in the service's tables and indexes (messages with `seq`, the FTS5 search entry, the audit
+ *   record; rooms' `last_seq`), on SQLite with the service's pragmas (WAL, synchronous=NORMAL);
+ * - group-committed on a worker thread that owns the write connection (the event loop never waits on
+ *   the disk), one message to the thread per batch, `seq` computed in SQL, commits spaced by 4 ms
+ *   while at least 1,000 messages a second arrive (the service's policy, write-batcher.ts);
+ * - acknowledged `{messageId, seq}` and broadcast after the commit, in order, with the socket's
+ *   frames of one send corked into one write (the service's write-coalescing.ts).
+ * BASELINE_DB: the SQLite file (created).
+ */
+const SPACING_MS = 4;
+const SPACED_FROM_RATE = 1000;
+
+const WRITER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = NORMAL');
+db.exec(\`
+  create table if not exists rooms (id text primary key, last_seq bigint default 0 not null);
+  create table if not exists messages (id text primary key, room_id text not null references rooms (id), sender_id text not null,
+    body text not null, mentions text, reply_to text, client_msg_id text, created_at text not null, seq bigint default 0 not null);
+  create index if not exists messages_room_id_idx on messages (room_id, id);
+  create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
+  create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
+  create table if not exists audit_log (id text primary key, event text not null, actor_id text, subject_id text, detail text not null, created_at text not null);
+  create index if not exists audit_log_event_idx on audit_log (event, id);
+  create virtual table if not exists message_search using fts5(message_id unindexed, words, tokenize = 'ascii', columnsize = 0);
+\`);
+db.pragma('foreign_keys = ON');
+const addRoom = db.prepare('insert or ignore into rooms (id) values (?)');
+const bump = db.prepare('update rooms set last_seq = last_seq + ? where id = ?');
+const insertMessage = db.prepare('insert into messages (id, room_id, sender_id, body, created_at, seq) values (?, ?, ?, ?, ?, (select last_seq from rooms where id = ?) - ?)');
+const insertWords = db.prepare('insert into message_search (message_id, words) values (?, ?)');
+const insertAudit = db.prepare("insert into audit_log (id, event, actor_id, subject_id, detail, created_at) values (?, 'message-sent', ?, ?, ?, ?)");
+const lastSeq = db.prepare('select last_seq from rooms where id = ?').pluck();
+parentPort.on('message', (batch) => {
+  if (batch.rooms) {
+    for (const room of batch.rooms) addRoom.run(room);
+    parentPort.postMessage({});
+    return;
+  }
+  // batch: { counts: [[roomId, count]], rows: [[id, roomId, senderId, body, createdAt, fromEnd, words, auditId, detail]] }
+  db.exec('begin immediate');
+  try {
+    for (const [room, count] of batch.counts) bump.run(count, room);
+    for (const [id, room, sender, body, createdAt, fromEnd, words, auditId, detail] of batch.rows) {
+      insertMessage.run(id, room, sender, body, createdAt, room, fromEnd);
+      if (words !== '') insertWords.run(id, words);
+      insertAudit.run(auditId, sender, id, detail, createdAt);
+    }
+    const lastSeqs = batch.counts.map(([room]) => lastSeq.get(room));
+    db.exec('commit');
+    parentPort.postMessage({ lastSeqs });
+  } catch (err) {
+    if (db.inTransaction) db.exec('rollback');
+    parentPort.postMessage({ error: String(err.message) });
+  }
+});
+`;
+
+const writer = new Worker(WRITER, {
+  eval: true,
+  workerData: { path: process.env.BASELINE_DB ?? ':memory:', driver: createRequire(import.meta.url).resolve('better-sqlite3') },
+});
+const replies = [];
+writer.on('message', (reply) => replies.shift()(reply));
+const post = (batch) => new Promise((resolve) => {
+  replies.push(resolve);
+  writer.postMessage(batch);
+});
+
+// Group commit, as write-batcher.ts: one batch at a time; spaced while writes arrive fast.
+let queue = [];
+let running = false;
+let scheduled = false;
+let lastStart = -Infinity;
+let windowStart = -Infinity;
+let windowWrites = 0;
+let fast = false;
+
+async function flush() {
+  scheduled = false;
+  if (running || queue.length === 0) return;
+  running = true;
+  lastStart = performance.now();
+  const batch = queue;
+  queue = [];
+  const counts = new Map();
+  for (const { message } of batch) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
+  const left = new Map(counts);
+  const rows = batch.map(({ message }) => {
+    const fromEnd = left.get(message.roomId) - 1;
+    left.set(message.roomId, fromEnd);
+    message.fromEnd = fromEnd;
+    return [message.id, message.roomId, message.authorAgentId, message.body, message.createdAt, fromEnd, searchText(message.body), uuidv7(), JSON.stringify({ roomId: message.roomId })];
+  });
+  const order = [...counts.keys()];
+  const reply = await post({ counts: order.map((room) => [room, counts.get(room)]), rows });
+  const lastSeqs = new Map(order.map((room, i) => [room, reply.lastSeqs?.[i]]));
+  for (const { message, ack } of batch) {
+    if (reply.error) {
+      ack({ error: { code: 'INTERNAL_ERROR', message: 'not stored' } });
+      continue;
+    }
+    message.seq = lastSeqs.get(message.roomId) - message.fromEnd;
+    delete message.fromEnd;
+    ack({ messageId: message.id, seq: message.seq });
+    nsp.to(message.roomId).emit('message:new', message);
+  }
+  running = false;
+  if (queue.length > 0) schedule();
+}
+
+function schedule() {
+  if (scheduled) return;
+  scheduled = true;
+  const wait = fast ? lastStart + SPACING_MS - performance.now() : 0;
+  if (wait <= 0) setImmediate(flush);
+  else setTimeout(flush, wait);
+}
+
+function enqueue(entry) {
+  const now = performance.now();
+  if (now - windowStart >= 100) {
+    fast = (windowWrites * 1000) / (now - windowStart) >= SPACED_FROM_RATE;
+    windowStart = now;
+    windowWrites = 0;
+  }
+  windowWrites++;
+  queue.push(entry);
+  schedule();
+}
+
+const nsp = startSocketServer();
+
+serveRelay(nsp, (message, ack) => enqueue({ message, ack }), async (socket, roomIds) => {
+  coalesceWrites(socket);
+  await post({ rooms: roomIds });
+});
