@@ -4,8 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import {
-  CompiledQuery, IdentifierNode, Kysely, RawNode, SqliteAdapter, SqliteDialect, createQueryId, sql,
-  type Compilable, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase, type Transaction,
+  IdentifierNode, Kysely, RawNode, SqliteAdapter, SqliteDialect, createQueryId, sql,
+  type Compilable, type CompiledQuery, type DatabaseConnection, type Driver, type QueryCompiler, type QueryResult, type SqliteDatabase,
 } from 'kysely';
 import type { Database } from './database-handle.js';
 import type { DB } from './schema.js';
@@ -40,18 +40,6 @@ export interface SqliteOptions {
   synchronous: 'normal' | 'full';
   lockTimeoutMs: number;
 }
-
-/**
- * What a pipelined transaction runs first (see `pipelinedTransaction`): a comment, never sent to
- * SQLite; the connection that receives it pipelines its writes from then on.
- */
-const PIPELINE_WRITES = '-- ams: pipeline the writes of this transaction';
-
-/**
- * Put before the last read of a pipelined transaction (possibly none: the marker alone): the read
- * and the commit are sent to the writer together and answered together.
- */
-const READ_THEN_COMMIT = '/* ams: then commit */ ';
 
 const isBusy = (err: unknown): boolean =>
   typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
@@ -104,16 +92,6 @@ class SplitSqlite {
     return statement.readonly ? statement : undefined;
   }
 
-  /** Whether the statement returns rows (`returning` included); true when that cannot be known here. */
-  returnsRows(sql: string): boolean {
-    if (!this.migrated) return true;
-    try {
-      return this.reads.prepare(sql).reader;
-    } catch {
-      return true; // e.g. a table this transaction created: the writer will say
-    }
-  }
-
   read(statement: SqliteStatement, parameters: readonly unknown[]): QueryResult<unknown> {
     if (statement.reader) return { rows: statement.all(parameters) as unknown[] };
     // A read-only statement that returns nothing (`select` never does; a comment, say).
@@ -143,33 +121,17 @@ class SplitSqlite {
  * One Kysely connection: a view of the split database. Outside a transaction a read runs on the
  * read connection at once and a write is sent to the writer; from `begin` to the end of the
  * transaction every statement, reads included, runs on the writer (a transaction reads its own
- * writes), which this connection holds meanwhile. In a pipelined transaction a statement that
- * returns no rows is posted without waiting for it (see `pipelinedTransaction`).
+ * writes), which this connection holds meanwhile. (A group commit skips Kysely's transactions: see
+ * `SqliteKysely.writeBatch`.)
  */
 class SplitConnection implements DatabaseConnection {
   private inTransaction = false;
-  private pipelined = false;
-  /** Committed by its last read (READ_THEN_COMMIT): Kysely's commit then only releases the writer. */
-  private committed = false;
 
   constructor(private readonly store: SplitSqlite) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const { sql, parameters } = query;
-    if (this.inTransaction) {
-      if (sql === PIPELINE_WRITES) {
-        this.pipelined = true;
-        return { rows: [] };
-      }
-      if (sql.startsWith(READ_THEN_COMMIT)) return this.readThenCommit<R>(sql.slice(READ_THEN_COMMIT.length), parameters);
-      if (this.pipelined && !this.store.returnsRows(sql)) {
-        // The result of such a write (a row count) is not known yet: nobody in a pipelined
-        // transaction reads it. Its error, if any, fails the next statement and the commit.
-        this.store.writer.post(sql, parameters);
-        return { rows: [] };
-      }
-      return (await this.store.writer.run(sql, parameters)) as QueryResult<R>;
-    }
+    if (this.inTransaction) return (await this.store.writer.run(sql, parameters)) as QueryResult<R>;
     const statement = this.store.readStatement(sql);
     if (statement !== undefined) return (await this.store.readWaiting(statement, parameters)) as QueryResult<R>;
     await this.store.lock.lock();
@@ -199,19 +161,8 @@ class SplitConnection implements DatabaseConnection {
 
   async commit(): Promise<void> {
     // On failure the transaction may still be open: Kysely rolls it back next.
-    if (!this.committed) await this.store.writer.run('commit', []);
+    await this.store.writer.run('commit', []);
     this.end();
-  }
-
-  /**
-   * The transaction's last read and its commit, issued in one turn so the writer gets them in one
-   * message. If the read fails the commit fails with it (sqlite-writer.ts), and Kysely rolls back.
-   */
-  private async readThenCommit<R>(sql: string, parameters: readonly unknown[]): Promise<QueryResult<R>> {
-    const read = sql === '' ? Promise.resolve({ rows: [] }) : this.store.writer.run(sql, parameters);
-    const [result] = await Promise.all([read, this.store.writer.run('commit', [])]);
-    this.committed = true;
-    return result as QueryResult<R>;
   }
 
   async rollback(): Promise<void> {
@@ -232,8 +183,6 @@ class SplitConnection implements DatabaseConnection {
   private end(): void {
     if (!this.inTransaction) return;
     this.inTransaction = false;
-    this.pipelined = false;
-    this.committed = false;
     this.store.lock.unlock();
   }
 }
@@ -346,25 +295,32 @@ export class SqliteKysely extends Kysely<DB> {
   }
 
   /**
-   * A transaction whose writes that return no rows (inserts, updates without `returning`) are
-   * pipelined to the writer: posted without waiting, all of them carried by the next statement that
-   * must be waited for (a read, a `returning`, the commit), so a batch of writes costs one round
-   * trip to the writer thread instead of one each. Their row counts are therefore not known (the
-   * result has none), and an error of one (a unique violation, a full disk) fails the next
-   * statement, at the latest the commit: the whole transaction fails with it, as it would have.
-   *
-   * `fn` may return the transaction's last read (what its writes left, e.g. the counters they
-   * bumped): it goes to the writer with the commit, so a transaction that reads nothing before
-   * that costs one round trip in all; its rows are the result, once committed. For the group
-   * commit (write-batcher.ts).
+   * A group commit (write-batcher.ts): `statements` (writes: nobody reads their results or row
+   * counts) in one transaction, then `last`, the transaction's one read, and the commit. All of it
+   * goes to the writer thread as one message, answered once: no promise, no Kysely transaction
+   * and no round trip per statement. The writer fails every statement after a failed one, the
+   * commit included (sqlite-writer.ts): an error of any (a unique violation, a full disk) fails the
+   * batch with its code, and it is rolled back. Resolves with the rows of `last`, once committed.
    */
-  pipelinedTransaction<R>(fn: (trx: Transaction<DB>) => Promise<CompiledQuery<R> | undefined>): Promise<R[]> {
-    return this.transaction().execute(async (trx) => {
-      await trx.executeQuery(CompiledQuery.raw(PIPELINE_WRITES));
-      const last = await fn(trx);
-      const { rows } = await trx.executeQuery<R>(CompiledQuery.raw(READ_THEN_COMMIT + (last?.sql ?? ''), last ? [...last.parameters] : []));
-      return rows;
-    });
+  async writeBatch<R>(statements: readonly CompiledQuery[], last?: CompiledQuery<R>): Promise<R[]> {
+    const { lock, writer } = this.#store;
+    await lock.lock();
+    try {
+      writer.post('begin immediate', [], 'begin');
+      for (const { sql: text, parameters } of statements) writer.post(text, parameters);
+      const read = last === undefined ? undefined : writer.run(last.sql, last.parameters);
+      const commit = writer.run('commit', []);
+      try {
+        const [result] = await Promise.all([read, commit]);
+        return (result?.rows ?? []) as R[];
+      } catch (err) {
+        // Only if still open (the writer checks): SQLite rolls back by itself on some errors.
+        await writer.run('rollback', [], 'rollback').catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      lock.unlock();
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { isStorageUnavailable } from './errors.js';
 import type { DB } from './schema.js';
 import { SqliteKysely } from './sqlite.js';
@@ -12,12 +12,13 @@ import { SqliteKysely } from './sqlite.js';
  * waits for nothing but the next turn of the loop.
  *
  * A batch is three steps (`GroupCommit`): `prepare` reads what the writes depend on, outside the
- * transaction; `write` writes, and may return the transaction's one read of what the writes left
- * (`LastRead`), whose rows reach `committed` after the commit, before any caller hears of it. On
- * SQLite that shape is what makes a batch cost one round trip to the writer thread
- * (`pipelinedTransaction` in sqlite.ts): the writes are posted without waiting, and the last read
- * travels with the commit. So `write` reads nothing and does not look at its writes' row counts
- * (they are not known yet there); `prepare`'s reads run on the read connection, on the loop.
+ * transaction; `write` returns the batch's statements, compiled but not run (`BatchWrites`), and
+ * may add the transaction's one read of what they left (`LastRead`), whose rows reach `committed`
+ * after the commit, before any caller hears of it. The statements are then run in one transaction:
+ * on SQLite as one message to the writer thread with the read and the commit (`writeBatch` in
+ * sqlite.ts), without a promise or a round trip per statement; on PostgreSQL one after the other.
+ * So `write` reads nothing and cannot see its writes' row counts; `prepare`'s reads run on the read
+ * connection, on the loop.
  *
  * `minIntervalMs` spaces commits under load: a batch starts at least that long after the previous
  * one started, so sustained writes share commits instead of committing one by one as they trickle
@@ -43,11 +44,17 @@ export interface LastRead<R> {
   committed(rows: readonly R[]): void;
 }
 
+/** What one batch writes: its statements in order (none of them reads), and its last read. */
+export interface BatchWrites {
+  statements: readonly CompiledQuery[];
+  lastRead?: LastRead<unknown>;
+}
+
 export interface GroupCommit<T, P> {
   /** Before each attempt's transaction: reads the writes depend on. Holds no write lock. */
   prepare?(items: readonly T[]): Promise<P>;
-  /** The writes of one batch, in its transaction (see above: no reads, no row counts). */
-  write(trx: Transaction<DB>, items: readonly T[], prepared: P | undefined): Promise<LastRead<unknown> | undefined>;
+  /** The statements of one batch, compiled against `db` (see above: no reads, no row counts). */
+  write(db: Kysely<DB>, items: readonly T[], prepared: P | undefined): BatchWrites;
 }
 
 interface Pending<T> {
@@ -94,21 +101,17 @@ export function createWriteBatcher<T, P = void>(
   /** One attempt: the transaction, then (committed) its last read's rows handed over. */
   const commit = async (items: readonly T[]): Promise<() => void> => {
     const prepared = steps.prepare ? await steps.prepare(items) : undefined;
-    let last: LastRead<unknown> | undefined;
-    const write = async (trx: Transaction<DB>): Promise<CompiledQuery<unknown> | undefined> => {
-      last = await steps.write(trx, items, prepared);
-      return last?.query;
-    };
+    const { statements, lastRead } = steps.write(db, items, prepared);
     let rows: readonly unknown[];
     if (db instanceof SqliteKysely) {
-      rows = await db.pipelinedTransaction(write);
+      rows = await db.writeBatch(statements, lastRead?.query);
     } else {
       rows = await db.transaction().execute(async (trx) => {
-        const query = await write(trx);
-        return query === undefined ? [] : (await trx.executeQuery(query)).rows;
+        for (const statement of statements) await trx.executeQuery(statement);
+        return lastRead === undefined ? [] : (await trx.executeQuery(lastRead.query)).rows;
       });
     }
-    return () => last?.committed(rows);
+    return () => lastRead?.committed(rows);
   };
 
   const flush = async (): Promise<void> => {

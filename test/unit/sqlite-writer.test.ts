@@ -61,38 +61,35 @@ describe('SQLite: writes on the writer thread, reads on the event loop', () => {
     expect(await valueOf('k')).toBe('first');
   });
 
-  it('pipelines a transaction’s writes: an error of one fails the commit with its code, and nothing is kept', async () => {
+  const insert = (db: SqliteKysely, key: string, value: string) => db.insertInto('service_settings').values({ key, value }).compile();
+
+  it('writes a batch in one transaction: an error of one statement fails the commit with its code, and nothing is kept', async () => {
     const db = database.db as SqliteKysely;
     await db.insertInto('service_settings').values({ key: 'k', value: 'first' }).execute();
-    const failed = await db.pipelinedTransaction(async (trx) => {
-      for (const key of ['a', 'k', 'b']) await trx.insertInto('service_settings').values({ key, value: 'piped' }).execute();
-      return undefined;
-    }).catch((err: unknown) => err);
+    const failed = await db.writeBatch(['a', 'k', 'b'].map((key) => insert(db, key, 'piped'))).catch((err: unknown) => err);
     expect(failed).toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
     expect(await db.selectFrom('service_settings').select('key').where('value', '=', 'piped').execute()).toEqual([]);
 
-    // Reads inside see the transaction's own pipelined writes; so does its last read, answered
-    // with the commit; the commit keeps them all.
-    let inside: string[] = [];
-    const last = await db.pipelinedTransaction(async (trx) => {
-      for (const key of ['a', 'b']) await trx.insertInto('service_settings').values({ key, value: 'piped' }).execute();
-      inside = (await trx.selectFrom('service_settings').select('key').where('value', '=', 'piped').orderBy('key').execute()).map((r) => r.key);
-      await trx.insertInto('service_settings').values({ key: 'c', value: 'piped' }).execute();
-      return trx.selectFrom('service_settings').select('key').where('value', '=', 'piped').orderBy('key').compile();
-    });
-    expect(inside).toEqual(['a', 'b']);
+    // The last read sees the batch's writes, answered with the commit, which keeps them all.
+    const last = await db.writeBatch(
+      ['a', 'b', 'c'].map((key) => insert(db, key, 'piped')),
+      db.selectFrom('service_settings').select('key').where('value', '=', 'piped').orderBy('key').compile(),
+    );
     expect(last.map((r) => r.key)).toEqual(['a', 'b', 'c']);
     expect(await valueOf('c')).toBe('piped');
+    // The writer is free again: a plain write goes through.
+    await db.insertInto('service_settings').values({ key: 'd', value: 'after' }).execute();
+    expect(await valueOf('d')).toBe('after');
   });
 
-  it('sends a pipelined transaction that reads only at the end to the writer thread in one message', async () => {
+  it('sends a batch, its last read and its commit to the writer thread in one message', async () => {
     const db = database.db as SqliteKysely;
     const posted = vi.spyOn(Worker.prototype, 'postMessage');
     try {
-      const rows = await db.pipelinedTransaction(async (trx) => {
-        for (const key of ['x1', 'x2', 'x3']) await trx.insertInto('service_settings').values({ key, value: 'one trip' }).execute();
-        return trx.selectFrom('service_settings').select('key').where('value', '=', 'one trip').orderBy('key').compile();
-      });
+      const rows = await db.writeBatch(
+        ['x1', 'x2', 'x3'].map((key) => insert(db, key, 'one trip')),
+        db.selectFrom('service_settings').select('key').where('value', '=', 'one trip').orderBy('key').compile(),
+      );
       expect(rows.map((r) => r.key)).toEqual(['x1', 'x2', 'x3']);
       // begin, three inserts, the read and the commit.
       expect(posted).toHaveBeenCalledTimes(1);
@@ -104,11 +101,9 @@ describe('SQLite: writes on the writer thread, reads on the event loop', () => {
 
   it('never commits behind a failed statement: a failed last read fails the commit it travels with', async () => {
     const db = database.db as SqliteKysely;
-    const failed = await db.pipelinedTransaction(async (trx) => {
-      await trx.insertInto('service_settings').values({ key: 'kept?', value: 'no' }).execute();
-      // Fails on the writer (no such function), after the insert went through.
-      return sql<{ x: number }>`select no_such_function(1) as x`.compile(trx);
-    }).catch((err: unknown) => err);
+    // Fails on the writer (no such function), after the insert went through.
+    const failed = await db.writeBatch([insert(db, 'kept?', 'no')], sql<{ x: number }>`select no_such_function(1) as x`.compile(db))
+      .catch((err: unknown) => err);
     expect(failed).toBeInstanceOf(SQLite.SqliteError);
     expect(await valueOf('kept?')).toBeUndefined();
 

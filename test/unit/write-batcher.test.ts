@@ -1,8 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/database.js';
-import { createWriteBatcher } from '../../src/store/write-batcher.js';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../src/store/schema.js';
+import { createWriteBatcher, type BatchWrites } from '../../src/store/write-batcher.js';
 
 const logger = { error: () => undefined };
+
+/** A batch that inserts one settings row per item. */
+const inserts = (db: Kysely<DB>, items: readonly string[]): BatchWrites => ({
+  statements: items.map((key) => db.insertInto('service_settings').values({ key, value: 'v' }).compile()),
+});
 
 describe('createWriteBatcher (group commit)', () => {
   let database: Database;
@@ -18,10 +25,9 @@ describe('createWriteBatcher (group commit)', () => {
 
   it('commits writes started together in one transaction and settles each after the commit', async () => {
     const batches: string[][] = [];
-    const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
+    const writer = createWriteBatcher<string>(database.db, { write: (db, items) => {
       batches.push([...items]);
-      for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-      return undefined;
+      return inserts(db, items);
     } });
     await Promise.all(['k1', 'k2', 'k3'].map((k) => writer.write(k)));
     expect(batches).toEqual([['k1', 'k2', 'k3']]);
@@ -33,9 +39,8 @@ describe('createWriteBatcher (group commit)', () => {
   });
 
   it('gives each write of a failed batch its own outcome: one duplicate does not fail the others', async () => {
-    const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
-      for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-      return undefined;
+    const writer = createWriteBatcher<string>(database.db, { write: (db, items) => {
+      return inserts(db, items);
     } });
     await writer.write('k1');
     const outcomes = await Promise.allSettled(['k2', 'k1', 'k3'].map((k) => writer.write(k)));
@@ -46,7 +51,7 @@ describe('createWriteBatcher (group commit)', () => {
 
   it('fails the whole batch at once, without retries, when storage is unavailable', async () => {
     let calls = 0;
-    const writer = createWriteBatcher<string>(database.db, { write: async () => {
+    const writer = createWriteBatcher<string>(database.db, { write: () => {
       calls++;
       throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     } });
@@ -61,10 +66,9 @@ describe('createWriteBatcher (group commit)', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'performance'] });
     try {
       const starts: number[] = [];
-      const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
+      const writer = createWriteBatcher<string>(database.db, { write: (db, items) => {
         starts.push(performance.now());
-        for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-        return undefined;
+        return inserts(db, items);
       } }, { minIntervalMs: 500 });
       const t0 = performance.now();
       const k1 = writer.write('k1');
@@ -103,10 +107,9 @@ describe('createWriteBatcher (group commit)', () => {
     try {
       const starts: number[] = [];
       const writer = createWriteBatcher<string>(database.db, {
-        write: async (trx, items) => {
+        write: (db, items) => {
           starts.push(performance.now());
-          for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-          return undefined;
+          return inserts(db, items);
         },
       }, { minIntervalMs: 500, spaceFromRate: 1000 });
       const t0 = performance.now();
@@ -146,10 +149,9 @@ describe('createWriteBatcher (group commit)', () => {
 
   it('keeps writes that arrive while a batch commits for the next one, in order', async () => {
     const batches: string[][] = [];
-    const writer = createWriteBatcher<string>(database.db, { write: async (trx, items) => {
+    const writer = createWriteBatcher<string>(database.db, { write: (db, items) => {
       batches.push([...items]);
-      for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
-      return undefined;
+      return inserts(db, items);
     } }, { maxBatch: 2 });
     await Promise.all(['k1', 'k2', 'k3', 'k4', 'k5'].map((k) => writer.write(k)));
     expect(batches).toEqual([['k1', 'k2'], ['k3', 'k4'], ['k5']]);
@@ -165,14 +167,16 @@ describe('createWriteBatcher (group commit)', () => {
         // Outside the transaction: the last commit is what it sees.
         return (await database.db.selectFrom('service_settings').select('key').execute()).length;
       },
-      async write(trx, items, before) {
+      write(db, items, before) {
         log.push(`write ${items.join(',')} after ${before}`);
-        for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
         const keys = [...items];
         return {
-          query: trx.selectFrom('service_settings').select('key').where('key', 'in', keys).orderBy('key').compile(),
-          committed(rows) {
-            log.push(`committed ${(rows as { key: string }[]).map((r) => r.key).join(',')}`);
+          ...inserts(db, items),
+          lastRead: {
+            query: db.selectFrom('service_settings').select('key').where('key', 'in', keys).orderBy('key').compile(),
+            committed(rows: readonly { key: string }[]) {
+              log.push(`committed ${rows.map((r) => r.key).join(',')}`);
+            },
           },
         };
       },
@@ -191,13 +195,15 @@ describe('createWriteBatcher (group commit)', () => {
   it('never retries committed writes: a failure after the commit fails them as they are', async () => {
     let attempts = 0;
     const writer = createWriteBatcher<string>(database.db, {
-      async write(trx, items) {
+      write(db, items) {
         attempts++;
-        for (const key of items) await trx.insertInto('service_settings').values({ key, value: 'v' }).execute();
         return {
-          query: trx.selectFrom('service_settings').select('key').compile(),
-          committed() {
-            throw new Error('after the commit');
+          ...inserts(db, items),
+          lastRead: {
+            query: db.selectFrom('service_settings').select('key').compile(),
+            committed() {
+              throw new Error('after the commit');
+            },
           },
         };
       },

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
@@ -42,7 +42,12 @@ const insertAuditQuery = prepared((db, p: { id: string; event: string; actorId: 
 
 /** Written inside the caller's transaction, so the record exists exactly when the change does. */
 export async function recordAudit(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): Promise<void> {
-  await insertAuditQuery(db, {
+  await db.executeQuery(auditStatement(db, entry));
+}
+
+/** The statement that records `entry`, for a transaction run as statements (a group commit). */
+export function auditStatement(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): CompiledQuery {
+  return insertAuditQuery.compile(db, {
     id: uuidv7(),
     event: entry.event,
     actorId: entry.actorId,

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
@@ -6,19 +6,19 @@ import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
-import { recordAudit } from '../audit/audit.store.js';
+import { auditStatement } from '../audit/audit.store.js';
 import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { searchText } from '../search/search-text.js';
-import { insertSearchEntry } from '../search/search.store.js';
+import { searchEntryStatement } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
-import { findByClientMsgId, findMessageInRoom, insertMessage, pageMessages } from './messages.store.js';
-import { findLastSeq, numberMessages, pageAfterSeq } from './seq.store.js';
+import { findByClientMsgId, findMessageInRoom, insertMessageStatement, pageMessages } from './messages.store.js';
+import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
 
@@ -74,12 +74,18 @@ export interface MessagesService {
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
 }
 
+/** The outbox's part of a group commit: its statements, and what to do once they are committed. */
+export interface OutboxWrites {
+  statements: readonly CompiledQuery[];
+  committed(): void;
+}
+
 /**
  * What else a send's transaction writes (the webhook outbox): committed or rolled back with the
- * messages. `prepare` reads what it needs before the transaction and returns the write step.
+ * messages. `prepare` reads what it needs before the transaction and returns its statements.
  */
 export interface MessageOutbox {
-  prepare(messages: readonly Message[]): Promise<(trx: Transaction<DB>) => Promise<void>>;
+  prepare(messages: readonly Message[]): Promise<OutboxWrites | null>;
 }
 
 const sendInput = compile(SendMessageInput);
@@ -108,18 +114,30 @@ export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; 
   // index is written in the same transaction: a message is searchable once its send is
   // acknowledged. Nothing in the transaction waits for a read: on SQLite the whole batch is one
   // round trip to the writer thread (write-batcher.ts).
-  const writes = createWriteBatcher<Message, (trx: Transaction<DB>) => Promise<void>>(db, {
-    prepare: async (messages) => (outbox ? outbox.prepare(messages) : async () => undefined),
-    async write(trx, messages, writeOutbox) {
+  const writes = createWriteBatcher<Message, OutboxWrites | null>(db, {
+    prepare: (messages) => (outbox ? outbox.prepare(messages) : Promise.resolve(null)),
+    write(db, messages, outboxWrites) {
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
-      const { fromEnd, lastRead } = await numberMessages(trx, dialect, messages);
+      const numbering = numberMessages(db, dialect, messages);
+      const statements = numbering.statements;
       for (const [i, message] of messages.entries()) {
-        await insertMessage(trx, message, fromEnd[i]!);
-        await insertSearchEntry(trx, message.id, searchText(message.body));
-        await recordAudit(trx, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } });
+        statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!));
+        const searchEntry = searchEntryStatement(db, message.id, searchText(message.body));
+        if (searchEntry !== null) statements.push(searchEntry);
+        statements.push(auditStatement(db, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
       }
-      await writeOutbox?.(trx);
-      return lastRead;
+      if (outboxWrites) statements.push(...outboxWrites.statements);
+      const { query, committed } = numbering.lastRead;
+      return {
+        statements,
+        lastRead: {
+          query,
+          committed(rows: readonly RoomCounter[]) {
+            committed(rows);
+            outboxWrites?.committed();
+          },
+        },
+      };
     },
   }, { minIntervalMs: COMMIT_SPACING_MS, spaceFromRate: SPACED_FROM_RATE });
 

@@ -1,4 +1,4 @@
-import type { Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { CompiledQuery, Insertable, Kysely, Selectable, Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
@@ -44,9 +44,9 @@ const olderPageQuery = prepared((db, p: { roomId: string; before: string; rows: 
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('id', '<', p.before).orderBy('id', 'desc').limit(p.rows),
 );
 
-/** Inside the transaction that bumped the room's counter (numberMessages): `seqFromEnd` is the message's `fromEnd`. */
-export async function insertMessage(db: Db, m: Message, seqFromEnd: number): Promise<void> {
-  await insertMessageQuery(db, {
+/** For the transaction that bumps the room's counter (numberMessages): `seqFromEnd` is the message's `fromEnd`. */
+export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): CompiledQuery {
+  return insertMessageQuery.compile(db, {
     id: m.id,
     room_id: m.roomId,
     sender_id: m.senderId,

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../store/database-handle.js';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
@@ -32,12 +32,20 @@ const afterSeqPageQuery = prepared((db, p: { roomId: string; afterSeq: number; u
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('seq', '>', p.afterSeq).where('seq', '<=', p.upTo).orderBy('seq').limit(p.rows),
 );
 
+/** A room's counter as the batch's last read gives it back. */
+export interface RoomCounter {
+  id: string;
+  last_seq: number;
+}
+
 /** How one transaction numbers its messages (`numberMessages`). */
 export interface Numbering {
+  /** The counters' updates, to run first in the transaction. */
+  statements: CompiledQuery[];
   /** Per message, in the order given: how far below its room's new `last_seq` its number is. */
   fromEnd: number[];
   /** The read that gives the numbers back after the writes (the batch's last read), and applies them. */
-  lastRead: LastRead<{ id: string; last_seq: number }>;
+  lastRead: LastRead<RoomCounter>;
 }
 
 /**
@@ -46,19 +54,20 @@ export interface Numbering {
  * rooms lock them in the same order, so they cannot deadlock. Each message's insert then takes
  * `last_seq - fromEnd[i]` (insertMessage); `lastRead` sets `seq` on the messages once committed.
  */
-export async function numberMessages(trx: Transaction<DB>, dialect: Dialect, messages: readonly Message[]): Promise<Numbering> {
+export function numberMessages(db: Db, dialect: Dialect, messages: readonly Message[]): Numbering {
   const counts = new Map<string, number>();
   for (const message of messages) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
   const roomIds = [...counts.keys()].sort();
-  for (const roomId of roomIds) await bumpLastSeqQuery(trx, { roomId, count: counts.get(roomId)! });
+  const statements = roomIds.map((roomId) => bumpLastSeqQuery.compile(db, { roomId, count: counts.get(roomId)! }));
   const left = new Map(counts);
   const fromEnd = messages.map((message) => {
     const after = left.get(message.roomId)! - 1;
     left.set(message.roomId, after);
     return after;
   });
-  const query = dialect === 'sqlite' ? lastSeqsOnSqlite.compile(trx, { rooms: JSON.stringify(roomIds) }) : lastSeqsOnPostgres.compile(trx, { rooms: roomIds });
+  const query = dialect === 'sqlite' ? lastSeqsOnSqlite.compile(db, { rooms: JSON.stringify(roomIds) }) : lastSeqsOnPostgres.compile(db, { rooms: roomIds });
   return {
+    statements,
     fromEnd,
     lastRead: {
       query,

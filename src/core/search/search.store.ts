@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
 import type { Dialect } from '../../store/database.js';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
@@ -15,12 +15,11 @@ const insertEntryQuery = prepared((db, p: { messageId: string; words: string }) 
 );
 
 /**
- * Indexes a message, inside the transaction that inserts it. `words` is searchText(body); a
- * message without words gets no entry (nothing could find it).
+ * Indexes a message, in the transaction that inserts it. `words` is searchText(body); a message
+ * without words gets no entry (nothing could find it): null.
  */
-export async function insertSearchEntry(db: Db, messageId: string, words: string): Promise<void> {
-  if (words === '') return;
-  await insertEntryQuery(db, { messageId, words });
+export function searchEntryStatement(db: Db, messageId: string, words: string): CompiledQuery | null {
+  return words === '' ? null : insertEntryQuery.compile(db, { messageId, words });
 }
 
 /** Which rooms a search covers. */

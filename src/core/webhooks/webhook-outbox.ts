@@ -1,11 +1,12 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import type { Message } from '../messages/message.js';
+import type { OutboxWrites } from '../messages/messages.service.js';
 import type { PresenceReader } from '../presence.js';
-import { endpointsInRooms, insertDeliveries, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
+import { endpointsInRooms, insertDeliveriesStatement, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
 
 /**
  * The webhook outbox, written in the transaction of the messages it carries (the group commit of
@@ -16,8 +17,8 @@ import { endpointsInRooms, insertDeliveries, type NewDelivery, type OutboxCandid
  * commit, which finds nothing.
  */
 export interface WebhookOutbox {
-  /** The deliveries of these messages, and the step that writes them in the messages' transaction. */
-  prepare(messages: readonly Message[]): Promise<(trx: Transaction<DB>) => Promise<void>>;
+  /** The deliveries of these messages, as statements for the messages' transaction; null: none. */
+  prepare(messages: readonly Message[]): Promise<OutboxWrites | null>;
   /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
   takeRecorded(): boolean;
 }
@@ -25,7 +26,6 @@ export interface WebhookOutbox {
 export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; presence: PresenceReader }): WebhookOutbox {
   const { db, dialect, presence } = deps;
   let recorded = false;
-  const writeNothing = (): Promise<void> => Promise.resolve();
 
   /**
    * `offline` endpoints are decided here, at commit: the agents with a live WebSocket anywhere now
@@ -41,7 +41,7 @@ export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; pr
   return {
     async prepare(messages) {
       const candidates = await endpointsInRooms(db, dialect, [...new Set(messages.map((m) => m.roomId))]);
-      if (candidates.length === 0) return writeNothing;
+      if (candidates.length === 0) return null;
       const online = await onlineOf(candidates);
       const createdAt = nowIso();
       const deliveries: NewDelivery[] = [];
@@ -55,10 +55,12 @@ export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; pr
           deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: 'message.created', createdAt });
         }
       }
-      if (deliveries.length === 0) return writeNothing;
-      return async (trx) => {
-        await insertDeliveries(trx, deliveries);
-        recorded = true;
+      if (deliveries.length === 0) return null;
+      return {
+        statements: [insertDeliveriesStatement(db, deliveries)],
+        committed() {
+          recorded = true;
+        },
       };
     },
     takeRecorded() {

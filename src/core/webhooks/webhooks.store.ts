@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { Dialect } from '../../store/database-handle.js';
 import type { DB, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../store/schema.js';
@@ -152,9 +152,9 @@ export interface NewDelivery {
   createdAt: string;
 }
 
-export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[]): Promise<void> {
-  if (deliveries.length === 0) return;
-  await db.insertInto('webhook_deliveries').values(deliveries.map((d) => ({
+/** The statement that inserts `deliveries` (at least one), for the group commit of their messages. */
+export function insertDeliveriesStatement(db: Db, deliveries: readonly NewDelivery[]): CompiledQuery {
+  return db.insertInto('webhook_deliveries').values(deliveries.map((d) => ({
     id: d.id,
     endpoint_id: d.endpointId,
     message_id: d.messageId,
@@ -164,7 +164,7 @@ export async function insertDeliveries(db: Db, deliveries: readonly NewDelivery[
     error: null,
     created_at: d.createdAt,
     delivered_at: null,
-  }))).execute();
+  }))).compile();
 }
 
 /** A claimed delivery with what its attempt needs. */
@@ -181,6 +181,9 @@ export interface ClaimedDelivery {
   message: Message;
 }
 
+const anyDueQuery = prepared((db, p: { now: string }) =>
+  db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', p.now).limit(1));
+
 /**
  * Claims up to `limit` due deliveries by moving their next attempt to `leaseUntil`: until then no
  * other claim (this node's or another's) sees them. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets
@@ -188,6 +191,10 @@ export interface ClaimedDelivery {
  * has one writer at a time.
  */
 export async function claimDue(db: Kysely<DB>, dialect: Dialect, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+  // Looked for first without a transaction (on SQLite a read on the read connection): a claim
+  // transaction takes the write lock, and every group commit of messages would wait behind it,
+  // once a second, even when nothing is due (the usual case).
+  if ((await anyDueQuery(db, { now })).rows.length === 0) return [];
   return db.transaction().execute(async (trx) => {
     let due = trx.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit);
     if (dialect === 'postgres') due = due.forUpdate().skipLocked();

@@ -1,0 +1,96 @@
+#!/usr/bin/env node
+/**
+ * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist]`
+ *
+ * Scenario 1's load (10 rooms of 10, every member sending in turn) at one steady rate for a long
+ * time, reporting the ack latency bucket by bucket (by scheduled send time): where a rate search
+ * sees only a p99 per step, this shows when the slow acks happen (periodic stalls, warm-up, a
+ * backlog), so that their cause can be looked for at those moments. The server's pid is printed for
+ * `perf`/`strace` meanwhile.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pinSelf } from './lib/processes.js';
+import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
+import { baselineClients, serviceClients } from './scenarios/rooms.js';
+
+const arg = (name, fallback) => {
+  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return found === undefined ? fallback : found.slice(name.length + 3);
+};
+const rate = Number(arg('rate', 6500));
+const seconds = Number(arg('seconds', 20));
+const bucketMs = Number(arg('bucket-ms', 100));
+const target = arg('target', 'service');
+const dist = arg('dist', 'dist');
+const nodeArgs = (arg('node-args', '') || '').split(',').filter(Boolean);
+const extraEnv = Object.fromEntries((arg('env', '') || '').split(',').filter(Boolean).map((kv) => kv.split('=')));
+
+pinSelf();
+const tmp = mkdtempSync(join(tmpdir(), 'ams-timeline-'));
+const jwtSecret = newJwtSecret();
+const mint = jwtMinter(jwtSecret);
+let proc;
+let set;
+try {
+  if (target === 'service') {
+    const service = await startService({ name: 'service', databaseUrl: `sqlite:${join(tmp, 's.sqlite')}`, jwtSecret, env: extraEnv, nodeArgs, dist });
+    proc = service.proc;
+    set = await serviceClients(service, { rooms: 10, roomSize: 10, mint });
+  } else {
+    const script = target === 'r3' ? 'bench/baselines/persisted-relay.js' : 'bench/baselines/relay.js';
+    const r = await startBaseline({ name: target, script, nodeArgs, env: { BASELINE_MODE: 'r1', BASELINE_DB: join(tmp, 'r.sqlite') } });
+    proc = r.proc;
+    set = await baselineClients(r.url, { rooms: 10, roomSize: 10, mint });
+  }
+  console.log(`server pid ${proc.pid}`);
+  const { clients, roomOf } = set;
+  const n = Math.round(rate * seconds);
+  const interval = 1000 / rate;
+  const buckets = Math.ceil((seconds * 1000) / bucketMs);
+  const worst = new Float64Array(buckets);
+  const count = new Uint32Array(buckets);
+  const over50 = new Uint32Array(buckets);
+  let acked = 0;
+  const t0 = performance.now() + 5;
+  await new Promise((resolve) => {
+    let i = 0;
+    const tick = () => {
+      const now = performance.now();
+      while (i < n && t0 + i * interval <= now) {
+        const sched = t0 + i * interval;
+        const c = i % clients.length;
+        const b = Math.floor((sched - t0) / bucketMs);
+        clients[c].emitWithAck('message:send', { roomId: roomOf[c], body: `~q${i}~ timeline` }, () => {
+          const ms = performance.now() - sched;
+          if (ms > worst[b]) worst[b] = ms;
+          if (ms > 50) over50[b]++;
+          count[b]++;
+          if (++acked === n) resolve();
+        });
+        i++;
+      }
+      if (i < n) setTimeout(tick, 1);
+    };
+    tick();
+    setTimeout(resolve, seconds * 1000 + 10_000);
+  });
+  const cpu = proc.cpu?.();
+  console.log(`acked ${acked}/${n}; server cpu ${cpu}`);
+  const line = [];
+  for (let b = 0; b < buckets; b++) {
+    line.push(`${((b * bucketMs) / 1000).toFixed(1)}s max ${worst[b].toFixed(0)} ms${over50[b] ? ` (${over50[b]} > 50)` : ''}`);
+  }
+  // Only the interesting buckets, and a summary.
+  const slow = line.filter((_, b) => worst[b] > 20);
+  console.log(slow.join('\n'));
+  let allOver = 0;
+  for (const v of over50) allOver += v;
+  console.log(`buckets with max > 20 ms: ${slow.length}/${buckets}; acks over 50 ms: ${allOver} (${((allOver / n) * 100).toFixed(2)} %)`);
+} finally {
+  for (const c of set?.clients ?? []) c.close?.();
+  await proc?.stop();
+  rmSync(tmp, { recursive: true, force: true });
+}
+process.exit(0);
