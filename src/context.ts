@@ -121,7 +121,6 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     publish(event) {
       if (event.type === 'token.revoked') return bus.publish('token.revoked', { tokenId: event.tokenId, sessionsEnded: event.sessionsEnded });
       if (event.type === 'agent.disabled' || event.type === 'agent.enabled') return bus.publish('agent.changed', { agentId: event.agentId });
-      return Promise.resolve();
     },
   });
   // Held inbox requests wake for messages committed here, and (through the bus) on other nodes.
@@ -146,7 +145,6 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   events.attach({
     publish(event) {
       if (event.type === 'message.created' && webhookOutbox.takeRecorded()) webhookWorker.kick();
-      return Promise.resolve();
     },
   });
 

@@ -16,19 +16,30 @@ export type DomainEvent =
   | { type: 'agent.enabled'; agentId: string };
 
 export interface EventPublisher {
-  publish(event: DomainEvent): Promise<void>;
+  /**
+   * A publisher whose work is done when it returns returns nothing; one that must wait (the cluster
+   * bus) returns a promise, and whoever published waits for it.
+   */
+  publish(event: DomainEvent): void | Promise<void>;
 }
 
 /** For the CLI and for tests that do not care about fan-out. */
-export const nullPublisher: EventPublisher = { publish: () => Promise.resolve() };
+export const nullPublisher: EventPublisher = { publish: () => undefined };
 
-/** Lets the composition root wire publishers that exist only after the HTTP server does. */
+/**
+ * Lets the composition root wire publishers that exist only after the HTTP server does. Targets
+ * run one after the other, in the order attached; a promise is made only when one returns one
+ * (every message sent is published: most targets are synchronous).
+ */
 export class PublisherRelay implements EventPublisher {
   private targets: EventPublisher[] = [];
   attach(target: EventPublisher): void {
     this.targets.push(target);
   }
-  async publish(event: DomainEvent): Promise<void> {
-    for (const target of this.targets) await target.publish(event);
+  publish(event: DomainEvent, from = 0): void | Promise<void> {
+    for (let i = from; i < this.targets.length; i++) {
+      const pending = this.targets[i]!.publish(event);
+      if (pending !== undefined) return pending.then(() => this.publish(event, i + 1));
+    }
   }
 }

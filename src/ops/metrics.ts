@@ -51,7 +51,6 @@ export function createMetrics(): Metrics {
     publisher: {
       publish(event: DomainEvent) {
         if (event.type === 'message.created') messages.inc({ room: event.message.roomId });
-        return Promise.resolve();
       },
     },
   };

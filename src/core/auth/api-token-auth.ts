@@ -143,7 +143,6 @@ export function createApiTokenAuth(deps: { db: Kysely<DB>; sessions: SessionsSer
       publish(event) {
         // Whatever the policy says of the token's sessions, the token itself no longer authenticates.
         if (event.type === 'token.revoked') markRevoked(event.tokenId);
-        return Promise.resolve();
       },
     },
   };

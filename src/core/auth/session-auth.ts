@@ -133,7 +133,6 @@ export function createSessionAuth(deps: { db: Kysely<DB>; authz: Authz; jwt: Jwt
       publish(event) {
         if (event.type === 'token.revoked' && event.sessionsEnded) markRevoked(event.tokenId);
         else if (event.type === 'agent.disabled' || event.type === 'agent.enabled') agentChanged(event.agentId);
-        return Promise.resolve();
       },
     },
   };

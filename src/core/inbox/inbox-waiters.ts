@@ -111,7 +111,6 @@ export function inboxWakePublisher(waker: InboxWaker): EventPublisher {
   return {
     publish(event) {
       if (event.type === 'message.created') waker.wake(event.message.roomId, event.message.senderId);
-      return Promise.resolve();
     },
   };
 }
@@ -134,12 +133,11 @@ export function crossNodeWakePublisher(bus: Pick<ClusterBus, 'notify'>): EventPu
   };
   return {
     publish(event) {
-      if (event.type !== 'message.created') return Promise.resolve();
+      if (event.type !== 'message.created') return;
       const { roomId, senderId } = event.message;
       if (batch.size === 0) setImmediate(flush);
       batch.set(`${roomId} ${senderId}`, { roomId, senderId });
       if (batch.size >= WAKES_PER_NOTIFICATION) flush();
-      return Promise.resolve();
     },
   };
 }

@@ -168,13 +168,14 @@ export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; 
       return { message: original, created: false };
     };
 
-    const earlier = await repeat();
+    const earlier = message.clientMsgId === undefined ? null : await repeat();
     if (earlier) return { committed: Promise.resolve(earlier) };
     // Queued now, synchronously: the order of submits is the order in the batch (and of seq).
     const committed = writes.write(message).then(
-      async (): Promise<SendResult> => {
-        await events.publish({ type: 'message.created', message });
-        return { message, created: true };
+      (): SendResult | Promise<SendResult> => {
+        const sent: SendResult = { message, created: true };
+        const published = events.publish({ type: 'message.created', message });
+        return published === undefined ? sent : published.then(() => sent);
       },
       async (err: unknown): Promise<SendResult> => {
         // Two concurrent sends with one clientMsgId: the loser returns the winner's message.

@@ -132,7 +132,13 @@ const candidatesQuery = (roomsIn: (rooms: unknown) => RawBuilder<boolean>) =>
 const candidatesOnSqlite = candidatesQuery((rooms) => sql<boolean>`m.room_id in (select value from json_each(${rooms}))`);
 const candidatesOnPostgres = candidatesQuery((rooms) => sql<boolean>`m.room_id = any(${rooms}::uuid[])`);
 
+const anyActiveEndpointQuery = prepared((db, _p: Record<string, never>) =>
+  db.selectFrom('webhook_endpoints').select('id').where('disabled_at', 'is', null).limit(1));
+
 export async function endpointsInRooms(db: Db, dialect: Dialect, roomIds: readonly string[]): Promise<OutboxCandidate[]> {
+  // Most deployments have no active endpoint at all: one probe then, instead of one per member of
+  // the batch's rooms (the query below), on every group commit.
+  if ((await anyActiveEndpointQuery(db, {})).rows.length === 0) return [];
   const { rows } = dialect === 'sqlite' ? await candidatesOnSqlite(db, { rooms: JSON.stringify(roomIds) }) : await candidatesOnPostgres(db, { rooms: roomIds });
   return rows.map((r) => ({
     endpointId: r.id,

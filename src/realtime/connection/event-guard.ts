@@ -57,8 +57,12 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
   const maxInFlight = config.maxEventsInFlight;
   const resumeBelow = Math.max(1, Math.floor((maxInFlight * 3) / 4));
   let admitting = 0; // in the rate limiter, not yet queued
+  let dispatching = 0; // admitted in this read, not yet handed to their handlers
+  const dispatched = (): void => {
+    dispatching = 0;
+  };
   let paused: RawWebSocket | undefined;
-  const inFlight = (): number => admitting + queue.pending;
+  const inFlight = (): number => admitting + dispatching + queue.pending;
   inFlightReaders.set(socket, inFlight);
   const resumeIfDrained = (): void => {
     if (paused === undefined || inFlight() >= resumeBelow) return;
@@ -81,43 +85,41 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
       paused = webSocketOf(socket);
       paused?.pause();
     }
-    const [event, ...args] = packet as unknown[];
-    const { payload, ack } = splitArgs(args);
-    const requestId = requestIdOf(payload);
-    const name = typeof event === 'string' ? event.slice(0, 64) : String(event);
-    // A refused event may have been the last in flight of a paused connection.
+    const event = packet[0] as unknown;
+    // A refusal's answer; what it needs is read from the packet only then (most events pass).
     const answer = (err: AppError): void => {
-      reply(socket, toWsError(err, logger, name), ack, requestId);
+      const { payload, ack } = splitArgs(packet.slice(1));
+      const name = typeof event === 'string' ? event.slice(0, 64) : String(event);
+      const wsError = toWsError(err, logger, name);
+      if (err.code === 'RATE_LIMITED') {
+        metrics.rateLimitExceeded.inc({ transport: 'ws' });
+        refuse(socket, wsError, ack, requestIdOf(payload));
+      } else {
+        reply(socket, wsError, ack, requestIdOf(payload));
+      }
+      // A refused event may have been the last in flight of a paused connection.
       resumeIfDrained();
-    };
-    const limited = (message: string): void => {
-      resumeIfDrained();
-      metrics.rateLimitExceeded.inc({ transport: 'ws' });
-      refuse(socket, toWsError(new AppError('RATE_LIMITED', message), logger, name), ack, requestId);
     };
 
     if (abuse.hit()) {
       logger.warn({ agentId }, 'websocket disconnected for sustained event abuse');
-      limited(`Disconnected: more than ${config.abuseEventsPerSecond} events per second for more than ${config.abuseSeconds} seconds`);
+      answer(new AppError('RATE_LIMITED', `Disconnected: more than ${config.abuseEventsPerSecond} events per second for more than ${config.abuseSeconds} seconds`));
       socket.disconnect(true);
       return;
     }
     if (deps.isClosing()) return answer(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));
 
-    if (inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return limited('Too many events waiting on this connection');
-    if (!ownBudget.take()) return limited(tooMany);
-    const proceed = (): void => {
-      if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
-        return answer(new AppError('VALIDATION_ERROR', `Unknown event "${name}"; known events: ${CLIENT_EVENTS.join(', ')}`));
-      }
-      next();
-    };
+    if (inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return answer(new AppError('RATE_LIMITED', 'Too many events waiting on this connection'));
+    if (!ownBudget.take()) return answer(new AppError('RATE_LIMITED', tooMany));
+    if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
+      return answer(new AppError('VALIDATION_ERROR', `Unknown event "${typeof event === 'string' ? event.slice(0, 64) : String(event)}"; known events: ${CLIENT_EVENTS.join(', ')}`));
+    }
     if (!agentBudgetMayBind()) {
       // Socket.IO hands the event to its handler on the next tick; it counts as in flight until
-      // then, or a whole read of frames would pass here before the bound saw any of them.
-      admitting++;
-      proceed();
-      process.nextTick(() => admitting--);
+      // then, or a whole read of frames would pass here before the bound saw any of them. The
+      // frames of one read all pass here before any of those ticks: one reset per read.
+      if (dispatching++ === 0) process.nextTick(dispatched);
+      next();
       return;
     }
     admitting++;
@@ -125,13 +127,13 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
       admitting--;
       if (!socket.connected) return;
       if (!admission.admitted) {
-        if (admission.reason === 'limited') return limited(tooMany);
+        if (admission.reason === 'limited') return answer(new AppError('RATE_LIMITED', tooMany));
         // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
         const { error } = admission;
         logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
         return answer(new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
       }
-      proceed();
+      next();
     });
   });
 }

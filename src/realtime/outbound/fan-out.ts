@@ -39,12 +39,16 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'agent.enabled': () => undefined,
   };
 
+  const failed = (event: DomainEvent, err: unknown): void => {
+    logger.warn({ event: event.type, err: { message: err instanceof Error ? err.message : String(err) } }, 'realtime fan-out failed');
+  };
   return {
-    async publish(event) {
+    publish(event) {
       try {
-        await (reactions[event.type] as (e: DomainEvent) => void | Promise<void>)(event);
+        const pending = (reactions[event.type] as (e: DomainEvent) => void | Promise<void>)(event);
+        if (pending !== undefined) return pending.catch((err: unknown) => failed(event, err));
       } catch (err) {
-        logger.warn({ event: event.type, err: { message: err instanceof Error ? err.message : String(err) } }, 'realtime fan-out failed');
+        failed(event, err);
       }
     },
   };
