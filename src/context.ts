@@ -121,6 +121,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     publish(event) {
       if (event.type === 'token.revoked') return bus.publish('token.revoked', { tokenId: event.tokenId, sessionsEnded: event.sessionsEnded });
       if (event.type === 'agent.disabled' || event.type === 'agent.enabled') return bus.publish('agent.changed', { agentId: event.agentId });
+      if (event.type === 'webhook.created') return bus.publish('webhook.created', { agentId: event.agentId });
     },
   });
   // Held inbox requests wake for messages committed here, and (through the bus) on other nodes.
@@ -133,7 +134,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
   // presence at commit. The worker is woken after a commit that recorded deliveries here.
-  const webhookOutbox = createWebhookOutbox({ db, dialect: database.dialect, presence });
+  const webhookOutbox = createWebhookOutbox({ db, dialect: database.dialect, presence, bus });
   const webhookWorker = createDeliveryWorker({
     db,
     dialect: database.dialect,
@@ -172,7 +173,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     social: createSocialService({ db, dialect: database.dialect, authz }),
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,
-    webhooks: createWebhooksService({ db, authz, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
+    webhooks: createWebhooksService({ db, authz, events, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
     webhookWorker,
     async close() {
       inboxWaiters.close();

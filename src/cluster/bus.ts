@@ -31,6 +31,8 @@ export const BUS_TOPICS = {
   'token.revoked': Type.Object({ tokenId: Id, sessionsEnded: Type.Optional(Type.Boolean()) }),
   /** An agent was disabled or enabled: every node forgets its cached state of the agent. */
   'agent.changed': Type.Object({ agentId: Id }),
+  /** A webhook endpoint was registered: every node's outbox stops trusting "no endpoint" (webhook-outbox.ts). */
+  'webhook.created': Type.Object({ agentId: Id }),
   /**
    * Messages committed on the sending node (batched per turn of its event loop): every other node
    * wakes its held inbox requests of those rooms. Sent with `notify` (no acknowledgement).

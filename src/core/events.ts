@@ -13,7 +13,9 @@ export type DomainEvent =
   | { type: 'token.revoked'; tokenId: string; agentId: string; sessionsEnded: boolean }
   /** The agent's sessions end, live sockets included, on every node (PHASE2.md section 7). */
   | { type: 'agent.disabled'; agentId: string }
-  | { type: 'agent.enabled'; agentId: string };
+  | { type: 'agent.enabled'; agentId: string }
+  /** A webhook endpoint was registered: every node's outbox looks for endpoints again. */
+  | { type: 'webhook.created'; agentId: string };
 
 export interface EventPublisher {
   /**

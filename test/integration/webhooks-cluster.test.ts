@@ -35,6 +35,18 @@ describe.runIf(available)(`webhooks across two nodes (${TEST_DIALECT})`, () => {
     await receiver?.close();
   });
 
+  it('an endpoint registered on one node gets the next message committed on the other, which had found none before', async () => {
+    // B commits with no endpoint anywhere (its outbox remembers "none"), then A registers one.
+    await sendMessage(onB, admin, roomId, 'before any endpoint');
+    const hook = (await onA.post(`/api/v1/agents/${owner.id}/webhooks`, { url: receiver.url, mode: 'always' }, { jwt: owner.jwt })).body as { id: string };
+    const after = await sendMessage(onB, admin, roomId, 'right after the registration');
+    await waitUntil('the delivery', () => receiver.received.length >= 1);
+    await sleep(1_500);
+    expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([after.id]);
+    await onA.delete(`/api/v1/agents/${owner.id}/webhooks/${hook.id}`, { jwt: owner.jwt });
+    receiver.received.length = 0;
+  });
+
   it('every message is delivered exactly once, whichever node committed it and however slowly the receiver answers', async () => {
     const hook = (await onA.post(`/api/v1/agents/${owner.id}/webhooks`, { url: receiver.url, mode: 'always' }, { jwt: owner.jwt })).body as { id: string };
     // Slow answers keep attempts in flight while both nodes poll for due deliveries.

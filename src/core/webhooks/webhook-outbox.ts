@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ClusterBus } from '../../cluster/bus.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
@@ -6,15 +7,21 @@ import { nowIso } from '../../store/values.js';
 import type { Message } from '../messages/message.js';
 import type { OutboxWrites } from '../messages/messages.service.js';
 import type { PresenceReader } from '../presence.js';
-import { endpointsInRooms, insertDeliveriesStatement, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
+import { anyActiveEndpoint, endpointsInRooms, insertDeliveriesStatement, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
 
 /**
  * The webhook outbox, written in the transaction of the messages it carries (the group commit of
  * messages.service.ts): a committed message always has its deliveries, a rolled-back one never.
  * Which endpoints get them is read before that transaction (`prepare`: on SQLite on the read
  * connection, so the group commit makes no extra round trip to the writer thread), and decided
- * again if the batch is retried. Without endpoints it costs one compiled-once query per group
- * commit, which finds nothing.
+ * again if the batch is retried.
+ *
+ * Without an active endpoint anywhere (most deployments) it costs nothing: that is remembered,
+ * instead of asked on every group commit (a read there costs tens of microseconds under writes,
+ * the read connection's cache being reset by each commit), until an endpoint is registered on any
+ * node (the bus topic `webhook.created`, published before the registration answers) or the bus
+ * was down (`onResume`). Endpoints are only ever added by registration; removal and disabling can
+ * only make "none" truer.
  */
 export interface WebhookOutbox {
   /** The deliveries of these messages, as statements for the messages' transaction; null: none. */
@@ -23,9 +30,15 @@ export interface WebhookOutbox {
   takeRecorded(): boolean;
 }
 
-export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; presence: PresenceReader }): WebhookOutbox {
-  const { db, dialect, presence } = deps;
+export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; presence: PresenceReader; bus: ClusterBus }): WebhookOutbox {
+  const { db, dialect, presence, bus } = deps;
   let recorded = false;
+  let noEndpoint = false;
+  const lookAgain = (): void => {
+    noEndpoint = false;
+  };
+  bus.subscribe('webhook.created', lookAgain);
+  bus.onResume(lookAgain);
 
   /**
    * `offline` endpoints are decided here, at commit: the agents with a live WebSocket anywhere now
@@ -40,6 +53,12 @@ export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; pr
 
   return {
     async prepare(messages) {
+      // Only while registrations on other nodes are known to reach this one.
+      if (noEndpoint && bus.live) return null;
+      if (!(await anyActiveEndpoint(db))) {
+        noEndpoint = true;
+        return null;
+      }
       const candidates = await endpointsInRooms(db, dialect, [...new Set(messages.map((m) => m.roomId))]);
       if (candidates.length === 0) return null;
       const online = await onlineOf(candidates);

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, forbidden, notFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
+import type { EventPublisher } from '../events.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -33,8 +34,8 @@ const createInput = compile(CreateWebhookInput);
 /** Standard Webhooks secrets: `whsec_` and base64 of random bytes (24: 192 bits). */
 const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
-export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; allowPrivateTargets: boolean }): WebhooksService {
-  const { db, authz, allowPrivateTargets } = deps;
+export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; events: EventPublisher; allowPrivateTargets: boolean }): WebhooksService {
+  const { db, authz, events, allowPrivateTargets } = deps;
 
   /**
    * The four endpoints: the JWT of that agent or of an admin, in both modes (401 without, 403
@@ -73,6 +74,8 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; allo
         await insertEndpoint(trx, { ...webhook, rooms });
         await recordAudit(trx, { event: 'webhook-created', actorId: caller.agentId, subjectId: webhook.id, detail: { agentId, mode: webhook.mode } });
       });
+      // Before the answer: a message sent after it, on any node, is offered to this endpoint.
+      await events.publish({ type: 'webhook.created', agentId });
       return webhook;
     },
 

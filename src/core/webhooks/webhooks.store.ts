@@ -135,10 +135,12 @@ const candidatesOnPostgres = candidatesQuery((rooms) => sql<boolean>`m.room_id =
 const anyActiveEndpointQuery = prepared((db, _p: Record<string, never>) =>
   db.selectFrom('webhook_endpoints').select('id').where('disabled_at', 'is', null).limit(1));
 
+/** Whether any endpoint is active (its agent may be disabled): the outbox's "none at all" check. */
+export async function anyActiveEndpoint(db: Db): Promise<boolean> {
+  return (await anyActiveEndpointQuery(db, {})).rows.length > 0;
+}
+
 export async function endpointsInRooms(db: Db, dialect: Dialect, roomIds: readonly string[]): Promise<OutboxCandidate[]> {
-  // Most deployments have no active endpoint at all: one probe then, instead of one per member of
-  // the batch's rooms (the query below), on every group commit.
-  if ((await anyActiveEndpointQuery(db, {})).rows.length === 0) return [];
   const { rows } = dialect === 'sqlite' ? await candidatesOnSqlite(db, { rooms: JSON.stringify(roomIds) }) : await candidatesOnPostgres(db, { rooms: roomIds });
   return rows.map((r) => ({
     endpointId: r.id,

@@ -37,6 +37,7 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
       sockets.disconnectSockets(true);
     },
     'agent.enabled': () => undefined,
+    'webhook.created': () => undefined,
   };
 
   const failed = (event: DomainEvent, err: unknown): void => {
