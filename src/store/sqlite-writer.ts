@@ -28,9 +28,10 @@ export interface WriteResult {
   insertId?: bigint;
 }
 
-type Op = 'run' | 'begin' | 'rollback';
+/** `runMany`: one statement run once per parameter list, in order (a group commit's inserts of one kind). */
+type Op = 'run' | 'begin' | 'rollback' | 'runMany';
 
-const OPS: readonly Op[] = ['run', 'begin', 'rollback'];
+const OPS: readonly Op[] = ['run', 'begin', 'rollback', 'runMany'];
 
 /**
  * One request, as a tuple (cheaper to clone than an object): its id, the index of its op in OPS,
@@ -103,7 +104,7 @@ const run = (sql, parameters) => {
   const { changes, lastInsertRowid } = statement.run(parameters);
   return { changes, lastInsertRowid };
 };
-const OPS = ['run', 'begin', 'rollback'];
+const OPS = ['run', 'begin', 'rollback', 'runMany'];
 const execute = ([, opIndex, sql, parameters, , register]) => {
   if (register !== undefined) texts.set(register, sql);
   const op = OPS[opIndex];
@@ -114,6 +115,12 @@ const execute = ([, opIndex, sql, parameters, , register]) => {
   }
   if (op === 'begin') failed = null;
   if (failed !== null) throw failed;
+  if (op === 'runMany') {
+    // Only inside a transaction (a group commit): the lock is held, and one failure fails them all.
+    if (!db.inTransaction) throw new Error('runMany outside a transaction');
+    for (const each of parameters) run(sql, each);
+    return {};
+  }
   // Inside a transaction the lock is held already (BEGIN IMMEDIATE): a busy error is not a lock wait.
   return db.inTransaction ? run(sql, parameters) : waitingForLock(() => run(sql, parameters));
 };
@@ -178,6 +185,8 @@ export interface SqliteWriter {
    * its error surfaces at the next `run`.
    */
   post(sql: string, parameters: readonly unknown[], op?: Op): void;
+  /** `post` of one statement once per parameter list, in one request (inside a transaction only). */
+  postMany(sql: string, parameterLists: readonly (readonly unknown[])[]): void;
   /** False once the thread has stopped (closed or crashed). */
   readonly alive: boolean;
   close(): Promise<void>;
@@ -237,6 +246,15 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
     worker.postMessage(requests);
   };
 
+  const post = (sql: string, parameters: readonly unknown[], op: Op = 'run'): void => {
+    queue.push(request(op, sql, parameters, false));
+    // Normally the commit carries it; this only covers a caller that never runs another statement.
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flush);
+    }
+  };
+
   return {
     get alive() {
       return alive;
@@ -255,13 +273,9 @@ export function startSqliteWriter(path: string, pragmas: readonly string[], lock
         }
       });
     },
-    post(sql, parameters, op = 'run') {
-      queue.push(request(op, sql, parameters, false));
-      // Normally the commit carries it; this only covers a caller that never runs another statement.
-      if (!flushScheduled) {
-        flushScheduled = true;
-        setImmediate(flush);
-      }
+    post,
+    postMany(sql, parameterLists) {
+      post(sql, parameterLists, 'runMany');
     },
     async close() {
       if (!alive) return;

@@ -307,7 +307,15 @@ export class SqliteKysely extends Kysely<DB> {
     await lock.lock();
     try {
       writer.post('begin immediate', [], 'begin');
-      for (const { sql: text, parameters } of statements) writer.post(text, parameters);
+      // Runs of one statement (a batch's inserts of one kind) travel as one request: less to copy.
+      for (let i = 0; i < statements.length;) {
+        const text = statements[i]!.sql;
+        let end = i + 1;
+        while (end < statements.length && statements[end]!.sql === text) end++;
+        if (end - i === 1) writer.post(text, statements[i]!.parameters);
+        else writer.postMany(text, statements.slice(i, end).map((s) => s.parameters));
+        i = end;
+      }
       const read = last === undefined ? undefined : writer.run(last.sql, last.parameters);
       const commit = writer.run('commit', []);
       try {

@@ -119,11 +119,15 @@ export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; 
     write(db, messages, outboxWrites) {
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
       const numbering = numberMessages(db, dialect, messages);
+      // Grouped by kind (the inserts depend on the counters only): a run of one statement goes to
+      // SQLite's writer thread as one request.
       const statements = numbering.statements;
-      for (const [i, message] of messages.entries()) {
-        statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!));
+      messages.forEach((message, i) => statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!)));
+      for (const message of messages) {
         const searchEntry = searchEntryStatement(db, message.id, searchText(message.body));
         if (searchEntry !== null) statements.push(searchEntry);
+      }
+      for (const message of messages) {
         statements.push(auditStatement(db, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
       }
       if (outboxWrites) statements.push(...outboxWrites.statements);
