@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist]`
+ * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist] [--webhooks=10]`
  *
  * Scenario 1's load (10 rooms of 10, every member sending in turn) at one steady rate for a long
  * time, reporting the ack latency bucket by bucket (by scheduled send time): where a rate search
@@ -38,6 +38,13 @@ try {
     const service = await startService({ name: 'service', databaseUrl: `sqlite:${join(tmp, 's.sqlite')}`, jwtSecret, env: extraEnv, nodeArgs, dist });
     proc = service.proc;
     set = await serviceClients(service, { rooms: 10, roomSize: 10, mint });
+    // --webhooks=N: N `offline` endpoints, one per room, for a member (scenario 14's shape).
+    const hooks = Number(arg('webhooks', 0));
+    const owners = [...new Set(set.roomOf)].map((roomId) => set.agentOf.find((a, i) => set.roomOf[i] === roomId && a.role !== 'admin'));
+    for (let i = 0; i < hooks; i++) {
+      const owner = owners[i % owners.length];
+      await service.api.expect(201, 'POST', `/api/v1/agents/${owner.id}/webhooks`, { body: { url: 'http://127.0.0.1:9/hook', mode: 'offline' }, headers: { authorization: `Bearer ${mint(owner.id, owner.role)}` } });
+    }
   } else {
     const script = target === 'r3' ? 'bench/baselines/persisted-relay.js' : 'bench/baselines/relay.js';
     const r = await startBaseline({ name: target, script, nodeArgs, env: { BASELINE_MODE: 'r1', BASELINE_DB: join(tmp, 'r.sqlite') } });
