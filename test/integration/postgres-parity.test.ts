@@ -74,6 +74,7 @@ describe.each(dialects)('storage parity on %s', (dialect) => {
     const stored = await findTokenByPrefix(db, issued.body.prefix);
     expect(stored?.scopes).toEqual(scopes);
     expect(stored?.createdAt).toBe(issued.body.createdAt);
+    expect(stored?.agentDisabled).toBe(false);
 
     const mention = await api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'with mentions', mentions: [admin.id.toUpperCase()] }, { jwt: member.jwt });
     expect(mention.status).toBe(201);

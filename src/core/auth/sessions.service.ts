@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import { forbidden, unauthenticated, unavailable, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { recordAudit } from '../audit/audit.store.js';
-import { agentStatus } from '../agents/agents.store.js';
 import { generateApiToken, looksLikeApiToken, parseApiToken } from './api-token.js';
 import type { JwtCodec } from './jwt.js';
 import { scopeClaim } from './scopes.js';
@@ -130,7 +129,9 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
         throw unauthenticated(INVALID);
       }
       // Told only to the holder of a valid token: a disabled agent keeps its tokens for when it is enabled.
-      if ((await agentStatus(db, stored.agentId)) === 'disabled') throw forbidden(AGENT_DISABLED);
+      // Read with the token, before the hash, as its revocation is: an agent disabled meanwhile gets
+      // a JWT that every request refuses (SessionAuth checks the agent on each).
+      if (stored.agentDisabled) throw forbidden(AGENT_DISABLED);
       const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id, scope: scopeClaim(stored.scopes) });
       await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
       return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
