@@ -107,6 +107,11 @@ export function summaryRows(results) {
           service: fmt(s.service.perSecond, 1), baseline: `bare ${fmt(s.bareRoute.perSecond, 1)}/s`, ratio: s.ratioToBareRoute, target: '-',
         }));
       }
+      if (s.compare) {
+        rows.push(row(4, 'sessions storm', '... the build of --compare-dist', {
+          service: fmt(s.compare.perSecond, 1), baseline: `argon2 ${fmt(s.argon2.perSecond, 1)}/s`, ratio: s.compare.ratio, target: '-',
+        }));
+      }
       rows.push(row(4, 'sessions storm', '/healthz p99 during storm (ms)', { service: fmt(s.healthz.p99, 1), baseline: '-', target: '< 20 ms', met: s.healthz.p99 !== null && s.healthz.p99 < 20 }));
     } else rows.push(unavailable(4, 'sessions storm', s, '>= 0.9 x argon2'));
   }

@@ -34,21 +34,32 @@ export async function sessionsScenario(bench) {
   const rounds = quick ? 1 : 4;
   const service = await startService({ name: 'service-sessions', databaseUrl: `sqlite:${join(tmp, 'sessions.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
   let bare;
+  let other; // --compare-dist: another build of the service, stormed in the same rounds
   try {
     bare = await startBaseline({ name: 'argon2-route', script: 'bench/baselines/argon2-route.js', profileDir: bench.profileDir });
-    const agent = await service.api.createAgent('agent');
-    const issued = await service.api.issueToken(agent.id);
-    const storm = { url: `${service.url}/api/v1/sessions`, method: 'POST', headers: { authorization: `Bearer ${issued.token}` }, connections: CONNECTIONS };
+    const stormOf = async (svc) => {
+      const agent = await svc.api.createAgent('agent');
+      const issued = await svc.api.issueToken(agent.id);
+      return { url: `${svc.url}/api/v1/sessions`, method: 'POST', headers: { authorization: `Bearer ${issued.token}` }, connections: CONNECTIONS };
+    };
+    const storm = await stormOf(service);
     // Warm-up to steady state. The exchange path runs only ~100 times a second (each waits for its
     // hash), so V8 takes ~3,000 exchanges to optimise it: the event loop's CPU per exchange falls by
     // about a third over the first 30 s of a storm, then stays flat (README, "What limits each scenario").
     await cannon({ ...storm, durationSeconds: quick ? 1 : WARM_UP_SECONDS });
+    let otherStorm;
+    if (bench.compareDist) {
+      other = await startService({ name: 'compare-sessions', dist: bench.compareDist, databaseUrl: `sqlite:${join(tmp, 'sessions-compare.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+      otherStorm = await stormOf(other);
+      await cannon({ ...otherStorm, durationSeconds: quick ? 1 : WARM_UP_SECONDS });
+    }
     const bareStorm = { url: `${bare.url}/api/v1/sessions`, method: 'POST', connections: CONNECTIONS };
     await cannon({ ...bareStorm, durationSeconds: quick ? 1 : WARM_UP_SECONDS / 3 }); // far less code to optimise
 
     const argonRuns = [];
     const serviceRuns = [];
     const bareRuns = [];
+    const otherRuns = [];
     const healthRuns = [];
     const health = newHistogram(); // every probe of every round
     const bareHealth = newHistogram();
@@ -85,11 +96,18 @@ export async function sessionsScenario(bench) {
       log(`service  ${run.rps} exchanges/s  p99 ${run.p99} ms  non-2xx ${run.non2xx}  /healthz p50 ${probed.p50} p99 ${probed.p99} max ${probed.max} ms (${probed.failures + probed.unanswered} failed)`);
       if (run.non2xx > 0) throw new Error(`${run.non2xx} session exchanges failed`);
     };
+    const measureOther = async () => {
+      const probe = startProbe(`${other.url}/healthz`, 20, newHistogram()); // what the service pays for
+      const run = await cannon({ ...otherStorm, durationSeconds: seconds });
+      await probe.stop();
+      otherRuns.push(run);
+      log(`compare  ${run.rps} exchanges/s  p99 ${run.p99} ms  non-2xx ${run.non2xx}  (${bench.compareDist})`);
+    };
     // Short rounds, alternating, in alternating order (raw first, then service first): on a shared
     // VM one 6 s round varies by +-10 %, and drift or whatever a round leaves behind then falls on
     // both sides alike. The rates are totals over all rounds.
     for (let r = 0; r < rounds; r++) {
-      const order = [measureRaw, measureService, measureBare];
+      const order = [measureRaw, measureService, measureBare, ...(other ? [measureOther] : [])];
       for (const measure of r % 2 === 0 ? order : order.reverse()) await measure();
     }
     const rateOf = (runs) => runs.reduce((a, r) => a + r.ok, 0) / runs.reduce((a, r) => a + r.durationSeconds, 0);
@@ -111,10 +129,12 @@ export async function sessionsScenario(bench) {
       ratio: perSecond / argonPerSecond,
       bareRoute: { perSecond: barePerSecond, ratioToArgon2: barePerSecond / argonPerSecond, rounds: bareRuns },
       ratioToBareRoute: perSecond / barePerSecond,
+      ...(other ? { compare: { dist: bench.compareDist, perSecond: rateOf(otherRuns), ratio: rateOf(otherRuns) / argonPerSecond, rounds: otherRuns } } : {}),
       healthz: { ...healthz, intervalMs: 20, rounds: healthRuns },
     };
   } finally {
     await bare?.proc.stop();
+    await other?.proc.stop();
     await service.proc.stop();
   }
 }
