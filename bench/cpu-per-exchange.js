@@ -19,11 +19,8 @@ import { cannon } from './lib/http-load.js';
 import { pinSelf } from './lib/processes.js';
 import { startProbe } from './lib/probe.js';
 import { newJwtSecret, startService } from './lib/service.js';
+import { arg } from './lib/args.js';
 
-const arg = (name, fallback) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found === undefined ? fallback : found.slice(name.length + 3);
-};
 const rounds = Number(arg('rounds', 6));
 const seconds = Number(arg('seconds', 6));
 const warmUpSeconds = Number(arg('warm-up', 30)); // as scenario 4: the path runs ~100 times a second

@@ -17,11 +17,8 @@ import { RoomLoad } from './lib/room-load.js';
 import { describe } from './lib/search.js';
 import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
 import { baselineClients, serviceClients } from './scenarios/rooms.js';
+import { arg } from './lib/args.js';
 
-const arg = (name, fallback) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found === undefined ? fallback : found.slice(name.length + 3);
-};
 const rate = Number(arg('rate', 1000));
 const seconds = Number(arg('seconds', 5));
 const rounds = Number(arg('rounds', 4));

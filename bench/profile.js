@@ -18,15 +18,12 @@ import { RoomLoad } from './lib/room-load.js';
 import { describe } from './lib/search.js';
 import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
 import { baselineClients, serviceClients } from './scenarios/rooms.js';
+import { arg } from './lib/args.js';
 
-const arg = (name, fallback) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found ? Number(found.slice(name.length + 3)) : fallback;
-};
-const roomSize = arg('room-size', 10);
-const rooms = arg('rooms', 10);
-const rate = arg('rate', 800);
-const seconds = arg('seconds', 10);
+const roomSize = Number(arg('room-size', 10));
+const rooms = Number(arg('rooms', 10));
+const rate = Number(arg('rate', 800));
+const seconds = Number(arg('seconds', 10));
 
 pinSelf();
 const tmp = mkdtempSync(join(tmpdir(), 'ams-profile-'));

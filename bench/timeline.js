@@ -14,11 +14,8 @@ import { join } from 'node:path';
 import { pinSelf } from './lib/processes.js';
 import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
 import { baselineClients, serviceClients } from './scenarios/rooms.js';
+import { arg } from './lib/args.js';
 
-const arg = (name, fallback) => {
-  const found = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return found === undefined ? fallback : found.slice(name.length + 3);
-};
 const rate = Number(arg('rate', 6500));
 const seconds = Number(arg('seconds', 20));
 const bucketMs = Number(arg('bucket-ms', 100));
