@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { prepared } from '../../store/prepared.js';
 import type { DB } from '../../store/schema.js';
 import { fromJson, nowIso, toIso } from '../../store/values.js';
+import { createWriteBatcher, type WriteBatcher, type WriteBatcherOptions } from '../../store/write-batcher.js';
 
 export type AuditEvent =
   | 'agent-created'
@@ -55,6 +56,17 @@ export function auditStatement(db: Kysely<DB> | Transaction<DB>, entry: AuditEnt
     detail: JSON.stringify(entry.detail ?? {}),
     createdAt: nowIso(),
   });
+}
+
+/**
+ * Records that stand alone (no change of their own to commit with), group-committed like messages
+ * (write-batcher.ts): each `write` resolves once its record is committed, and records that arrive
+ * together, or within `minIntervalMs` while they arrive at `spaceFromRate` a second, share a commit.
+ */
+export function createAuditBatcher(db: Kysely<DB>, options: WriteBatcherOptions): WriteBatcher<AuditEntry> {
+  return createWriteBatcher<AuditEntry>(db, {
+    write: (db, entries) => ({ statements: entries.map((entry) => auditStatement(db, entry)) }),
+  }, options);
 }
 
 /** For operators and tests: the most recent records of one event. */

@@ -2,7 +2,8 @@ import { availableParallelism } from 'node:os';
 import type { Kysely } from 'kysely';
 import { forbidden, unauthenticated, unavailable, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
-import { recordAudit } from '../audit/audit.store.js';
+import type { WriteBatcherOptions } from '../../store/write-batcher.js';
+import { createAuditBatcher } from '../audit/audit.store.js';
 import { generateApiToken, looksLikeApiToken, parseApiToken } from './api-token.js';
 import type { JwtCodec } from './jwt.js';
 import { scopeClaim } from './scopes.js';
@@ -96,6 +97,17 @@ export const hashParallelism = (): number => Math.max(1, availableParallelism() 
 
 export const SESSION_EXCHANGE_CONCURRENCY_DEFAULT = 64;
 
+/**
+ * The `jwt-issued` records are group-committed, spaced ISSUED_COMMIT_SPACING_MS apart while
+ * exchanges succeed at ISSUED_SPACED_FROM_RATE a second or more: in a storm they leave the hashing
+ * gate one after another, and a commit of its own (a round trip to SQLite's writer thread, whose
+ * wake-ups also interrupt the next hash on a shared core) cost each exchange 0.2 to 0.3 ms of its
+ * ~6 (docs/benchmarks.md, scenario 4). Below that rate a record commits at once. Either way an
+ * exchange answers only after its record is committed.
+ */
+const ISSUED_COMMIT_SPACING_MS = 20;
+const ISSUED_SPACED_FROM_RATE = 50;
+
 export interface SessionsDeps {
   db: Kysely<DB>;
   jwt: JwtCodec;
@@ -103,6 +115,8 @@ export interface SessionsDeps {
   exchangeConcurrency?: number;
   /** Exchanges hashing at once; defaults to the number of cores less one. */
   hashParallelism?: number;
+  /** How the `jwt-issued` records share commits (tests); see ISSUED_COMMIT_SPACING_MS. */
+  issuedCommits?: WriteBatcherOptions;
 }
 
 export function createSessionsService(deps: SessionsDeps): SessionsService {
@@ -115,6 +129,7 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
   // time as a wrong secret. Computed up front so that not even the first one takes longer.
   const decoyHash = hashSecret(generateApiToken().secret);
   decoyHash.catch(() => undefined); // awaited (and reported) by the exchange that needs it
+  const issuedRecords = createAuditBatcher(db, deps.issuedCommits ?? { minIntervalMs: ISSUED_COMMIT_SPACING_MS, spaceFromRate: ISSUED_SPACED_FROM_RATE });
 
   return {
     async exchange(request) {
@@ -133,7 +148,7 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
       // a JWT that every request refuses (SessionAuth checks the agent on each).
       if (stored.agentDisabled) throw forbidden(AGENT_DISABLED);
       const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id, scope: scopeClaim(stored.scopes) });
-      await recordAudit(db, { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
+      await issuedRecords.write({ event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
       return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
     },
   };

@@ -1,0 +1,47 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { insertAgent } from '../../src/core/agents/agents.store.js';
+import { listAudit } from '../../src/core/audit/audit.store.js';
+import { createAuthz } from '../../src/core/auth/authz.js';
+import { createJwtCodec } from '../../src/core/auth/jwt.js';
+import { createSessionsService } from '../../src/core/auth/sessions.service.js';
+import { createTokensService } from '../../src/core/auth/tokens.service.js';
+import { nullPublisher } from '../../src/core/events.js';
+import { openDatabase, type Database } from '../../src/store/database.js';
+import type { SqliteKysely } from '../../src/store/sqlite.js';
+
+describe('sessions: the jwt-issued records of a storm of exchanges', () => {
+  let database: Database;
+  let token: string;
+  let agentId: string;
+
+  beforeEach(async () => {
+    database = await openDatabase({ kind: 'sqlite', path: ':memory:' }, { error: () => undefined });
+    agentId = randomUUID();
+    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date().toISOString(), disabledAt: null });
+    ({ token } = await createTokensService({ db: database.db, authz: createAuthz('open'), events: nullPublisher }).issue(null, agentId, {}));
+  });
+  afterEach(() => database.close());
+
+  it('share commits, and each exchange answers only once its own record is stored', async () => {
+    const jwt = createJwtCodec('unit-test-secret-unit-test-secret-0123', 3600);
+    // Spaced from the first exchange on, 50 ms apart: several records wait for each commit.
+    const sessions = createSessionsService({ db: database.db, jwt, hashParallelism: 1, issuedCommits: { minIntervalMs: 50, spaceFromRate: 0 } });
+    const batches = vi.spyOn(database.db as SqliteKysely, 'writeBatch');
+    const exchanges = 8;
+    // The k-th exchange to answer finds at least k records: none answers before its commit.
+    let answered = 0;
+    const storedAtAnswer = await Promise.all(
+      Array.from({ length: exchanges }, async () => {
+        await sessions.exchange({ bearer: token, body: undefined });
+        answered++;
+        return { rank: answered, stored: (await listAudit(database.db, 'jwt-issued')).length };
+      }),
+    );
+    for (const { rank, stored } of storedAtAnswer) expect(stored).toBeGreaterThanOrEqual(rank);
+    expect((await listAudit(database.db, 'jwt-issued')).map((r) => r.actorId)).toEqual(Array(exchanges).fill(agentId));
+    const committed = batches.mock.calls.map(([statements]) => statements.length);
+    expect(committed.reduce((a, n) => a + n, 0)).toBe(exchanges);
+    expect(committed.length).toBeLessThan(exchanges);
+  });
+});
