@@ -44,7 +44,10 @@ function textProblem(schema: TTextSchema, value: unknown): string | null {
   const unstorable = storableTextProblem(value);
   if (unstorable === 'nul') return 'must not contain NUL characters';
   if (unstorable === 'lone-surrogate') return 'must be valid Unicode (no unpaired surrogates)';
-  const length = codePointLength(value);
+  // Well formed, so it has between half its UTF-16 length and all of it in code points: counting
+  // them (an iterator step each) is needed only when those bounds do not settle both limits.
+  const settled = value.length <= schema.maxCodePoints && Math.ceil(value.length / 2) >= schema.minCodePoints;
+  const length = settled ? value.length : codePointLength(value);
   if (length < schema.minCodePoints) {
     return schema.minCodePoints === 1 ? 'must not be empty' : `must be at least ${schema.minCodePoints} characters`;
   }

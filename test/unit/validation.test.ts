@@ -40,6 +40,9 @@ describe('the Text kind', () => {
     expect(detailsOf(() => body.parse({ body: '🙂🙂🙂🙂🙂' }))).toEqual({ body: 'must be at most 4 characters' });
     const two = compile(Type.Object({ t: Text({ minLength: 2 }) }));
     expect(detailsOf(() => two.parse({ t: 'a' }))).toEqual({ t: 'must be at least 2 characters' });
+    // Two UTF-16 units, one code point: too short all the same.
+    expect(detailsOf(() => two.parse({ t: '🙂' }))).toEqual({ t: 'must be at least 2 characters' });
+    expect(two.parse({ t: '🙂🙂' })).toEqual({ t: '🙂🙂' });
   });
 
   it('refuses NUL anywhere', () => {
