@@ -17,4 +17,24 @@ export function fromJson(value: unknown): unknown {
   return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
 }
 
-export const nowIso = (): string => new Date().toISOString();
+// Date#toISOString costs ~0.6 us (V8 formats with snprintf) and every message takes two (its own
+// time and its audit record's). Calls within one millisecond share the string; a second's
+// `YYYY-MM-DDTHH:MM:SS.` is formatted once. The result is what toISOString returns (tested).
+let lastMs = Number.NaN;
+let lastIso = '';
+let secondStart = Number.NaN;
+let secondPrefix = '';
+
+export function nowIso(): string {
+  const ms = Date.now();
+  if (ms === lastMs) return lastIso;
+  const milli = ms % 1000;
+  const second = ms - milli;
+  if (second !== secondStart) {
+    secondStart = second;
+    secondPrefix = new Date(second).toISOString().slice(0, 20);
+  }
+  lastMs = ms;
+  lastIso = `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
+  return lastIso;
+}
