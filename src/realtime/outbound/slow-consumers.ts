@@ -55,8 +55,17 @@ export function boundOutgoing(socket: AgentSocket, deps: { maxBytes: number; log
   const { maxBytes, logger } = deps;
   const conn = socket.conn;
   let queued = 0; // packets in engine.io's write buffer, not yet handed to the transport
+  // An upper bound of the WebSocket's own buffers, so that a packet (one per delivery) need not read
+  // them: what they held when last read, plus what was flushed to them since, counted high (3 bytes
+  // per UTF-16 unit, 16 for the packet type and the frame header). They only shrink between
+  // flushes. While the bound stays under the limit the real figure is too; once it does not, the
+  // real figure decides and becomes the new bound. So a packet is refused exactly when it would be
+  // with the real figure, which is read once per third of `maxBytes` flushed or so, not per packet.
+  let flushedBound = 0;
+  let queuedBound = 0;
   let dropped = false;
-  const buffered = (): number => (dropped ? 0 : queued + (webSocketOf(socket)?.bufferedAmount ?? 0));
+  const webSocketBuffered = (): number => webSocketOf(socket)?.bufferedAmount ?? 0;
+  const buffered = (): number => (dropped ? 0 : queued + webSocketBuffered());
   trackers.set(socket, buffered);
 
   const drop = (): void => {
@@ -70,16 +79,25 @@ export function boundOutgoing(socket: AgentSocket, deps: { maxBytes: number; log
 
   conn.on('packetCreate', (packet: EnginePacket) => {
     if (dropped) return;
-    const before = buffered();
-    queued += sizeOf(packet.data);
-    if (before <= maxBytes) return;
-    dropped = true;
-    logger.warn({ agentId: socket.data.principal.agentId, bufferedBytes: before, limit: maxBytes }, 'websocket dropped: slow consumer (outgoing data over the limit)');
-    // Not from inside engine.io's sendPacket (still running) nor a broadcast loop over the sockets.
-    queueMicrotask(drop);
+    const size = sizeOf(packet.data);
+    if (queued + flushedBound > maxBytes) {
+      flushedBound = webSocketBuffered();
+      const before = queued + flushedBound;
+      if (before > maxBytes) {
+        dropped = true;
+        logger.warn({ agentId: socket.data.principal.agentId, bufferedBytes: before, limit: maxBytes }, 'websocket dropped: slow consumer (outgoing data over the limit)');
+        // Not from inside engine.io's sendPacket (still running) nor a broadcast loop over the sockets.
+        queueMicrotask(drop);
+        return;
+      }
+    }
+    queued += size;
+    queuedBound += 3 * size + 16;
   });
-  // The write buffer was handed to the transport (and so to the WebSocket's buffers, counted there).
+  // The write buffer was handed to the transport (and so to the WebSocket's buffers).
   conn.on('flush', () => {
+    flushedBound += queuedBound;
     queued = 0;
+    queuedBound = 0;
   });
 }
