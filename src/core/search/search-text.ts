@@ -46,5 +46,21 @@ export function searchWords(text: string): string[] {
  * as part of a token; PostgreSQL builds its tsvector with string_to_array).
  */
 export function searchText(body: string): string {
+  if (!NON_ASCII.test(body)) return asciiWords(body);
   return searchWords(body).join(' ');
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
+const ASCII_WORD = /[a-z0-9]+/g;
+
+/**
+ * searchText of an ASCII text, the common case, without Unicode normalisation (ASCII is its own
+ * NFKD and has no marks) or property classes: its letters and digits are [a-z0-9] once lowercased.
+ * The same result (test/unit/search-query.test.ts), at a fraction of the cost (it runs for every message).
+ */
+function asciiWords(body: string): string {
+  const words = body.toLowerCase().match(ASCII_WORD);
+  if (words === null) return '';
+  for (let i = 0; i < words.length; i++) if (words[i]!.length > MAX_WORD_LENGTH) words[i] = words[i]!.slice(0, MAX_WORD_LENGTH);
+  return words.join(' ');
 }
