@@ -10,13 +10,13 @@ export class InFlight {
     return this.count;
   }
 
-  track<T>(work: Promise<T>): Promise<T> {
+  /** One piece of work started; `leave` once it is done. */
+  enter(): void {
     this.count++;
-    const done = (): void => {
-      if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
-    };
-    work.then(done, done);
-    return work;
+  }
+
+  leave(): void {
+    if (--this.count === 0) for (const wake of this.waiters.splice(0)) wake();
   }
 
   /** Resolves when nothing is in flight, or after `timeoutMs` (true when it drained in time). */

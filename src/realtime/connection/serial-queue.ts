@@ -5,6 +5,16 @@ export type Finish = () => void;
 
 const ignore = (): void => undefined;
 
+/** A task of the queue, from the moment it is pushed until it has finished. */
+interface Slot {
+  /** An exclusive task; null for a pipelined one. */
+  run: (() => Promise<void>) | null;
+  /** A pipelined task's first part; null for an exclusive one. */
+  begin: (() => Promise<{ rest: Promise<Finish> }>) | null;
+  /** Its last step once it may run (a pipelined task's rest settled; `ignore` when nothing is left to run). */
+  finish: Finish | null;
+}
+
 /**
  * One socket's events in order, with pipelining where order allows it.
  *
@@ -19,13 +29,19 @@ const ignore = (): void => undefined;
  * So two `message:send` of one connection are stored, numbered, broadcast and acknowledged in the
  * order sent while the second is validated during the first's commit, and an event that is not
  * pipelined sees every earlier send committed and acknowledged (a `room:leave` after a send).
+ *
+ * The order is kept as state (the tasks not finished, how many of them have started) rather than as
+ * chains of promises: every message sent goes through here, and a chain cost it ten promises.
+ * Tasks handle their own errors: a failure only ends its task (a pipelined one without a last step).
  */
 export class SerialQueue {
-  /** Settles once the latest task has begun (a pipelined task) or finished (an exclusive one). */
-  private begun: Promise<unknown> = Promise.resolve();
-  /** Settles once every task pushed so far has finished. */
-  private finished: Promise<unknown> = Promise.resolve();
-  private count = 0;
+  /** Tasks not finished yet, oldest first; the first `started` of them have started. */
+  private slots: Slot[] = [];
+  private started = 0;
+  /** An exclusive task, or a pipelined task's `begin`, is running: nothing else starts meanwhile. */
+  private busy = false;
+  private pumping = false;
+  private pumpAgain = false;
   private onSettled: () => void = ignore;
 
   constructor(private readonly inFlight: InFlight) {}
@@ -37,37 +53,96 @@ export class SerialQueue {
 
   /** Tasks queued, running, or waiting for their last step. */
   get pending(): number {
-    return this.count;
+    return this.slots.length;
   }
 
   push(task: () => Promise<void>): void {
-    // Tasks handle their own errors; the catch only keeps one failure from stopping the queue.
-    const run = this.finished.then(task).catch(ignore);
-    this.begun = run;
-    this.finished = run;
-    this.track(run);
+    this.add({ run: task, begin: null, finish: null });
   }
 
   /** `begin` and the promise it returns must not reject: failures are answered by the Finish step. */
   pipeline(begin: () => Promise<{ rest: Promise<Finish> }>): void {
-    const started = this.begun.then(begin);
-    this.begun = started.catch(ignore);
-    const run = this.finished
-      .then(() => started)
-      .then(({ rest }) => rest)
-      .then((finish) => finish())
-      .catch(ignore);
-    this.finished = run;
-    this.track(run);
+    this.add({ run: null, begin, finish: null });
   }
 
-  private track(run: Promise<void>): void {
-    this.count++;
-    this.inFlight.track(
-      run.finally(() => {
-        this.count--;
-        this.onSettled();
-      }),
-    );
+  private add(slot: Slot): void {
+    this.slots.push(slot);
+    this.inFlight.enter();
+    this.pump();
   }
+
+  /** Runs the last steps that may run, in order, then starts the next task if it may start. */
+  private pump(): void {
+    // A last step or a start may settle synchronously and ask again: that is one more round here.
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        this.finishReady();
+        this.startNext();
+      } while (this.pumpAgain);
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private finishReady(): void {
+    while (this.slots.length > 0 && this.slots[0]!.finish !== null) {
+      const { finish } = this.slots.shift()!;
+      this.started--;
+      try {
+        finish!();
+      } catch {
+        // Tasks handle their own errors: one failure does not stop the queue.
+      }
+      this.inFlight.leave();
+      try {
+        this.onSettled();
+      } catch {
+        // A listener's failure neither: the task has finished.
+      }
+    }
+  }
+
+  private startNext(): void {
+    if (this.busy || this.started === this.slots.length) return;
+    const slot = this.slots[this.started]!;
+    // An exclusive task waits for every earlier task to finish.
+    if (slot.run !== null && this.started > 0) return;
+    this.started++;
+    this.busy = true;
+    const done = (finish: Finish): void => {
+      slot.finish = finish;
+      this.pump();
+    };
+    if (slot.run !== null) {
+      settle(slot.run, () => {
+        this.busy = false;
+        done(ignore);
+      });
+      return;
+    }
+    settle(slot.begin!, (begun) => {
+      this.busy = false;
+      if (begun === undefined) return done(ignore);
+      begun.rest.then(done, () => done(ignore));
+      this.pump();
+    });
+  }
+}
+
+/** Runs `task` and calls `then` once with its value, or with undefined when it threw or rejected. */
+function settle<T>(task: () => Promise<T>, then: (value: T | undefined) => void): void {
+  let promise: Promise<T>;
+  try {
+    promise = task();
+  } catch {
+    then(undefined);
+    return;
+  }
+  promise.then(then, () => then(undefined));
 }
