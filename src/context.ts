@@ -127,7 +127,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   // Held inbox requests wake for messages committed here, and (through the bus) on other nodes.
   const inboxWaiters = new InboxWaiters();
   events.attach(inboxWakePublisher(inboxWaiters));
-  events.attach(crossNodeWakePublisher(bus));
+  if (redis) events.attach(crossNodeWakePublisher(bus)); // one node: nobody else to tell
   bus.subscribe('messages.committed', ({ messages }) => {
     for (const { roomId, senderId } of messages) inboxWaiters.wake(roomId, senderId);
   });

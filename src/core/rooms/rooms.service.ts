@@ -108,7 +108,8 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
 
   const assertMember = async (rawRoomId: string, agentId: string): Promise<void> => {
     const roomId = parseId(rawRoomId, 'roomId');
-    await getRoomOr404(roomId);
+    // Every message sent asks: a known room costs no lookup, copy or await.
+    if (!knownRooms.has(roomId)) await getRoomOr404(roomId);
     // With several nodes the cache is trusted only while other nodes' removals reach it.
     if (cache && bus.live && cache.has(roomId, agentId)) return;
     const since = cache?.begin() ?? 0;
