@@ -84,7 +84,8 @@ describe('sessions: POST /api/v1/sessions', () => {
     const [, prefixHex, secret] = /^agt_([0-9a-f]{12})_([0-9a-f]{64})$/.exec(agent.apiToken)!;
     const wrongSecret = `agt_${prefixHex}_${secret!.replace(/^./, (c) => (c === '0' ? '1' : '0'))}`;
     const unknownPrefix = `agt_${prefixHex === '000000000000' ? '111111111111' : '000000000000'}_${secret}`;
-    const malformed = ['agt_', `agt_${prefixHex}`, `agt_${prefixHex}_`, `agt_${prefixHex}_${secret}x`, `agt_${prefixHex!.toUpperCase()}_${secret}`, 'garbage', ''];
+    // Upper-case hex is malformed (prefix and secret both: a prefix of digits only would not change).
+    const malformed = ['agt_', `agt_${prefixHex}`, `agt_${prefixHex}_`, `agt_${prefixHex}_${secret}x`, `agt_${prefixHex!.toUpperCase()}_${secret!.toUpperCase()}`, 'garbage', ''];
     for (const token of [wrongSecret, unknownPrefix, ...malformed]) {
       const body = await t.api.post('/api/v1/sessions', { apiToken: token });
       expect(body.status, `body ${token}`).toBe(401);
