@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist] [--webhooks=10]`
+ * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--rooms=10] [--room-size=10] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist] [--webhooks=10]`
  *
- * Scenario 1's load (10 rooms of 10, every member sending in turn) at one steady rate for a long
+ * Scenario 1's load (10 rooms of 10, every member sending in turn; scenario 2's with --rooms=2 --room-size=100) at one steady rate for a long
  * time, reporting the ack latency bucket by bucket (by scheduled send time): where a rate search
  * sees only a p99 per step, this shows when the slow acks happen (periodic stalls, warm-up, a
  * backlog), so that their cause can be looked for at those moments. The server's pid is printed for
@@ -21,6 +21,8 @@ const seconds = Number(arg('seconds', 20));
 const bucketMs = Number(arg('bucket-ms', 100));
 const target = arg('target', 'service');
 const dist = arg('dist', 'dist');
+const rooms = Number(arg('rooms', 10));
+const roomSize = Number(arg('room-size', 10));
 const nodeArgs = (arg('node-args', '') || '').split(',').filter(Boolean);
 const extraEnv = Object.fromEntries((arg('env', '') || '').split(',').filter(Boolean).map((kv) => kv.split('=')));
 
@@ -34,7 +36,7 @@ try {
   if (target === 'service') {
     const service = await startService({ name: 'service', databaseUrl: `sqlite:${join(tmp, 's.sqlite')}`, jwtSecret, env: extraEnv, nodeArgs, dist });
     proc = service.proc;
-    set = await serviceClients(service, { rooms: 10, roomSize: 10, mint });
+    set = await serviceClients(service, { rooms, roomSize, mint });
     // --webhooks=N: N `offline` endpoints, one per room, for a member (scenario 14's shape).
     const hooks = Number(arg('webhooks', 0));
     const owners = [...new Set(set.roomOf)].map((roomId) => set.agentOf.find((a, i) => set.roomOf[i] === roomId && a.role !== 'admin'));
@@ -46,7 +48,7 @@ try {
     const script = target === 'r3' ? 'bench/baselines/persisted-relay.js' : 'bench/baselines/relay.js';
     const r = await startBaseline({ name: target, script, nodeArgs, env: { BASELINE_MODE: 'r1', BASELINE_DB: join(tmp, 'r.sqlite') } });
     proc = r.proc;
-    set = await baselineClients(r.url, { rooms: 10, roomSize: 10, mint });
+    set = await baselineClients(r.url, { rooms, roomSize, mint });
   }
   console.log(`server pid ${proc.pid}`);
   const { clients, roomOf } = set;
