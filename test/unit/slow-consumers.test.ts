@@ -47,9 +47,20 @@ function fakeConnection() {
 const logger = pino({ level: 'silent' });
 const settle = (): Promise<void> => new Promise((resolve) => queueMicrotask(resolve));
 
+/** `taken` is still sent; `tripping`, right after it, finds more than the limit held: dropped. */
+async function expectDroppedAt(connection: ReturnType<typeof fakeConnection>, taken: string, tripping: string): Promise<void> {
+  connection.send(taken);
+  await settle();
+  expect(connection.conn.closed).toBe(false);
+  connection.send(tripping);
+  await settle();
+  expect(connection.conn.closed).toBe(true);
+}
+
 describe('boundOutgoing', () => {
   it('drops at the packet that finds more than the limit held, write buffer and WebSocket together', async () => {
-    const { ws, conn, socket, send, flush } = fakeConnection();
+    const connection = fakeConnection();
+    const { ws, conn, socket, send, flush } = connection;
     boundOutgoing(socket, { maxBytes: 10_000, logger });
     // 4,000 three-byte characters flushed: 12,011 bytes in the WebSocket, 4,000 UTF-16 units.
     send('€'.repeat(4000));
@@ -61,29 +72,20 @@ describe('boundOutgoing', () => {
     expect(conn.closed).toBe(false);
     expect(bufferedBytesOf(socket)).toBe(9011);
     // 9,011 <= 10,000: the next packet is still taken, the one after it is not.
-    send('y'.repeat(1000));
-    await settle();
-    expect(conn.closed).toBe(false);
-    send('z');
-    await settle();
-    expect(conn.closed).toBe(true);
+    await expectDroppedAt(connection, 'y'.repeat(1000), 'z');
     expect(ws.terminated).toBe(true);
     expect(bufferedBytesOf(socket)).toBe(0);
   });
 
   it('counts what a flush hands the WebSocket even when it is not read: a large flush then a backlog trips it', async () => {
-    const { conn, socket, send, flush } = fakeConnection();
+    const connection = fakeConnection();
+    const { socket, send, flush } = connection;
     boundOutgoing(socket, { maxBytes: 10_000, logger });
     // 9,000 bytes wait in engine.io, then are flushed at once to a WebSocket that cannot write them.
     for (let i = 0; i < 9; i++) send('m'.repeat(1000));
     flush();
-    // 9,099 bytes held by the WebSocket: one packet of 1,000 more is refused at the one after it.
-    send('n'.repeat(1000));
-    await settle();
-    expect(conn.closed).toBe(false);
-    send('o');
-    await settle();
-    expect(conn.closed).toBe(true);
+    // 9,099 bytes held by the WebSocket: one packet of 1,000 more is taken, the one after it is not.
+    await expectDroppedAt(connection, 'n'.repeat(1000), 'o');
   });
 
   it('reads the WebSocket only when what may be held nears the limit, not for every packet', async () => {
