@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3]`
+ * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3] [--r3-variants]`
  *
  * Server CPU per `message:send` at one fixed rate, every member of every room sending in turn (as
  * in scenario 1; `--senders=N`: the first N members of each room only), in alternating rounds: the service (dist/), optionally another build of it
@@ -55,6 +55,19 @@ try {
   if (process.argv.includes('--r3')) {
     const r3 = await startBaseline({ name: 'r3', script: 'bench/baselines/persisted-relay.js', env: { BASELINE_DB: join(tmp, 'r3.sqlite') } });
     await add('R3', r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
+  }
+  // --r3-variants: R3 with its writes on the event loop, with Phase 1's writes only (message and
+  // audit record), and both (the reference build's write design): what the write design costs.
+  if (process.argv.includes('--r3-variants')) {
+    const variants = [
+      ['R3 loop', { BASELINE_WRITER: 'loop' }],
+      ['R3 phase1', { BASELINE_WRITES: 'phase1' }],
+      ['R3 p1 loop', { BASELINE_WRITER: 'loop', BASELINE_WRITES: 'phase1' }],
+    ];
+    for (const [i, [name, env]] of variants.entries()) {
+      const r3 = await startBaseline({ name: `r3-${i}`, script: 'bench/baselines/persisted-relay.js', env: { ...env, BASELINE_DB: join(tmp, `r3-${i}.sqlite`) } });
+      await add(name, r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
+    }
   }
 
   for (const t of targets) await t.load.step({ rate: rate / 2, durationMs: 2000, drainMs: 3000 }); // warm-up

@@ -17,70 +17,93 @@ import { serveRelay, startSocketServer } from './socket-server.js';
  *   while at least 1,000 messages a second arrive (the service's policy, write-batcher.ts);
  * - acknowledged `{messageId, seq}` and broadcast after the commit, in order, with the socket's
  *   frames of one send corked into one write (the service's write-coalescing.ts).
- * BASELINE_DB: the SQLite file (created).
+ * BASELINE_DB: the SQLite file (created). BASELINE_WRITER=loop and BASELINE_WRITES=phase1: see openWriter.
  */
 const SPACING_MS = 4;
 const SPACED_FROM_RATE = 1000;
 
-const WRITER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.path);
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = NORMAL');
-db.exec(\`
-  create table if not exists rooms (id text primary key, last_seq bigint default 0 not null);
-  create table if not exists messages (id text primary key, room_id text not null references rooms (id), sender_id text not null,
-    body text not null, mentions text, reply_to text, client_msg_id text, created_at text not null, seq bigint default 0 not null);
-  create index if not exists messages_room_id_idx on messages (room_id, id);
-  create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
-  create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
-  create table if not exists audit_log (id text primary key, event text not null, actor_id text, subject_id text, detail text not null, created_at text not null);
-  create index if not exists audit_log_event_idx on audit_log (event, id);
-  create virtual table if not exists message_search using fts5(message_id unindexed, words, tokenize = 'ascii', columnsize = 0);
-\`);
-db.pragma('foreign_keys = ON');
-const addRoom = db.prepare('insert or ignore into rooms (id) values (?)');
-const bump = db.prepare('update rooms set last_seq = last_seq + ? where id = ?');
-const insertMessage = db.prepare('insert into messages (id, room_id, sender_id, body, created_at, seq) values (?, ?, ?, ?, ?, (select last_seq from rooms where id = ?) - ?)');
-const insertWords = db.prepare('insert into message_search (message_id, words) values (?, ?)');
-const insertAudit = db.prepare("insert into audit_log (id, event, actor_id, subject_id, detail, created_at) values (?, 'message-sent', ?, ?, ?, ?)");
-const lastSeq = db.prepare('select last_seq from rooms where id = ?').pluck();
-parentPort.on('message', (batch) => {
-  if (batch.rooms) {
-    for (const room of batch.rooms) addRoom.run(room);
-    parentPort.postMessage({});
-    return;
+/**
+ * The write connection and what it does with one batch. Runs on the worker thread (the design), or
+ * on the event loop with `BASELINE_WRITER=loop` (the reference build's design, before issue 15).
+ * `phase2` false (`BASELINE_WRITES=phase1`): the message and its audit record only, as before
+ * Phase 2 (no search entry, no `seq`, no counter): with both knobs, the price of the writes that
+ * issues 15 and 17 prescribe is R3's cost less this one's, measured in the same run.
+ * Its source is also the worker's (Function#toString): it may use only its parameters.
+ */
+function openWriter(Database, path, phase2) {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(`
+    create table if not exists rooms (id text primary key, last_seq bigint default 0 not null);
+    create table if not exists messages (id text primary key, room_id text not null references rooms (id), sender_id text not null,
+      body text not null, mentions text, reply_to text, client_msg_id text, created_at text not null, seq bigint default 0 not null);
+    create index if not exists messages_room_id_idx on messages (room_id, id);
+    create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
+    create table if not exists audit_log (id text primary key, event text not null, actor_id text, subject_id text, detail text not null, created_at text not null);
+    create index if not exists audit_log_event_idx on audit_log (event, id);
+  `);
+  if (phase2) {
+    db.exec(`
+      create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
+      create virtual table if not exists message_search using fts5(message_id unindexed, words, tokenize = 'ascii', columnsize = 0);
+    `);
   }
-  // batch: { counts: [[roomId, count]], rows: [[id, roomId, senderId, body, createdAt, fromEnd, words, auditId, detail]] }
-  db.exec('begin immediate');
-  try {
-    for (const [room, count] of batch.counts) bump.run(count, room);
-    for (const [id, room, sender, body, createdAt, fromEnd, words, auditId, detail] of batch.rows) {
-      insertMessage.run(id, room, sender, body, createdAt, room, fromEnd);
-      if (words !== '') insertWords.run(id, words);
-      insertAudit.run(auditId, sender, id, detail, createdAt);
+  db.pragma('foreign_keys = ON');
+  const addRoom = db.prepare('insert or ignore into rooms (id) values (?)');
+  const bump = db.prepare('update rooms set last_seq = last_seq + ? where id = ?');
+  const insertMessage = phase2
+    ? db.prepare('insert into messages (id, room_id, sender_id, body, created_at, seq) values (?, ?, ?, ?, ?, (select last_seq from rooms where id = ?) - ?)')
+    : db.prepare('insert into messages (id, room_id, sender_id, body, created_at) values (?, ?, ?, ?, ?)');
+  const insertWords = phase2 ? db.prepare('insert into message_search (message_id, words) values (?, ?)') : null;
+  const insertAudit = db.prepare("insert into audit_log (id, event, actor_id, subject_id, detail, created_at) values (?, 'message-sent', ?, ?, ?, ?)");
+  const lastSeq = db.prepare('select last_seq from rooms where id = ?').pluck();
+  return (batch) => {
+    if (batch.rooms) {
+      for (const room of batch.rooms) addRoom.run(room);
+      return {};
     }
-    const lastSeqs = batch.counts.map(([room]) => lastSeq.get(room));
-    db.exec('commit');
-    parentPort.postMessage({ lastSeqs });
-  } catch (err) {
-    if (db.inTransaction) db.exec('rollback');
-    parentPort.postMessage({ error: String(err.message) });
-  }
-});
-`;
+    // batch: { counts: [[roomId, count]], rows: [[id, roomId, senderId, body, createdAt, fromEnd, words, auditId, detail]] }
+    db.exec('begin immediate');
+    try {
+      if (phase2) for (const [room, count] of batch.counts) bump.run(count, room);
+      for (const [id, room, sender, body, createdAt, fromEnd, words, auditId, detail] of batch.rows) {
+        if (phase2) insertMessage.run(id, room, sender, body, createdAt, room, fromEnd);
+        else insertMessage.run(id, room, sender, body, createdAt);
+        if (phase2 && words !== '') insertWords.run(id, words);
+        insertAudit.run(auditId, sender, id, detail, createdAt);
+      }
+      const lastSeqs = phase2 ? batch.counts.map(([room]) => lastSeq.get(room)) : batch.counts.map(() => 0);
+      db.exec('commit');
+      return { lastSeqs };
+    } catch (err) {
+      if (db.inTransaction) db.exec('rollback');
+      return { error: String(err.message) };
+    }
+  };
+}
 
-const writer = new Worker(WRITER, {
-  eval: true,
-  workerData: { path: process.env.BASELINE_DB ?? ':memory:', driver: createRequire(import.meta.url).resolve('better-sqlite3') },
-});
-const replies = [];
-writer.on('message', (reply) => replies.shift()(reply));
-const post = (batch) => new Promise((resolve) => {
-  replies.push(resolve);
-  writer.postMessage(batch);
-});
+const phase2 = process.env.BASELINE_WRITES !== 'phase1';
+const path = process.env.BASELINE_DB ?? ':memory:';
+const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+let post;
+if (process.env.BASELINE_WRITER === 'loop') {
+  const write = openWriter(createRequire(import.meta.url)(driver), path, phase2);
+  post = async (batch) => write(batch);
+} else {
+  const writer = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     const write = (${openWriter.toString()})(require(workerData.driver), workerData.path, workerData.phase2);
+     parentPort.on('message', (batch) => parentPort.postMessage(write(batch)));`,
+    { eval: true, workerData: { path, driver, phase2 } },
+  );
+  const replies = [];
+  writer.on('message', (reply) => replies.shift()(reply));
+  post = (batch) => new Promise((resolve) => {
+    replies.push(resolve);
+    writer.postMessage(batch);
+  });
+}
 
 // Group commit, as write-batcher.ts: one batch at a time; spaced while writes arrive fast.
 let queue = [];
@@ -105,7 +128,7 @@ async function flush() {
     const fromEnd = left.get(message.roomId) - 1;
     left.set(message.roomId, fromEnd);
     message.fromEnd = fromEnd;
-    return [message.id, message.roomId, message.authorAgentId, message.body, message.createdAt, fromEnd, searchText(message.body), uuidv7(), JSON.stringify({ roomId: message.roomId })];
+    return [message.id, message.roomId, message.authorAgentId, message.body, message.createdAt, fromEnd, phase2 ? searchText(message.body) : '', uuidv7(), JSON.stringify({ roomId: message.roomId })];
   });
   const order = [...counts.keys()];
   const reply = await post({ counts: order.map((room) => [room, counts.get(room)]), rows });
@@ -115,9 +138,14 @@ async function flush() {
       ack({ error: { code: 'INTERNAL_ERROR', message: 'not stored' } });
       continue;
     }
-    message.seq = lastSeqs.get(message.roomId) - message.fromEnd;
+    const fromEnd = message.fromEnd;
     delete message.fromEnd;
-    ack({ messageId: message.id, seq: message.seq });
+    if (!phase2) {
+      ack({ messageId: message.id });
+    } else {
+      message.seq = lastSeqs.get(message.roomId) - fromEnd;
+      ack({ messageId: message.id, seq: message.seq });
+    }
     nsp.to(message.roomId).emit('message:new', message);
   }
   running = false;
