@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 /**
- * The console (PHASE2.md section 5), built by `npm run build` into dist/console/, which the service
+ * The console (docs/console.md), built by `npm run build` into dist/console/, which the service
  * serves under /console/ (src/http/routes/console.routes.ts). Content-hashed assets, one module
  * script, one style sheet: nothing inline, so `Content-Security-Policy: default-src 'self'` holds.
  */

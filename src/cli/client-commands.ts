@@ -3,7 +3,7 @@ import { AmsClient, type AmsClientOptions, type Message, type Room } from '../cl
 import { optionalString, required, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
- * The commands that talk to a running service through the client library (PHASE2.md section 3):
+ * The commands that talk to a running service through the client library (docs/client.md):
  * `--url` or AMS_URL, `--token` or AMS_API_TOKEN; a room named by id or slug, an agent by id or name.
  */
 

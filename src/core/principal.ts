@@ -1,7 +1,7 @@
 export type Role = 'admin' | 'agent';
 export const ROLES: readonly Role[] = ['admin', 'agent'];
 
-/** What a scoped token may be limited to (PHASE2.md 6.2); authz.ts says which call needs which. */
+/** What a scoped token may be limited to (docs/scopes.md); authz.ts says which call needs which. */
 export type ScopeAction = 'messages:read' | 'messages:write' | 'rooms:read' | 'feed:read' | 'feed:write'
   | 'directory:read' | 'webhooks:manage' | 'admin';
 export const SCOPE_ACTIONS: readonly ScopeAction[] = [

@@ -10,7 +10,7 @@ import { compile, Type } from '../core/validation.js';
 import { toPublicError } from '../errors.js';
 
 /**
- * The thirteen tools of PHASE2.md section 4. Each is a thin adapter, as a REST route is: arguments
+ * The thirteen tools (docs/protocol.md, MCP tools). Each is a thin adapter, as a REST route is: arguments
  * (checked for shape here, for meaning by the service), one call of the same domain service REST
  * and WebSocket call, and the result as `structuredContent` plus a text a model reads. A failure is
  * the service's AppError through `toPublicError`, as `isError` text starting with its code.

@@ -8,7 +8,7 @@ import {
 } from './protocol.js';
 
 /**
- * The AsyncAPI 3.0 document of the `/agents` namespace (PHASE2.md section 3), built from the schemas
+ * The AsyncAPI 3.0 document of the `/agents` namespace (docs/protocol.md, The API describes itself), built from the schemas
  * of protocol.ts. The document describes the server: client events are operations it `receive`s,
  * each with its acknowledgement as the operation's `reply`; server events are operations it `send`s.
  * Event names (which hold `:`) are in each message's `name`; the keys are camelCase.

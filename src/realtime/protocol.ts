@@ -8,7 +8,7 @@ import { Text, Uuid } from '../core/validation.js';
 import { ERROR_CATALOG, type WsErrorCode } from '../errors.js';
 
 /**
- * The wire protocol of the `/agents` namespace (SPEC.md "Events", DESIGN.md section 3): event names,
+ * The wire protocol of the `/agents` namespace (docs/protocol.md, WebSocket): event names,
  * payload shapes and the Socket.IO room names the server uses internally.
  */
 
@@ -20,7 +20,7 @@ export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
  * What the server sends back to a client, in the acknowledgement (`{error: {code, message}}`) or as
- * an `error` event (`{code, message, requestId?}`): exactly the shapes of DESIGN.md, nothing more.
+ * an `error` event (`{code, message, requestId?}`): exactly the shapes of docs/protocol.md, nothing more.
  */
 export interface WsError {
   code: WsErrorCode;
@@ -196,7 +196,7 @@ export const roomChannel = (roomId: string): string => `${ROOM_PREFIX}${roomId}`
 export const agentChannel = (agentId: string): string => `agent:${agentId}`;
 export const tokenChannel = (tokenId: string): string => `token:${tokenId}`;
 /**
- * Scoped tokens' sockets (PHASE2.md 6.2) are not in `agentChannel`, which follows every membership
+ * Scoped tokens' sockets (docs/scopes.md) are not in `agentChannel`, which follows every membership
  * of the agent: they are in `scopedAgentChannel` (to end them with the agent), and follow only
  * what their token reaches: `agentChannel` when it grants messages:read in every room,
  * `roomGrantChannel` per granted room otherwise.

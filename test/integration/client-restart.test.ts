@@ -5,7 +5,7 @@ import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedSe
 import { freePort } from '../helpers/services.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
 
-// PHASE2.md section 3: the client library across a server killed with SIGKILL and started again
+// docs/client.md: the client library across a server killed with SIGKILL and started again
 // (same database, same port) while messages are being sent.
 
 describe('AmsClient across a SIGKILLed and restarted server', () => {

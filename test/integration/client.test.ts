@@ -4,7 +4,7 @@ import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../hel
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// The client library (PHASE2.md section 3) against the real server in this process. The restart and
+// The client library (docs/client.md) against the real server in this process. The restart and
 // SIGKILL cases are in client-restart.test.ts.
 
 const clients: AmsClient[] = [];

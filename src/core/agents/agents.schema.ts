@@ -13,7 +13,7 @@ export const CreateAgentInput = Type.Object(
   { additionalProperties: true },
 );
 
-/** The Agent object (SPEC.md "Agent"; `disabledAt` from PHASE2.md section 7). */
+/** The Agent object (docs/protocol.md, Agents and tokens; `disabledAt`: Disabled agents). */
 export const AgentSchema = Type.Object(
   {
     id: IdString(),

@@ -21,7 +21,7 @@ export interface AgentsService {
   /** id -> name of the given agents (message items for language models show who wrote them). */
   names(ids: readonly string[]): Promise<Map<string, string>>;
   /**
-   * PHASE2.md section 7: a disabled agent cannot open sessions, its JWTs are refused and its live
+   * docs/protocol.md, Disabled agents: a disabled agent cannot open sessions, its JWTs are refused and its live
    * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
    * they are and work again once it is enabled. Both are idempotent: the state is the answer.
    */

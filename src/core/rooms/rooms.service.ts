@@ -186,7 +186,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       try {
         await db.transaction().execute(async (trx) => {
           await insertMemberships(trx, [membership]);
-          // Old history is not unread for a new member (PHASE2.md 1.3).
+          // Old history is not unread for a new member (docs/catch-up.md).
           await startReadCursorAtLastSeq(trx, roomId, agentId);
           await recordAudit(trx, { event: 'member-added', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId } });
         });

@@ -32,7 +32,7 @@ export function agentsRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   }, async (request) => ctx.agents.list(request.principal));
 
-  // PHASE2.md section 7.
+  // Disabling and enabling agents (docs/protocol.md, Disabled agents).
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/disable', { schema: agentState('disableAgent', 'Disable an agent (admin in strict mode)') },
     async (request) => ctx.agents.disable(request.principal, request.params.id));
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/enable', { schema: agentState('enableAgent', 'Enable an agent again (admin in strict mode)') },

@@ -18,7 +18,7 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   }, async (request) => {
     const { before, cursor, limit, afterSeq } = request.query;
-    // `afterSeq`: forward catch-up, oldest first (PHASE2.md 1.2); otherwise history, newest first.
+    // `afterSeq`: forward catch-up, oldest first (docs/catch-up.md); otherwise history, newest first.
     if (wantsAfterSeq(request.query)) {
       const page = await ctx.messages.sync(request.principal, request.params.id, { afterSeq, before, cursor, limit });
       return { messages: page.messages, lastSeq: page.lastSeq, hasMore: page.hasMore };

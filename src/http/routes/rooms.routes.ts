@@ -45,7 +45,7 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   }, async (request) => ctx.rooms.list(request.principal));
 
-  // With a JWT, the caller's member rooms carry readSeq and unreadCount (PHASE2.md 1.3).
+  // With a JWT, the caller's member rooms carry readSeq and unreadCount (docs/catch-up.md).
   app.get('/api/v1/rooms', {
     schema: describe({
       operationId: 'listRooms', summary: 'List rooms (strict mode: a JWT, and an agent sees its own rooms)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,

@@ -8,7 +8,7 @@ import { describe, SECURITY } from '../openapi.js';
 
 type WebhookRoute = { Params: { id: string; webhookId: string } };
 
-// PHASE2.md section 6.1: the JWT of the agent itself or of an admin, in both modes.
+// docs/webhooks.md: the JWT of the agent itself or of an admin, in both modes.
 export function webhooksRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/webhooks', {
     schema: describe({

@@ -22,7 +22,7 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'membership.added': ({ agentId, roomId }) => subscriptions.membershipAdded(agentId, roomId),
     'membership.removed': ({ agentId, roomId }) => subscriptions.membershipRemoved(agentId, roomId),
     // Strict mode only (core decides): the token's sessions end, so do their live sockets, on every
-    // node (room operations go through the adapter). In open mode (SPEC.md Phase 1) they stay up.
+    // node (room operations go through the adapter). In open mode JWTs are irrevocable (docs/protocol.md), so they stay up.
     // The other nodes' session caches learn it through the cluster bus (context.ts).
     'token.revoked': ({ tokenId, sessionsEnded }) => {
       if (!sessionsEnded) return;
