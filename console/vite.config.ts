@@ -16,8 +16,8 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
-  // The client library from its sources (the same one programs import as agent-messaging-service/client).
-  resolve: { alias: { 'agent-messaging-service/client': here('../src/client/index.ts') } },
+  // The client library from its sources (the package @agent-messaging/client).
+  resolve: { alias: { '@agent-messaging/client': here('../packages/client/src/index.ts'), '@agent-messaging/protocol': here('../packages/protocol/src/index.ts') } },
   build: {
     outDir: here('../dist/console'),
     emptyOutDir: true,

@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { ErrorBody, standardiseText } from '../core/common.schema.js';
+import { ErrorBody, standardiseText } from '@agent-messaging/protocol';
 import { buildAsyncApiDocument } from '../realtime/asyncapi.js';
 
 /**

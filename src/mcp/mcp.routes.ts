@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_PATH } from '@agent-messaging/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../core/principal.js';
@@ -10,7 +11,6 @@ import { packageVersion } from '../http/openapi.js';
 import { sendError } from '../http/plugins/errors.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
-export const MCP_PATH = '/mcp';
 const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
 /**
  * What a Server builds for itself unless given one (an Ajv instance: most of a request's CPU when

@@ -1,11 +1,9 @@
 import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
-import { HISTORY_LIMITS, MESSAGE_BODY_MAX } from '../core/messages/messages.schema.js';
-import { INBOX_WAIT_MAX_SECONDS } from '../core/inbox/inbox.schema.js';
+import { HISTORY_LIMITS, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI } from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
-import { POST_BODY_MAX, REACTION_EMOJI } from '../core/social/social.schema.js';
 import { compile, Type } from '../core/validation.js';
 import { toPublicError } from '../errors.js';
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { AmsClient, type Message } from '../../src/client/index.js';
+import { AmsClient, type Message } from '@agent-messaging/client';
 import { Api, newAdmin, newAgent, newRoom } from '../helpers/api.js';
 import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { freePort } from '../helpers/services.js';

@@ -84,7 +84,7 @@ describe('the repository explains itself', () => {
     const self = relative(ROOT, fileURLToPath(import.meta.url));
     const files = [
       ...documents(),
-      ...['src', 'test', 'console/src', 'bench', 'scripts'].flatMap((dir) => filesUnder(dir)),
+      ...['src', 'test', 'console/src', 'bench', 'scripts', 'packages/protocol/src', 'packages/client/src'].flatMap((dir) => filesUnder(dir)),
       'console/vite.config.ts',
     ].filter((f) => f !== self && /\.(md|ts|tsx|js|mjs)$/.test(f));
     const found = files.flatMap((file) =>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { Channel, Post, ReactionList } from 'agent-messaging-service/client';
+import type { Channel, Post, ReactionList } from '@agent-messaging/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 

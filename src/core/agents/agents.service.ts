@@ -9,7 +9,7 @@ import type { Authz } from '../auth/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
-import { CreateAgentInput } from './agents.schema.js';
+import { CreateAgentInput } from '@agent-messaging/protocol';
 import { findAgentById, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);

@@ -16,7 +16,7 @@ import { searchText } from '../search/search-text.js';
 import { searchEntryStatement } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
-import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
+import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
 import { findByClientMsgId, findMessageInRoom, insertMessageStatement, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';

@@ -15,7 +15,7 @@ import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { findLastSeqs } from '../messages/seq.store.js';
 import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
-import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from './rooms.schema.js';
+import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
 import {
   deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
   type Membership, type Room, type RoomMemberRow,

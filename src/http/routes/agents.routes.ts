@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AgentList, AgentSchema, CreateAgentInput } from '../../core/agents/agents.schema.js';
-import { AgentIdParams } from '../../core/auth/tokens.schema.js';
+import { AgentList, AgentSchema, CreateAgentInput, AgentIdParams } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
 const agentState = (operationId: string, summary: string) =>

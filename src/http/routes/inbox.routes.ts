@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { InboxPageSchema, InboxQuerySchema } from '../../core/inbox/inbox.schema.js';
+import { InboxPageSchema, InboxQuerySchema } from '@agent-messaging/protocol';
 import type { InboxQuery } from '../../core/inbox/inbox.service.js';
 import { describe, SECURITY } from '../openapi.js';
 

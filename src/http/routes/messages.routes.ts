@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { HistoryQuerySchema, MessageSchema, MessagesPageSchema, SendMessageInput } from '../../core/messages/messages.schema.js';
+import { HistoryQuerySchema, MessageSchema, MessagesPageSchema, SendMessageInput, RoomIdParams } from '@agent-messaging/protocol';
 import type { HistoryQuery } from '../../core/messages/messages.service.js';
 import { wantsAfterSeq } from '../../core/messages/sync.js';
-import { RoomIdParams } from '../../core/rooms/rooms.schema.js';
 import { describe, SECURITY } from '../openapi.js';
 
 // REST items name the author `senderId`, as the domain Message does; WebSocket payloads rename it.

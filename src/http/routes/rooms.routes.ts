@@ -3,8 +3,9 @@ import type { AppContext } from '../../context.js';
 import { AGENT_DISABLED } from '../../core/auth/sessions.service.js';
 import type { Principal } from '../../core/principal.js';
 import {
-  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
-} from '../../core/rooms/rooms.schema.js';
+  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema,
+  ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+} from '@agent-messaging/protocol';
 import { isUuid } from '../../core/validation.js';
 import { unauthenticated } from '../../errors.js';
 import { describe, SECURITY } from '../openapi.js';

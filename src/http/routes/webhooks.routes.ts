@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AgentIdParams } from '../../core/auth/tokens.schema.js';
 import {
-  CreatedWebhookSchema, CreateWebhookInput, DeliveriesQuerySchema, DeliveryListSchema, WebhookListSchema, WebhookParams,
-} from '../../core/webhooks/webhooks.schema.js';
+  AgentIdParams, CreatedWebhookSchema, CreateWebhookInput, DeliveriesQuerySchema, DeliveryListSchema, WebhookListSchema,
+  WebhookParams,
+} from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
 type WebhookRoute = { Params: { id: string; webhookId: string } };

@@ -1,6 +1,6 @@
-import { IdString, Nullable, Timestamp } from '../common.schema.js';
-import { SCOPE_ACTIONS } from '../principal.js';
-import { Type, Uuid } from '../validation.js';
+import { IdString, Nullable, Timestamp } from './common.schema.js';
+import { SCOPE_ACTIONS } from './roles.js';
+import { Type, Uuid } from './text.js';
 
 /**
  * Token issuance and session exchange. Their input is checked by tokens.service.ts and

@@ -1,5 +1,5 @@
-import { IdString, Nullable, RoleSchema, Timestamp } from '../common.schema.js';
-import { Type, Text } from '../validation.js';
+import { IdString, Nullable, RoleSchema, Timestamp } from './common.schema.js';
+import { Type, Text } from './text.js';
 
 export const AGENT_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,63}$';
 

@@ -1,5 +1,5 @@
-import { IdString, RoleSchema, Timestamp } from '../common.schema.js';
-import { Type, Text, Uuid } from '../validation.js';
+import { IdString, RoleSchema, Timestamp } from './common.schema.js';
+import { Type, Text, Uuid } from './text.js';
 
 export const ROOM_SLUG_PATTERN = '^[a-z0-9-]{1,64}$';
 
