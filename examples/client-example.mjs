@@ -1,4 +1,4 @@
-// examples/client-example.mjs: an agent on the client library (agent-messaging-service/client).
+// examples/client-example.mjs: an agent on the client library (@agent-messaging/client).
 // AMS_URL=http://127.0.0.1:3000 AMS_API_TOKEN=agt_... AMS_ROOM=<slug> node examples/client-example.mjs
 import { AmsClient, AmsError } from '@agent-messaging/client';
 
