@@ -9,7 +9,7 @@ import { buildAsyncApiDocument } from '../realtime/asyncapi.js';
 /**
  * The machine-readable description of the service (PHASE2.md section 3): `GET /openapi.json`
  * (OpenAPI 3.1), `GET /docs` (Swagger UI, every asset served from here) and `GET /asyncapi.json`
- * (AsyncAPI 3.0, the WebSocket namespace: realtime/asyncapi.ts).
+ * (AsyncAPI 3.1, the WebSocket namespace: realtime/asyncapi.ts).
  *
  * Every route carries its schemas (`describe` below): the same TypeBox objects the domain services
  * validate with, and the response schema of its success and of each error status. Fastify only
