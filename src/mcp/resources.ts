@@ -52,7 +52,7 @@ async function readRoom(ctx: AppContext, principal: Principal, uri: string, ref:
   const page = await ctx.messages.history(principal, roomId, { limit: RESOURCE_MESSAGES });
   // Oldest first: a conversation reads top to bottom.
   const messages = (await withSenderNames(ctx, page.messages)).reverse();
-  const header = `Room ${room.slug} "${room.name}" (id ${room.id}): its last ${messages.length} messages, oldest first.`;
+  const header = `Room ${room.slug} "${room.name}" (id ${room.id}): ${messages.length === 1 ? 'its last message' : `its last ${messages.length} messages, oldest first`}.`;
   const footer = page.hasMore ? 'Older messages exist: the read_messages tool pages back.' : '';
   const text = `${header}\n\n${renderMessages(messages, new Map([[room.id, room.slug]]), 'No messages yet.', [footer])}`;
   return { contents: [{ uri, mimeType: MIME, text }] };
