@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { newAdmin, newAgent, newRoom, scopedSession, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 
@@ -15,6 +15,7 @@ describe('/mcp resources and texts by slug', () => {
   let room: TestRoom;
   let other: TestRoom;
   let mcp: Client;
+  const clients: Client[] = [];
 
   beforeAll(async () => {
     admin = await newAdmin(t.api);
@@ -22,14 +23,17 @@ describe('/mcp resources and texts by slug', () => {
     room = await newRoom(t.api, admin, [alice, bob]);
     other = await newRoom(t.api, admin, [bob]);
     mcp = await connectMcp(t.server.url, alice.jwt);
+    clients.push(mcp);
     await sendMessage(t.api, bob, room.id, 'first from bob');
     await sendMessage(t.api, bob, room.id, 'second from bob');
     await sendMessage(t.api, bob, other.id, 'not for alice');
   });
-  afterAll(() => mcp.close());
+  afterAll(async () => {
+    for (const client of clients) await client.close();
+  });
 
-  const failure = async (uri: string): Promise<McpError> => {
-    const err: unknown = await mcp.readResource({ uri }).then(() => null, (e: unknown) => e);
+  const failure = async (uri: string, client = mcp): Promise<McpError> => {
+    const err: unknown = await client.readResource({ uri }).then(() => null, (e: unknown) => e);
     expect(err, uri).toBeInstanceOf(McpError);
     return err as McpError;
   };
@@ -73,6 +77,25 @@ describe('/mcp resources and texts by slug', () => {
     const malformed = await failure('ams://rooms/Not A Slug');
     expect(malformed.code).toBe(-32602);
     expect(malformed.message).toContain('VALIDATION_ERROR');
+  });
+
+  it('a scoped token\'s limits hold: only its rooms are listed and read, its actions are needed', async () => {
+    const second = await newRoom(t.api, admin, [alice, bob]);
+    await sendMessage(t.api, bob, second.id, 'in the second room');
+    const limited = await connectMcp(t.server.url, await scopedSession(t.api, alice, { rooms: [second.id] }, admin.jwt));
+    clients.push(limited);
+    expect((await limited.listResources()).resources.map((r) => r.uri)).toEqual(['ams://inbox', `ams://rooms/${second.slug}`]);
+    const outside = await failure(`ams://rooms/${room.slug}`, limited);
+    expect(outside.code).toBe(-32600);
+    expect(outside.message).toContain('FORBIDDEN');
+    const inbox = ((await limited.readResource({ uri: 'ams://inbox' })).contents[0] as { text: string }).text;
+    expect(inbox).toContain('in the second room');
+    expect(inbox).not.toContain('from bob');
+
+    const listOnly = await connectMcp(t.server.url, await scopedSession(t.api, alice, { actions: ['rooms:read'] }, admin.jwt));
+    clients.push(listOnly);
+    expect((await listOnly.listResources()).resources.length).toBeGreaterThan(1);
+    expect((await failure(`ams://rooms/${second.slug}`, listOnly)).message).toContain('FORBIDDEN');
   });
 
   it('tool texts name rooms by slug, not by id', async () => {
