@@ -143,11 +143,10 @@ type JsonObject = Record<string, unknown>;
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * Every schema with a `title` (the service's types: Message, Room, Agent, ErrorBody, ...; a request
- * body without one is titled after its operation, e.g. SendMessageRequest) becomes one component
- * of `components.schemas` under that title, and each place that used it a `$ref` (with the
- * description of that place, when it has one), so that generators such as openapi-typescript give
- * each type its name. The routes keep plain TypeBox objects (the services
+ * Every schema with a `title` (the service's types: Message, Room, Agent, ErrorBody, ...) becomes
+ * one component of `components.schemas` under that title, and each place that used it a `$ref`
+ * (with the description of that place, when it has one), so that generators such as
+ * openapi-typescript give each type its name. The routes keep plain TypeBox objects (the services
  * validate with them); naming happens here, once, on the built document. Two different schemas
  * with one title would make one of them wrong: that fails at the first build of the document.
  */
@@ -177,15 +176,7 @@ export function nameSchemas(document: JsonObject): void {
       if (!isObject(operation)) continue;
       if (Array.isArray(operation.parameters)) operation.parameters.forEach(withSchema);
       const body = operation.requestBody;
-      if (isObject(body) && isObject(body.content)) {
-        for (const media of Object.values(body.content)) {
-          // An input without a title of its own is named after its operation: SendMessageRequest.
-          if (isObject(media) && isObject(media.schema) && media.schema.title === undefined && typeof operation.operationId === 'string') {
-            media.schema = { title: `${operation.operationId[0]!.toUpperCase()}${operation.operationId.slice(1)}Request`, ...media.schema };
-          }
-          withSchema(media);
-        }
-      }
+      if (isObject(body) && isObject(body.content)) Object.values(body.content).forEach(withSchema);
       for (const response of Object.values(isObject(operation.responses) ? operation.responses : {})) {
         if (!isObject(response) || !isObject(response.content)) continue;
         for (const media of Object.values(response.content)) {
