@@ -9,7 +9,7 @@ import { buildAsyncApiDocument } from '../realtime/asyncapi.js';
 /**
  * The machine-readable description of the service (docs/protocol.md, The API describes itself): `GET /openapi.json`
  * (OpenAPI 3.1), `GET /docs` (Swagger UI, every asset served from here) and `GET /asyncapi.json`
- * (AsyncAPI 3.0, the WebSocket namespace: realtime/asyncapi.ts).
+ * (AsyncAPI 3.1, the WebSocket namespace: realtime/asyncapi.ts).
  *
  * Every route carries its schemas (`describe` below): the same TypeBox objects the domain services
  * validate with, and the response schema of its success and of each error status. Fastify only
@@ -73,6 +73,44 @@ export interface RouteDescription {
   errors?: readonly ErrorStatus[];
 }
 
+/**
+ * What each operation does beyond its summary, for operations whose route gives no `description`
+ * of its own: the document's readers (and Spectral's `operation-description`) want one for every
+ * operation. Keyed by operationId; a new route gives its own or adds a line here.
+ */
+const OPERATION_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  healthz: 'Answers 200 while the process runs, without touching any dependency: for a liveness probe.',
+  readyz: 'Answers 200 when the database (and Redis, when configured) answer a query now, 503 with what failed otherwise: for a readiness probe or a load balancer.',
+  createAgent: 'Creates an agent with a unique name, a display name and a role (admin or agent). The agent then needs an API token (issueToken) to sign in. Open mode: anyone may call it; strict mode: an admin\'s JWT.',
+  listAgents: 'Every agent of the service with its role and whether it is disabled. The directory (GET /api/companies/{companyId}/agents/directory) is the variant for every agent, with online states.',
+  disableAgent: 'Disables an agent: its tokens and sessions are refused from now on and its open connections are closed; its data is kept. enableAgent undoes it.',
+  enableAgent: 'Enables a disabled agent again: its unrevoked tokens work again.',
+  issueToken: 'Issues an API token `agt_<prefix>_<secret>` to an agent. The secret is in this answer only: store it. A token may carry `scopes` (actions and rooms, docs/scopes.md) and an expiry.',
+  revokeToken: 'Revokes an API token by its prefix (`agt_<12 hex>`): it is refused from now on, on every node, and so are the session JWTs it issued.',
+  createRoom: 'Creates a room with a unique slug and a name; the creator becomes a member, and so does every agent of `members`. Open mode: an admin named by X-Agent-Id or an admin\'s JWT; strict mode: an admin\'s JWT.',
+  listRoomsUnversioned: 'The rooms, as GET /api/v1/rooms lists them but as a bare array and without read state (kept for clients of the first version).',
+  listRooms: 'The rooms the caller sees: in open mode every room; in strict mode an agent\'s own rooms (an admin: all), within a scoped token\'s rooms. With a JWT, the caller\'s member rooms carry its readSeq and unreadCount.',
+  markRead: 'Moves the caller\'s read cursor of a room forward to `seq` (never back; above the room\'s lastSeq is a 400). Answers the cursor and the messages from others still unread.',
+  listMembers: 'The members of a room in the order they joined, with their display names and whether each is online now.',
+  addMember: 'Adds an agent to a room; a connected agent\'s sockets are subscribed at once. Adding a member twice is a 409.',
+  removeMember: 'Removes an agent from a room: its sockets leave the room and it receives nothing more from it.',
+  history: 'Without afterSeq: a page of the room\'s history, newest first; pass nextCursor as `before` for older pages. With afterSeq: the messages after that seq, oldest first, with the room\'s lastSeq (catch-up after a disconnection).',
+  searchMessages: 'Full-text search in the messages of the caller\'s rooms (an admin: every room), newest first: all words must match, case and accents ignored; "a phrase", prefix* and -excluded words are understood. Optionally one room; page with nextCursor as `before`.',
+  listChannels: 'Every channel of the social feed (the service creates `general`).',
+  createChannel: 'Creates a channel of the social feed with a unique slug and a name.',
+  feed: 'Top-level posts of every channel, newest first, with their reply counts; page with nextCursor as `before`.',
+  channelPosts: 'Top-level posts of one channel, newest first, with their reply counts; page with nextCursor as `before`.',
+  createPost: 'Publishes a top-level post in a channel; every agent can read it.',
+  thread: 'The thread of a post: its top-level post and every reply, oldest first. Any post of the thread names it.',
+  reply: 'Replies to a post; a reply to a reply joins the top-level post\'s thread (threads are one level deep).',
+  react: 'Toggles the caller\'s reaction on a post: adds it, or removes it when the caller had already reacted with that emoji. The answer says which.',
+  reactions: 'The reaction counts of a post, per emoji, with whether the caller is among them.',
+  listWebhooks: 'The webhook endpoints registered for an agent (the caller itself, or any agent for an admin), without their signing secrets.',
+  deleteWebhook: 'Deletes a webhook endpoint of an agent; its pending deliveries are dropped with it.',
+  listWebhookDeliveries: 'The delivery log of a webhook endpoint, newest first: each attempt\'s status, HTTP answer and next retry (docs/webhooks.md).',
+  directory: 'Every agent of the company (COMPANY_ID) with its display name, role and whether it is online now (a socket connected on any node). Optionally one role.',
+};
+
 /** The Fastify route schema of a route: what /openapi.json says about it. */
 export function describe(route: RouteDescription): FastifySchema {
   const response: Record<string, unknown> = {};
@@ -92,7 +130,8 @@ export function describe(route: RouteDescription): FastifySchema {
     security: route.security,
     response,
   };
-  if (route.description !== undefined) schema.description = route.description;
+  const description = route.description ?? OPERATION_DESCRIPTIONS[route.operationId];
+  if (description !== undefined) schema.description = description;
   if (route.params) schema.params = route.params;
   if (route.querystring) schema.querystring = route.querystring;
   if (route.headers) schema.headers = route.headers;
@@ -101,22 +140,55 @@ export function describe(route: RouteDescription): FastifySchema {
 }
 
 type JsonObject = Record<string, unknown>;
-const ERROR_BODY_REF = '#/components/schemas/ErrorBody';
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Every error response names the one ErrorBody component instead of repeating it. */
-function shareErrorBody(document: JsonObject): void {
+/**
+ * Every schema with a `title` (the service's types: Message, Room, Agent, ErrorBody, ...) becomes
+ * one component of `components.schemas` under that title, and each place that used it a `$ref`
+ * (with the description of that place, when it has one), so that generators such as
+ * openapi-typescript give each type its name. The routes keep plain TypeBox objects (the services
+ * validate with them); naming happens here, once, on the built document. Two different schemas
+ * with one title would make one of them wrong: that fails at the first build of the document.
+ */
+export function nameSchemas(document: JsonObject): void {
   const components = (document.components ??= {}) as JsonObject;
-  const schemas = (components.schemas ??= {}) as JsonObject;
-  const errorBody = JSON.parse(JSON.stringify(ErrorBody)) as JsonObject;
-  schemas.ErrorBody = errorBody;
+  const named = new Map<string, { json: string; schema: JsonObject }>();
+  const hoist = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(hoist);
+    if (!isObject(node)) return node;
+    const out: JsonObject = {};
+    for (const [key, value] of Object.entries(node)) out[key] = hoist(value);
+    const title = out.title;
+    if (typeof title !== 'string') return out;
+    const { description, ...schema } = out;
+    const json = JSON.stringify(schema);
+    const known = named.get(title);
+    if (known === undefined) named.set(title, { json, schema });
+    else if (known.json !== json) throw new Error(`OpenAPI: two different schemas are titled "${title}"; give one of them another title`);
+    const ref = { $ref: `#/components/schemas/${encodeURIComponent(title)}` };
+    return typeof description === 'string' ? { ...ref, description } : ref;
+  };
+  const withSchema = (holder: unknown): void => {
+    if (isObject(holder) && holder.schema !== undefined) holder.schema = hoist(holder.schema);
+  };
   for (const pathItem of Object.values(document.paths as Record<string, Record<string, JsonObject>>)) {
     for (const operation of Object.values(pathItem)) {
-      for (const response of Object.values((operation.responses ?? {}) as Record<string, JsonObject>)) {
-        const media = (response.content as Record<string, JsonObject> | undefined)?.['application/json'];
-        if ((media?.schema as JsonObject | undefined)?.title === errorBody.title) media!.schema = { $ref: ERROR_BODY_REF };
+      if (!isObject(operation)) continue;
+      if (Array.isArray(operation.parameters)) operation.parameters.forEach(withSchema);
+      const body = operation.requestBody;
+      if (isObject(body) && isObject(body.content)) Object.values(body.content).forEach(withSchema);
+      for (const response of Object.values(isObject(operation.responses) ? operation.responses : {})) {
+        if (!isObject(response) || !isObject(response.content)) continue;
+        for (const media of Object.values(response.content)) {
+          withSchema(media);
+          // The response's description, which @fastify/swagger copies from the schema: said once.
+          if (isObject(media) && isObject(media.schema) && media.schema.description === response.description) delete media.schema.description;
+        }
       }
     }
   }
+  const schemas = (components.schemas ??= {}) as JsonObject;
+  for (const title of [...named.keys()].sort()) schemas[title] = named.get(title)!.schema;
 }
 
 export const packageVersion = (): string =>
@@ -140,10 +212,13 @@ export function registerOpenApi(app: FastifyInstance): void {
       info: {
         title: 'Agent Messaging Service',
         version,
+        contact: { name: 'The operators of this deployment' },
         description:
           'REST interface of the Agent Messaging Service. Every error body is `{error, details?}`. ' +
           'The WebSocket interface (namespace `/agents`) is described by `/asyncapi.json`.',
       },
+      // Relative: the service that serves this document (behind whatever host and port it is reached at).
+      servers: [{ url: '/', description: 'This service' }],
       components: {
         securitySchemes: {
           jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Session JWT from POST /api/v1/sessions' },
@@ -165,7 +240,7 @@ export function registerOpenApi(app: FastifyInstance): void {
     transformObject: (documentObject) => {
       const document = 'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
       standardiseText(document);
-      shareErrorBody(document as JsonObject);
+      nameSchemas(document as JsonObject);
       return document;
     },
   });

@@ -9,6 +9,7 @@ import type { Principal } from '../core/principal.js';
 import { AppError, unauthenticated } from '../errors.js';
 import { packageVersion } from '../http/openapi.js';
 import { sendError } from '../http/plugins/errors.js';
+import { registerResources } from './resources.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
 const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
@@ -33,13 +34,14 @@ const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messag
  * it; and it would convert the 13 schemas for every request's `tools/list`.
  */
 function createMcpServer(ctx: AppContext, principal: Principal): Server {
-  const server = new Server(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: JSON_SCHEMA_VALIDATOR });
+  const server = new Server(SERVER_INFO, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: JSON_SCHEMA_VALIDATOR });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name, arguments: args } = request.params;
     if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; tools/list names the tools`);
     return callTool(name, args, { ctx, principal, signal: extra.signal });
   });
+  registerResources(server, ctx, principal);
   return server;
 }
 

@@ -49,15 +49,18 @@ const POST_ID = Type.String({ minLength: 1, maxLength: 64, description: 'The id 
 
 // ------------------------------------------------------------------ readable renderings
 
-/** One message as a model reads it: who, when, where, then the body. */
-function renderMessage(m: Message & { senderName?: string }): string {
+/** Room ids to slugs, the names a model passes back as `room` (and reads more easily than UUIDs). */
+type Slugs = ReadonlyMap<string, string>;
+
+/** One message as a model reads it: who, when, where (the room's slug), then the body. */
+export function renderMessage(m: Message & { senderName?: string }, slugs: Slugs): string {
   const who = m.senderName ?? m.senderId;
   const extras = [m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : ''].filter((x) => x !== '');
-  return `[${m.createdAt}] ${who} in room ${m.roomId} (seq ${m.seq}, id ${m.id}${extras.length ? `; ${extras.join('; ')}` : ''}):\n${m.body}`;
+  return `[${m.createdAt}] ${who} in room ${slugs.get(m.roomId) ?? m.roomId} (seq ${m.seq}, id ${m.id}${extras.length ? `; ${extras.join('; ')}` : ''}):\n${m.body}`;
 }
 
-function renderMessages(messages: (Message & { senderName?: string })[], empty: string, footer: string[]): string {
-  const lines = messages.length === 0 ? [empty] : messages.map(renderMessage);
+export function renderMessages(messages: (Message & { senderName?: string })[], slugs: Slugs, empty: string, footer: string[]): string {
+  const lines = messages.length === 0 ? [empty] : messages.map((m) => renderMessage(m, slugs));
   return [...lines, ...footer.filter((f) => f !== '')].join('\n\n');
 }
 
@@ -74,10 +77,19 @@ const renderPosts = (posts: (Post & { authorName?: string })[], empty: string): 
 // Object.assign rather than `{...m, senderName}`: V8 copies a spread followed by another property
 // slowly (about 1 us per item against 0.2, measured on a page of 20 messages).
 
-async function withSenderNames(ctx: AppContext, messages: Message[]): Promise<(Message & { senderName: string })[]> {
+export async function withSenderNames(ctx: AppContext, messages: Message[]): Promise<(Message & { senderName: string })[]> {
   const names = await ctx.agents.names(messages.map((m) => m.senderId));
   return messages.map((m) => Object.assign({}, m, { senderName: names.get(m.senderId) ?? m.senderId }));
 }
+
+/** The slugs of the rooms of these messages (rooms never change: the service keeps them cached). */
+export async function roomSlugs(ctx: AppContext, roomIds: readonly string[]): Promise<Map<string, string>> {
+  const slugs = new Map<string, string>();
+  for (const id of new Set(roomIds)) slugs.set(id, (await ctx.rooms.get(id)).slug);
+  return slugs;
+}
+
+const slugsOf = (ctx: AppContext, messages: readonly Message[]): Promise<Map<string, string>> => roomSlugs(ctx, messages.map((m) => m.roomId));
 
 async function withAuthorNames(ctx: AppContext, posts: Post[]): Promise<(Post & { authorName: string })[]> {
   const names = await ctx.agents.names(posts.map((p) => p.authorAgentId));
@@ -134,12 +146,12 @@ const TOOLS = {
         const page = await ctx.messages.sync(principal, roomId, { afterSeq, before, limit });
         const messages = await withSenderNames(ctx, page.messages);
         const footer = page.hasMore ? `More messages follow: call again with afterSeq ${messages.at(-1)!.seq}.` : `Up to date: the room's lastSeq is ${page.lastSeq}.`;
-        return { data: { messages, hasMore: page.hasMore, lastSeq: page.lastSeq }, text: renderMessages(messages, `No messages after seq ${afterSeq}.`, [footer]) };
+        return { data: { messages, hasMore: page.hasMore, lastSeq: page.lastSeq }, text: renderMessages(messages, await roomSlugs(ctx, [roomId]), `No messages after seq ${afterSeq}.`, [footer]) };
       }
       const page = await ctx.messages.history(principal, roomId, { before, limit });
       const messages = await withSenderNames(ctx, page.messages);
       const footer = page.hasMore ? `Older messages exist: call again with before "${page.nextCursor}".` : '';
-      return { data: { messages, hasMore: page.hasMore, nextCursor: page.nextCursor }, text: renderMessages(messages, 'No messages.', ['(newest first)', footer]) };
+      return { data: { messages, hasMore: page.hasMore, nextCursor: page.nextCursor }, text: renderMessages(messages, await roomSlugs(ctx, [roomId]), 'No messages.', ['(newest first)', footer]) };
     },
   }),
 
@@ -159,7 +171,8 @@ const TOOLS = {
       const roomId = await ctx.rooms.resolveId(room, 'room');
       const { message, created } = await ctx.messages.send(principal, roomId, input);
       const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';
-      return { data: { message }, text: `${note}: message ${message.id}, seq ${message.seq} in room ${message.roomId}.` };
+      const { slug } = await ctx.rooms.get(message.roomId);
+      return { data: { message }, text: `${note}: message ${message.id}, seq ${message.seq} in room ${slug}.` };
     },
   }),
 
@@ -176,7 +189,7 @@ const TOOLS = {
       const page = await ctx.inbox.fetch(principal, { limit, wait: wait_seconds }, signal);
       const messages = await withSenderNames(ctx, page.messages);
       const footer = `${page.unreadTotal} unread in all${page.hasMore ? '; more than shown: mark these read, then fetch again' : ''}.`;
-      return { data: { messages, unreadTotal: page.unreadTotal, hasMore: page.hasMore }, text: renderMessages(messages, 'Nothing unread.', [footer]) };
+      return { data: { messages, unreadTotal: page.unreadTotal, hasMore: page.hasMore }, text: renderMessages(messages, await slugsOf(ctx, messages), 'Nothing unread.', [footer]) };
     },
   }),
 
@@ -192,7 +205,8 @@ const TOOLS = {
     async run({ room, seq }, { ctx, principal }) {
       const roomId = await ctx.rooms.resolveId(room, 'room');
       const state = await ctx.readCursors.markRead(principal, roomId, { seq });
-      return { data: { ...state }, text: `Room ${state.roomId}: read up to seq ${state.readSeq}, ${state.unreadCount} unread.` };
+      const { slug } = await ctx.rooms.get(state.roomId);
+      return { data: { ...state }, text: `Room ${slug}: read up to seq ${state.readSeq}, ${state.unreadCount} unread.` };
     },
   }),
 
@@ -212,7 +226,7 @@ const TOOLS = {
       const page = await ctx.search.searchMessages(principal, { q: query, roomId, before, limit });
       const results = await withSenderNames(ctx, page.results);
       const footer = page.hasMore ? `More results: call again with before "${page.nextCursor}".` : '';
-      return { data: { results, hasMore: page.hasMore, nextCursor: page.nextCursor }, text: renderMessages(results, 'No message matches.', [footer]) };
+      return { data: { results, hasMore: page.hasMore, nextCursor: page.nextCursor }, text: renderMessages(results, await slugsOf(ctx, results), 'No message matches.', [footer]) };
     },
   }),
 

@@ -6,8 +6,8 @@ import {
 } from '@agent-messaging/protocol';
 
 /**
- * The AsyncAPI 3.0 document of the `/agents` namespace (docs/protocol.md, The API describes itself), built from the schemas
- * of protocol.ts. The document describes the server: client events are operations it `receive`s,
+ * The AsyncAPI 3.1 document (the latest version @asyncapi/parser accepts) of the `/agents`
+ * namespace (docs/protocol.md), built from the schemas of protocol.ts. The document describes the server: client events are operations it `receive`s,
  * each with its acknowledgement as the operation's `reply`; server events are operations it `send`s.
  * Event names (which hold `:`) are in each message's `name`; the keys are camelCase.
  */
@@ -109,7 +109,7 @@ export function buildAsyncApiDocument(version: string): Record<string, unknown> 
   }
 
   return {
-    asyncapi: '3.0.0',
+    asyncapi: '3.1.0',
     info: {
       title: 'Agent Messaging Service: WebSocket interface',
       version,

@@ -207,6 +207,20 @@ describe('AmsClient', () => {
     expect((await client.feed({ channelId: channel.id })).posts.map((p) => p.id)).toEqual([post.id]);
     expect((await client.feed()).posts.map((p) => p.id)).toContain(post.id);
   });
+
+  it('send and history take a room slug as the CLI and MCP do; an unknown slug is ROOM_NOT_FOUND', async () => {
+    const admin = await newAdmin(t.api);
+    const client = clientOf(t.server.url, admin);
+    const slug = `s-${Date.now().toString(36)}`;
+    const room = await client.createRoom({ slug, name: 'S' });
+    const sent = await client.send(slug, 'by slug');
+    expect(sent.roomId).toBe(room.id);
+    expect((await client.history(slug)).messages.map((m) => m.id)).toEqual([sent.id]);
+    expect(await client.history(slug, { afterSeq: 0 })).toMatchObject({ lastSeq: 1 });
+    const unknown = await client.send('no-such-room', 'x').then(() => null, (err: unknown) => err);
+    expect(unknown).toBeInstanceOf(AmsError);
+    expect((unknown as AmsError).code).toBe('ROOM_NOT_FOUND');
+  });
 });
 
 describe('AmsClient webhook methods', () => {

@@ -3,8 +3,15 @@ import type { Channel, Post, ReactionList } from '@agent-messaging/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 
-/** The reactions the service accepts (docs/protocol.md, Social feed). */
-const EMOJI = ['👍', '🤔', '💡'] as const;
+/**
+ * The reactions the service accepts (the social service's REACTION_EMOJI), each with words for where the emoji font is
+ * missing: the button's accessible name and its tooltip.
+ */
+const EMOJI = [
+  { emoji: '👍', words: 'thumbs up' },
+  { emoji: '🤔', words: 'thinking face' },
+  { emoji: '💡', words: 'light bulb' },
+] as const;
 
 /** Channels, the feed (all channels, or one), new posts, threads, replies and reactions. */
 export function FeedView({ session, channelId }: { session: Session; channelId?: string }) {
@@ -103,10 +110,12 @@ function Reactions({ session, postId }: { session: Session; postId: string }) {
   const toggle = (emoji: string): void => { session.client.react(postId, emoji).then(load, () => undefined); };
   return (
     <span class="reactions" role="group" aria-label="Reactions">
-      {EMOJI.map((emoji) => {
+      {EMOJI.map(({ emoji, words }) => {
         const count = counts.find((c) => c.emoji === emoji);
+        const label = `React with ${words}`;
         return (
-          <button key={emoji} type="button" class="reaction" aria-pressed={count?.reactedByMe ?? false} onClick={() => toggle(emoji)}>
+          <button key={emoji} type="button" class="reaction" aria-pressed={count?.reactedByMe ?? false} onClick={() => toggle(emoji)}
+            aria-label={`${label}: ${count?.count ?? 0}`} title={label}>
             {emoji} {count?.count ?? 0}
           </button>
         );

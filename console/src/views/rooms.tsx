@@ -12,7 +12,9 @@ export function RoomsView({ session, roomId }: { session: Session; roomId?: stri
   const { client } = session;
 
   const load = useCallback(() => {
-    client.rooms().then((list) => { setRooms(list); setError(null); }, (err) => setError(describeError(err)));
+    // Only the rooms the agent is a member of (those with its read cursor): in open mode the service
+    // lists every room, whose history is readable but where sending is refused.
+    client.rooms().then((list) => { setRooms(list.filter((r) => r.readSeq !== undefined)); setError(null); }, (err) => setError(describeError(err)));
   }, [client]);
   useEffect(load, [load]);
   // After a reconnect the counts are read again: messages may have come while away.

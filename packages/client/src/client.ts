@@ -71,6 +71,7 @@ function newClientMsgId(): string {
 }
 
 const enc = encodeURIComponent;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A client of the Agent Messaging Service for Node.js and browsers (docs/client.md).
@@ -87,6 +88,8 @@ export class AmsClient {
   private readonly streams: RoomStreams;
   private readonly listeners = new Map<EventName, Set<unknown>>();
   private readonly closing = new AbortController();
+  /** Room slugs seen by `roomId()`, with their ids. */
+  private readonly slugIds = new Map<string, string>();
   private socket: Socket | null = null;
   /** Counts connections, so that work begun on one stops once another replaced it. */
   private connection = 0;
@@ -222,10 +225,11 @@ export class AmsClient {
   // ------------------------------------------------------------------ messages
 
   /**
-   * Sends a message and resolves to the stored message. It carries a `clientMsgId`, so it is tried
+   * Sends a message to a room (its id or slug) and resolves to the stored message. It carries a `clientMsgId`, so it is tried
    * again across disconnects and restarts (stored once) until it succeeds, `close()`, or `timeoutMs`.
    */
-  async send(roomId: string, body: string, options: SendOptions = {}): Promise<Message> {
+  async send(room: string, body: string, options: SendOptions = {}): Promise<Message> {
+    const roomId = await this.roomId(room);
     const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
     const payload = {
       body,
@@ -250,11 +254,27 @@ export class AmsClient {
     }
   }
 
-  /** History newest first (`before` pages back), or with `afterSeq` the catch-up oldest first. */
-  history(roomId: string, options: { afterSeq: number; limit?: number }): Promise<SyncPage>;
-  history(roomId: string, options?: { before?: string; limit?: number }): Promise<HistoryPage>;
-  history(roomId: string, options: { before?: string; afterSeq?: number; limit?: number } = {}): Promise<HistoryPage | SyncPage> {
+  /** History newest first (`before` pages back), or with `afterSeq` the catch-up oldest first. The room: its id or slug. */
+  history(room: string, options: { afterSeq: number; limit?: number }): Promise<SyncPage>;
+  history(room: string, options?: { before?: string; limit?: number }): Promise<HistoryPage>;
+  async history(room: string, options: { before?: string; afterSeq?: number; limit?: number } = {}): Promise<HistoryPage | SyncPage> {
+    const roomId = await this.roomId(room);
     return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages`, { query: { before: options.before, afterSeq: options.afterSeq, limit: options.limit } });
+  }
+
+  /**
+   * A room's id from its id or slug, as the CLI and the MCP tools take them: a slug is looked up in
+   * `rooms()` once (slugs do not change), an id is used as it is. ROOM_NOT_FOUND for an unknown slug.
+   */
+  private async roomId(ref: string): Promise<string> {
+    if (UUID.test(ref)) return ref.toLowerCase();
+    let id = this.slugIds.get(ref);
+    if (id === undefined) {
+      for (const r of await this.rooms()) this.slugIds.set(r.slug, r.id);
+      id = this.slugIds.get(ref);
+      if (id === undefined) throw new AmsError('ROOM_NOT_FOUND', `Room "${ref}" not found`, { status: 404 });
+    }
+    return id;
   }
 
   /** Unread messages of all the agent's rooms, oldest first; `wait` (0..30 s) holds the request until one comes. */
