@@ -1,7 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../../store/schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../../store/schema.js';
 
 /** A membership's read cursor and what it leaves unread (PHASE2.md 1.3). */
 export interface ReadState {
