@@ -1,4 +1,5 @@
 import { PostgresAdapter, sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { Dialect } from './database-handle.js';
 import type { Db } from './schema.js';
 
 /**
@@ -19,7 +20,7 @@ import type { Db } from './schema.js';
  *   whose write transactions are serialised already.
  */
 export interface StoreDialect {
-  readonly name: 'sqlite' | 'postgres';
+  readonly name: Dialect;
   /** `column` (a uuid column, `alias.column` allowed) is one of the ids given as `list`, one parameter. */
   inIdList(column: string, list: unknown): RawBuilder<boolean>;
   /** The value to pass as `inIdList`'s parameter. */
