@@ -1,6 +1,6 @@
-import { PostgresAdapter, sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { PostgresAdapter, sql, type RawBuilder, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Dialect } from './database-handle.js';
-import type { Db } from './schema.js';
+import type { DB, Db } from './schema.js';
 
 /**
  * Every difference between SQLite and PostgreSQL that the store's queries see, in one place: an
@@ -30,7 +30,7 @@ export interface StoreDialect {
   /** Rows selected for a claim: locked, those already locked by another transaction skipped. */
   forClaim<D, T extends keyof D, O>(query: SelectQueryBuilder<D, T, O>): SelectQueryBuilder<D, T, O>;
   /** Serialises the transactions that take the same `key` until each ends. */
-  lockKey(trx: Db, key: string): Promise<void>;
+  lockKey(trx: Transaction<DB>, key: string): Promise<void>;
 }
 
 /**
