@@ -134,10 +134,9 @@ export async function createContext(config: Config, logger: Logger, overrides: C
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
   // presence at commit. The worker is woken after a commit that recorded deliveries here.
-  const webhookOutbox = createWebhookOutbox({ db, dialect: database.dialect, presence, bus });
+  const webhookOutbox = createWebhookOutbox({ db, presence, bus });
   const webhookWorker = createDeliveryWorker({
     db,
-    dialect: database.dialect,
     retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
     allowPrivateTargets: config.webhooks.allowPrivateTargets,
     onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
@@ -165,12 +164,12 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessionAuth,
     apiTokenAuth,
     rooms,
-    messages: createMessagesService({ db, dialect: database.dialect, authz, rooms, events, outbox: webhookOutbox }),
+    messages: createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters }),
     inboxWaiters,
-    search: createSearchService({ db, dialect: database.dialect, authz, rooms }),
-    social: createSocialService({ db, dialect: database.dialect, authz }),
+    search: createSearchService({ db, authz, rooms }),
+    social: createSocialService({ db, authz }),
     directory: createDirectoryService({ db, authz, companyId: config.companyId, presence }),
     presence,
     webhooks: createWebhooksService({ db, authz, events, allowPrivateTargets: config.webhooks.allowPrivateTargets }),

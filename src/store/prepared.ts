@@ -1,7 +1,5 @@
-import { CompiledQuery, createQueryId, type Compilable, type Kysely, type QueryResult, type RootOperationNode, type Transaction } from 'kysely';
-import type { DB } from './schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import { CompiledQuery, createQueryId, type Compilable, type QueryResult, type RootOperationNode } from 'kysely';
+import type { Db } from './schema.js';
 
 /** A mistake in a prepared query's definition, found when it is first compiled. */
 export class PreparedQueryError extends Error {

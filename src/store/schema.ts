@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
 
 /**
  * Table types, composed into one DB interface. Timestamps are ISO strings on the way in, and both
@@ -158,3 +158,6 @@ export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
 }
+
+/** What a store function runs its queries on: the database or one of its transactions. */
+export type Db = Kysely<DB> | Transaction<DB>;

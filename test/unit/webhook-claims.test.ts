@@ -25,7 +25,7 @@ describe('webhook claims', () => {
     const posted = vi.spyOn(Worker.prototype, 'postMessage');
     try {
       const now = new Date().toISOString();
-      const claimed = await claimDue(database.db, 'sqlite', now, new Date(Date.now() + 60_000).toISOString(), 16);
+      const claimed = await claimDue(database.db, now, new Date(Date.now() + 60_000).toISOString(), 16);
       expect(claimed).toEqual([]);
       expect(posted).not.toHaveBeenCalled();
     } finally {
@@ -44,7 +44,7 @@ describe('webhook claims', () => {
     });
     try {
       const claimed = await Promise.race([
-        claimDue(database.db, 'sqlite', new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 16),
+        claimDue(database.db, new Date().toISOString(), new Date(Date.now() + 60_000).toISOString(), 16),
         new Promise<'waited'>((resolve) => setTimeout(() => resolve('waited'), 1000)),
       ]);
       expect(claimed).toEqual([]);

@@ -1,6 +1,6 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
-import type { AgentsTable, DB } from '../../store/schema.js';
+import type { AgentsTable, Db } from '../../store/schema.js';
 import { toIso, toIsoOrNull } from '../../store/values.js';
 import type { Role } from '../principal.js';
 
@@ -13,8 +13,6 @@ export interface Agent {
   /** When the agent was disabled; null while it is active (docs/protocol.md, Disabled agents). */
   disabledAt: string | null;
 }
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 const toAgent = (row: Selectable<AgentsTable>): Agent => ({
   id: row.id,

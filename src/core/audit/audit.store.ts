@@ -1,10 +1,19 @@
-import type { CompiledQuery, Kysely, Transaction } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { prepared } from '../../store/prepared.js';
-import type { DB } from '../../store/schema.js';
+import type { DB, Db } from '../../store/schema.js';
 import { fromJson, nowIso, toIso } from '../../store/values.js';
 import { createWriteBatcher, type WriteBatcher, type WriteBatcherOptions } from '../../store/write-batcher.js';
 
+/**
+ * The one audit writer: every record is the statement `auditStatement` builds (its id, its time,
+ * its detail as JSON), nowhere else is `audit_log` written. It reaches the database in one of three
+ * ways, by what it records:
+ * - with the change it records, in the caller's transaction (`recordAudit`): a room, a token, ...;
+ * - with the change it records, in a group commit of statements (`auditStatement`): a message;
+ * - alone, group-committed with other records (`createAuditBatcher`): `jwt-issued`, which has no
+ *   change of its own to commit with.
+ */
 export type AuditEvent =
   | 'agent-created'
   | 'agent-disabled'
@@ -42,12 +51,12 @@ const insertAuditQuery = prepared((db, p: { id: string; event: string; actorId: 
 );
 
 /** Written inside the caller's transaction, so the record exists exactly when the change does. */
-export async function recordAudit(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): Promise<void> {
+export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
   await db.executeQuery(auditStatement(db, entry));
 }
 
 /** The statement that records `entry`, for a transaction run as statements (a group commit). */
-export function auditStatement(db: Kysely<DB> | Transaction<DB>, entry: AuditEntry): CompiledQuery {
+export function auditStatement(db: Db, entry: AuditEntry): CompiledQuery {
   return insertAuditQuery.compile(db, {
     id: uuidv7(),
     event: entry.event,

@@ -1,10 +1,8 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
-import type { ApiTokensTable, DB } from '../../store/schema.js';
+import type { ApiTokensTable, Db } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import type { Role } from '../principal.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 export interface StoredToken {
   id: string;

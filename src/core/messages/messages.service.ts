@@ -2,7 +2,6 @@ import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
-import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
@@ -105,8 +104,8 @@ function sameContent(a: Message, b: Message): boolean {
   return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b);
 }
 
-export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
-  const { db, dialect, authz, rooms, events, outbox } = deps;
+export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
+  const { db, authz, rooms, events, outbox } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
   // sends that arrive together, each acknowledged after its commit. At moderate rates a send commits
   // at the end of the event-loop turn that received it (sends that arrive while a commit runs share
@@ -118,7 +117,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; 
     prepare: (messages) => (outbox ? outbox.prepare(messages) : Promise.resolve(null)),
     write(db, messages, outboxWrites) {
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
-      const numbering = numberMessages(db, dialect, messages);
+      const numbering = numberMessages(db, messages);
       // Grouped by kind (the inserts depend on the counters only): a run of one statement goes to
       // SQLite's writer thread as one request.
       const statements = numbering.statements;

@@ -1,10 +1,8 @@
-import type { CompiledQuery, Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import type { CompiledQuery, Insertable, Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
-import type { DB, MessagesTable } from '../../store/schema.js';
+import type { Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
 import type { Message } from './message.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 export function toMessage(row: Selectable<MessagesTable>): Message {
   const message: Message = {

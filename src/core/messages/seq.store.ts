@@ -1,12 +1,10 @@
-import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from '../../store/database-handle.js';
+import type { CompiledQuery } from 'kysely';
+import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
-import type { DB } from '../../store/schema.js';
+import type { Db } from '../../store/schema.js';
 import type { LastRead } from '../../store/write-batcher.js';
 import type { Message } from './message.js';
 import { toMessage } from './messages.store.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 /**
  * Sequence numbers (docs/catch-up.md): `rooms.last_seq` is the counter, bumped in the transaction that
@@ -23,11 +21,9 @@ const bumpLastSeqQuery = prepared((db, p: { roomId: string; count: number }) =>
   db.updateTable('rooms').set((eb) => ({ last_seq: eb('last_seq', '+', p.count) })).where('id', '=', p.roomId),
 );
 const lastSeqQuery = prepared((db, p: { roomId: string }) => db.selectFrom('rooms').select('last_seq').where('id', '=', p.roomId));
-// The rooms as one parameter (a JSON array on SQLite, an array on PostgreSQL): compiled once, whatever their number.
-const lastSeqsOnSqlite = prepared((db, p: { rooms: string }) =>
-  db.selectFrom('rooms').select(['id', 'last_seq']).where(sql<boolean>`id in (select value from json_each(${p.rooms}))`));
-const lastSeqsOnPostgres = prepared((db, p: { rooms: readonly string[] }) =>
-  db.selectFrom('rooms').select(['id', 'last_seq']).where(sql<boolean>`id = any(${p.rooms}::uuid[])`));
+// The rooms as one parameter (dialect.ts): compiled once, whatever their number.
+const lastSeqsQuery = prepared((db, p: { rooms: unknown }) =>
+  db.selectFrom('rooms').select(['id', 'last_seq']).where(dialectOf(db).inIdList('id', p.rooms)));
 const afterSeqPageQuery = prepared((db, p: { roomId: string; afterSeq: number; upTo: number; rows: number }) =>
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('seq', '>', p.afterSeq).where('seq', '<=', p.upTo).orderBy('seq').limit(p.rows),
 );
@@ -54,7 +50,7 @@ export interface Numbering {
  * rooms lock them in the same order, so they cannot deadlock. Each message's insert then takes
  * `last_seq - fromEnd[i]` (insertMessage); `lastRead` sets `seq` on the messages once committed.
  */
-export function numberMessages(db: Db, dialect: Dialect, messages: readonly Message[]): Numbering {
+export function numberMessages(db: Db, messages: readonly Message[]): Numbering {
   const counts = new Map<string, number>();
   for (const message of messages) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
   const roomIds = [...counts.keys()].sort();
@@ -65,7 +61,7 @@ export function numberMessages(db: Db, dialect: Dialect, messages: readonly Mess
     left.set(message.roomId, after);
     return after;
   });
-  const query = dialect === 'sqlite' ? lastSeqsOnSqlite.compile(db, { rooms: JSON.stringify(roomIds) }) : lastSeqsOnPostgres.compile(db, { rooms: roomIds });
+  const query = lastSeqsQuery.compile(db, { rooms: dialectOf(db).idList(roomIds) });
   return {
     statements,
     fromEnd,

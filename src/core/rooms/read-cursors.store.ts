@@ -1,7 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { DB } from '../../store/schema.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { Db } from '../../store/schema.js';
 
 /** A membership's read cursor and what it leaves unread (docs/catch-up.md). */
 export interface ReadState {

@@ -1,10 +1,8 @@
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
-import type { DB, RoomsTable } from '../../store/schema.js';
+import type { Db, RoomsTable } from '../../store/schema.js';
 import { toIso } from '../../store/values.js';
 import type { Role } from '../principal.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 export interface Room {
   id: string;

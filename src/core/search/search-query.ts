@@ -2,9 +2,10 @@ import { validationError } from '../../errors.js';
 import { boundWord, foldText, wordsOfFolded } from './search-text.js';
 
 /**
- * The query language of message search, parsed once into terms, then written for each engine
- * (an FTS5 MATCH expression, a PostgreSQL tsquery plus phrase patterns). User text never reaches
- * either engine's syntax: every term is made of folded words (letters and digits only), quoted.
+ * The query language of message search, parsed once into terms; the store writes them for each
+ * engine (store/dialect.ts: an FTS5 MATCH expression, a PostgreSQL tsquery plus phrase patterns).
+ * User text never reaches either engine's syntax: every term is made of folded words (letters and
+ * digits only), quoted there.
  *
  * - words: every one must match a whole word of the message (in any order);
  * - `word*`: a word starting with `word`;
@@ -92,54 +93,4 @@ export function parseSearchQuery(q: string): SearchQuery {
     });
   }
   return { include, exclude };
-}
-
-// ------------------------------------------------------------------ SQLite FTS5
-
-const ftsString = (words: string[]): string => `"${words.join(' ').replaceAll('"', '""')}"`;
-const ftsTerm = (term: SearchTerm): string => ftsString(term.words) + (term.prefix ? '*' : '');
-
-/**
- * The FTS5 MATCH expression: `("a" AND "b"* AND "c d") NOT "e" NOT "f"*`. Every word is a quoted
- * string, so FTS5 keywords and syntax in the user's text are inert.
- */
-export function toFts5Match(query: SearchQuery): string {
-  let expression = `(${query.include.map(ftsTerm).join(' AND ')})`;
-  for (const term of query.exclude) expression = `(${expression} NOT ${ftsTerm(term)})`;
-  return expression;
-}
-
-// ------------------------------------------------------------------ PostgreSQL
-
-export interface PostgresSearch {
-  /** tsquery text (every lexeme quoted) for the GIN index: the words of every included term, exclusions of single words. */
-  tsquery: string;
-  /** LIKE patterns the padded index text must match (phrases), and must not match (excluded phrases). */
-  phrases: string[];
-  excludedPhrases: string[];
-}
-
-const tsLexeme = (word: string): string => `'${word.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
-const likeEscape = (text: string): string => text.replace(/[\\%_]/g, '\\$&');
-/** Matches ` w1 w2 ` inside the index text padded with a space on each side. */
-const phrasePattern = (words: string[]): string => `% ${likeEscape(words.join(' '))} %`;
-
-/**
- * The PostgreSQL form. The index is a tsvector of the message's words without positions (built from
- * the stored text, see migration 005), so phrases are checked on the stored text itself: exact
- * adjacency, as FTS5 does it, with no limit on positions or repeats.
- */
-export function toPostgresSearch(query: SearchQuery): PostgresSearch {
-  const parts: string[] = [];
-  const phrases: string[] = [];
-  const excludedPhrases: string[] = [];
-  for (const term of query.include) {
-    for (const word of term.words) parts.push(tsLexeme(word) + (term.prefix ? ':*' : ''));
-    if (term.words.length > 1) phrases.push(phrasePattern(term.words));
-  }
-  for (const term of query.exclude) {
-    if (term.words.length > 1) excludedPhrases.push(phrasePattern(term.words));
-    else parts.push(`!${tsLexeme(term.words[0]!)}${term.prefix ? ':*' : ''}`);
-  }
-  return { tsquery: parts.join(' & '), phrases, excludedPhrases };
 }

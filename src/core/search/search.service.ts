@@ -1,6 +1,5 @@
 import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
-import type { Dialect } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { requireRoom, roomAllowed, type Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS, SearchQueryInput } from '@agent-messaging/protocol';
@@ -40,8 +39,8 @@ export interface SearchService {
 const searchInput = compile(SearchQueryInput);
 const given = (value: unknown): boolean => value !== undefined && value !== null && value !== '';
 
-export function createSearchService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz; rooms: RoomsService }): SearchService {
-  const { db, dialect, authz, rooms } = deps;
+export function createSearchService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService }): SearchService {
+  const { db, authz, rooms } = deps;
 
   const mayRead = async (caller: Principal, roomId: string): Promise<boolean> =>
     roomAllowed(caller, roomId) && (caller.role === 'admin' || (await isMember(db, roomId, caller.agentId)));
@@ -72,7 +71,7 @@ export function createSearchService(deps: { db: Kysely<DB>; dialect: Dialect; au
       }
 
       // A token limited to some rooms searches those only.
-      const { messages, hasMore } = await searchMessages(db, dialect, { query, scope, rooms: caller.scope?.rooms ?? null, before, limit });
+      const { messages, hasMore } = await searchMessages(db, { query, scope, rooms: caller.scope?.rooms ?? null, before, limit });
       return { results: messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };
     },
   };

@@ -1,12 +1,10 @@
-import { sql, type CompiledQuery, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from '../../store/database.js';
+import type { CompiledQuery } from 'kysely';
+import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
-import type { DB } from '../../store/schema.js';
+import type { Db } from '../../store/schema.js';
 import { toMessage } from '../messages/messages.store.js';
 import type { Message } from '../messages/message.js';
-import { toFts5Match, toPostgresSearch, type SearchQuery } from './search-query.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
+import type { SearchQuery } from './search-query.js';
 
 // The same statement on both engines: PostgreSQL derives the tsvector from `words` itself
 // (a generated column, see migration 005).
@@ -46,18 +44,11 @@ export interface SearchParams {
  * caller's rooms, with no sort (a join from the FTS5 table took 15 times longer on two common
  * words over 200,000 messages, see docs/search.md).
  */
-export async function searchMessages(db: Db, dialect: Dialect, params: SearchParams): Promise<{ messages: Message[]; hasMore: boolean }> {
+export async function searchMessages(db: Db, params: SearchParams): Promise<{ messages: Message[]; hasMore: boolean }> {
   const { query, scope, rooms, before, limit } = params;
   if (rooms !== null && rooms.length === 0) return { messages: [], hasMore: false };
   let matching = db.selectFrom('message_search as s').select('s.message_id');
-  if (dialect === 'sqlite') {
-    matching = matching.where(sql<boolean>`s.message_search match ${toFts5Match(query)}`);
-  } else {
-    const pg = toPostgresSearch(query);
-    matching = matching.where(sql<boolean>`s.tsv @@ cast(${pg.tsquery} as tsquery)`);
-    for (const pattern of pg.phrases) matching = matching.where(sql<boolean>`(' ' || s.words || ' ') like ${pattern}`);
-    for (const pattern of pg.excludedPhrases) matching = matching.where(sql<boolean>`(' ' || s.words || ' ') not like ${pattern}`);
-  }
+  for (const condition of dialectOf(db).fullTextMatch(query)) matching = matching.where(condition);
   let select = db.selectFrom('messages as m').selectAll('m').where('m.id', 'in', matching);
   if (scope.kind === 'room') select = select.where('m.room_id', '=', scope.roomId);
   if (scope.kind === 'member') {

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { AppError, conflict, notFound, unauthenticated, validationError } from '../../errors.js';
 import { isForeignKeyViolation, isUniqueViolation } from '../../store/errors.js';
-import type { Dialect } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -95,8 +94,8 @@ async function asAgent<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; authz: Authz }): SocialService {
-  const { db, dialect, authz } = deps;
+export function createSocialService(deps: { db: Kysely<DB>; authz: Authz }): SocialService {
+  const { db, authz } = deps;
 
   const channelOr404 = async (channelId: string): Promise<Channel> => {
     const channel = await findChannelById(db, channelId);
@@ -211,7 +210,7 @@ export function createSocialService(deps: { db: Kysely<DB>; dialect: Dialect; au
       // One transaction: concurrent toggles of one key queue on its lock, and the primary key
       // (post, agent, emoji) guarantees a single row whatever happens.
       const action = await asAgent(() => db.transaction().execute(async (trx) => {
-        await lockReactionKey(trx, dialect, postId, agent.agentId, emoji);
+        await lockReactionKey(trx, postId, agent.agentId, emoji);
         for (let attempt = 0; attempt < TOGGLE_ATTEMPTS; attempt++) {
           let done: ToggleResult['action'] | null = null;
           if (await deleteReaction(trx, postId, agent.agentId, emoji)) done = 'removed';

@@ -1,9 +1,7 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Dialect } from '../../store/database.js';
-import type { DB, SocialChannelsTable, SocialPostsTable } from '../../store/schema.js';
+import type { Selectable, Transaction } from 'kysely';
+import { dialectOf } from '../../store/dialect.js';
+import type { DB, Db, SocialChannelsTable, SocialPostsTable } from '../../store/schema.js';
 import { toIso } from '../../store/values.js';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 export interface Channel {
   id: string;
@@ -129,12 +127,10 @@ export async function listReplies(db: Db, parentPostId: string): Promise<Post[]>
 
 /**
  * Serialises toggles of one (post, agent, emoji) until the transaction ends, so each sees the
- * previous one's result. PostgreSQL: a transaction-scoped advisory lock on a hash of the key (a
- * collision only serialises two unrelated toggles). SQLite: transactions are serialised already.
+ * previous one's result (a lock on the key, see store/dialect.ts).
  */
-export async function lockReactionKey(trx: Transaction<DB>, dialect: Dialect, postId: string, agentId: string, emoji: string): Promise<void> {
-  if (dialect !== 'postgres') return;
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`social-reaction:${postId}:${agentId}:${emoji}`}, 0))`.execute(trx);
+export async function lockReactionKey(trx: Transaction<DB>, postId: string, agentId: string, emoji: string): Promise<void> {
+  await dialectOf(trx).lockKey(trx, `social-reaction:${postId}:${agentId}:${emoji}`);
 }
 
 export async function deleteReaction(db: Db, postId: string, agentId: string, emoji: string): Promise<boolean> {

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { checkTarget } from './ssrf-guard.js';
@@ -27,7 +26,6 @@ export interface DeliveryWorker {
 
 export interface DeliveryWorkerDeps {
   db: Kysely<DB>;
-  dialect: Dialect;
   retryScheduleSeconds: readonly number[];
   allowPrivateTargets: boolean;
   /** The metric `service_webhook_deliveries_total{outcome}`. */
@@ -41,7 +39,7 @@ export const deliveryBody = (d: ClaimedDelivery): string =>
   JSON.stringify({ type: 'message.created', timestamp: d.createdAt, data: { message: d.message } });
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
-  const { db, dialect, retryScheduleSeconds: schedule, allowPrivateTargets } = deps;
+  const { db, retryScheduleSeconds: schedule, allowPrivateTargets } = deps;
   // Each attempt's promise says whether shutdown interrupted it (then its delivery is given back).
   const inFlight = new Map<string, { abort: AbortController; done: Promise<boolean> }>();
   let current: Promise<void> = Promise.resolve();
@@ -98,7 +96,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         const room = DELIVERIES_IN_FLIGHT_MAX - inFlight.size;
         if (room <= 0) break;
         const now = Date.now();
-        const claimed = await claimDue(db, dialect, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room);
+        const claimed = await claimDue(db, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room);
         if (stopped) {
           await releaseClaims(db, claimed.map((d) => d.id), nowIso());
           break;

@@ -1,7 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ClusterBus } from '../../cluster/bus.js';
 import { v7 as uuidv7 } from 'uuid';
-import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import type { Message } from '../messages/message.js';
@@ -30,8 +29,8 @@ export interface WebhookOutbox {
   takeRecorded(): boolean;
 }
 
-export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; presence: PresenceReader; bus: ClusterBus }): WebhookOutbox {
-  const { db, dialect, presence, bus } = deps;
+export function createWebhookOutbox(deps: { db: Kysely<DB>; presence: PresenceReader; bus: ClusterBus }): WebhookOutbox {
+  const { db, presence, bus } = deps;
   let recorded = false;
   let noEndpoint = false;
   const lookAgain = (): void => {
@@ -59,7 +58,7 @@ export function createWebhookOutbox(deps: { db: Kysely<DB>; dialect: Dialect; pr
         noEndpoint = true;
         return null;
       }
-      const candidates = await endpointsInRooms(db, dialect, [...new Set(messages.map((m) => m.roomId))]);
+      const candidates = await endpointsInRooms(db, [...new Set(messages.map((m) => m.roomId))]);
       if (candidates.length === 0) return null;
       const online = await onlineOf(candidates);
       const createdAt = nowIso();

@@ -1,13 +1,11 @@
-import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
-import type { Dialect } from '../../store/database-handle.js';
-import type { DB, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../store/schema.js';
+import { dialectOf } from '../../store/dialect.js';
+import type { DB, Db, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { toMessage } from '../messages/messages.store.js';
 import type { Message } from '../messages/message.js';
 import type { WebhookEvent, WebhookMode } from '@agent-messaging/protocol';
-
-type Db = Kysely<DB> | Transaction<DB>;
 
 /** A registered endpoint as the API shows it (no secret). */
 export interface Webhook {
@@ -113,24 +111,21 @@ export interface OutboxCandidate {
 
 /**
  * The endpoints whose agents are members of these rooms: one compiled-once query per group commit,
- * the room ids as one parameter (a JSON array on SQLite, an array on PostgreSQL), so that a send
- * pays no query building for webhooks. Its cost follows the batch's members (an index probe each),
+ * the room ids as one parameter (store/dialect.ts), so that a send pays no query building for
+ * webhooks. Its cost follows the batch's members (an index probe each),
  * not the number of endpoints in the deployment; without endpoints it finds nothing.
  */
-const candidatesQuery = (roomsIn: (rooms: unknown) => RawBuilder<boolean>) =>
-  prepared((db, p: { rooms: unknown }) =>
-    db
-      .selectFrom('room_members as m')
-      // A cross join keeps SQLite's planner in this order: the rooms' members, then their endpoints.
-      .crossJoin('webhook_endpoints as e')
-      .innerJoin('agents as a', 'a.id', 'e.agent_id')
-      .select(['e.id', 'e.agent_id', 'e.mode', 'e.events', 'e.rooms', 'm.room_id'])
-      .where(roomsIn(p.rooms))
-      .whereRef('e.agent_id', '=', 'm.agent_id')
-      .where('e.disabled_at', 'is', null)
-      .where('a.disabled_at', 'is', null));
-const candidatesOnSqlite = candidatesQuery((rooms) => sql<boolean>`m.room_id in (select value from json_each(${rooms}))`);
-const candidatesOnPostgres = candidatesQuery((rooms) => sql<boolean>`m.room_id = any(${rooms}::uuid[])`);
+const candidatesQuery = prepared((db, p: { rooms: unknown }) =>
+  db
+    .selectFrom('room_members as m')
+    // A cross join keeps SQLite's planner in this order: the rooms' members, then their endpoints.
+    .crossJoin('webhook_endpoints as e')
+    .innerJoin('agents as a', 'a.id', 'e.agent_id')
+    .select(['e.id', 'e.agent_id', 'e.mode', 'e.events', 'e.rooms', 'm.room_id'])
+    .where(dialectOf(db).inIdList('m.room_id', p.rooms))
+    .whereRef('e.agent_id', '=', 'm.agent_id')
+    .where('e.disabled_at', 'is', null)
+    .where('a.disabled_at', 'is', null));
 
 const anyActiveEndpointQuery = prepared((db, _p: Record<string, never>) =>
   db.selectFrom('webhook_endpoints').select('id').where('disabled_at', 'is', null).limit(1));
@@ -140,8 +135,8 @@ export async function anyActiveEndpoint(db: Db): Promise<boolean> {
   return (await anyActiveEndpointQuery(db, {})).rows.length > 0;
 }
 
-export async function endpointsInRooms(db: Db, dialect: Dialect, roomIds: readonly string[]): Promise<OutboxCandidate[]> {
-  const { rows } = dialect === 'sqlite' ? await candidatesOnSqlite(db, { rooms: JSON.stringify(roomIds) }) : await candidatesOnPostgres(db, { rooms: roomIds });
+export async function endpointsInRooms(db: Db, roomIds: readonly string[]): Promise<OutboxCandidate[]> {
+  const { rows } = await candidatesQuery(db, { rooms: dialectOf(db).idList(roomIds) });
   return rows.map((r) => ({
     endpointId: r.id,
     agentId: r.agent_id,
@@ -198,14 +193,14 @@ const anyDueQuery = prepared((db, p: { now: string }) =>
  * nodes that claim at the same moment take different rows instead of waiting on each other; SQLite
  * has one writer at a time.
  */
-export async function claimDue(db: Kysely<DB>, dialect: Dialect, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
   // Looked for first without a transaction (on SQLite a read on the read connection): a claim
   // transaction takes the write lock, and every group commit of messages would wait behind it,
   // once a second, even when nothing is due (the usual case).
   if ((await anyDueQuery(db, { now })).rows.length === 0) return [];
   return db.transaction().execute(async (trx) => {
     let due = trx.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit);
-    if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+    due = dialectOf(trx).forClaim(due);
     const ids = (await due.execute()).map((r) => r.id);
     if (ids.length === 0) return [];
     await trx.updateTable('webhook_deliveries').set({ next_attempt_at: leaseUntil }).where('id', 'in', ids).execute();

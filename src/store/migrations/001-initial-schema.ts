@@ -1,10 +1,9 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import type { Dialect } from '../database-handle.js';
-import { columnTypes } from './column-types.js';
+import { columnTypes, type Engine } from './column-types.js';
 
-export function initialSchema(dialect: Dialect): Migration {
-  const t = columnTypes(dialect);
+export function initialSchema(engine: Engine): Migration {
+  const t = columnTypes(engine);
   return {
     async up(db: Kysely<unknown>) {
       await db.schema

@@ -1,6 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
-import type { Dialect } from '../database-handle.js';
-import { columnTypes } from './column-types.js';
+import { columnTypes, type Engine } from './column-types.js';
 
 /**
  * Webhooks (docs/webhooks.md): the endpoints agents register, and the outbox of deliveries,
@@ -12,8 +11,8 @@ import { columnTypes } from './column-types.js';
  *   the partial index of pending deliveries only; the log and the "last 20 failed" check read the
  *   endpoint's deliveries newest first (ids are UUIDv7: time-ordered).
  */
-export function webhooks(dialect: Dialect): Migration {
-  const t = columnTypes(dialect);
+export function webhooks(engine: Engine): Migration {
+  const t = columnTypes(engine);
   return {
     async up(db: Kysely<unknown>) {
       await db.schema

@@ -1,16 +1,17 @@
-import { sql, type RawBuilder } from 'kysely';
-import type { Dialect } from '../database-handle.js';
+/**
+ * The migrations' own view of the two engines, frozen with them: they never import the live store
+ * (store/dialect.ts, schema.ts, core/), which may change, while a migration that ran once must do
+ * the same on every database it meets later.
+ */
+export type Engine = 'sqlite' | 'postgres';
 
-/** The only place where the two engines' column types differ. */
+/** The column types that differ between the engines (the rest are written alike: text, integer, bigint). */
 export interface ColumnTypes {
   uuid: 'uuid' | 'text';
   timestamp: 'timestamptz' | 'text';
   json: 'jsonb' | 'text';
-  now: RawBuilder<unknown>;
 }
 
-export function columnTypes(dialect: Dialect): ColumnTypes {
-  return dialect === 'postgres'
-    ? { uuid: 'uuid', timestamp: 'timestamptz', json: 'jsonb', now: sql`now()` }
-    : { uuid: 'text', timestamp: 'text', json: 'text', now: sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))` };
+export function columnTypes(engine: Engine): ColumnTypes {
+  return engine === 'postgres' ? { uuid: 'uuid', timestamp: 'timestamptz', json: 'jsonb' } : { uuid: 'text', timestamp: 'text', json: 'text' };
 }

@@ -1,5 +1,5 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import type { Dialect } from '../database-handle.js';
+import type { Engine } from './column-types.js';
 import { initialSchema } from './001-initial-schema.js';
 import { partialClientMsgIdIndex } from './002-partial-client-msg-id-index.js';
 import { agentDisabled } from './003-agent-disabled.js';
@@ -9,24 +9,27 @@ import { webhooks } from './006-webhooks.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
- * Kysely<unknown>. The few dialect differences live in column-types.ts.
+ * Kysely<unknown>, importing nothing outside this folder (not today's schema types, not the live
+ * store/dialect.ts, not core/): what a migration needs is copied in, so that it does the same on
+ * every database it meets, whatever the live code becomes. The engines' column types come from
+ * column-types.ts; a migration whose DDL differs more branches on the engine itself.
  */
-function migrations(dialect: Dialect): Record<string, Migration> {
+function migrations(engine: Engine): Record<string, Migration> {
   return {
-    '001-initial-schema': initialSchema(dialect),
+    '001-initial-schema': initialSchema(engine),
     '002-partial-client-msg-id-index': partialClientMsgIdIndex,
-    '003-agent-disabled': agentDisabled(dialect),
+    '003-agent-disabled': agentDisabled(engine),
     '004-message-seq': messageSeq,
-    '005-message-search': messageSearch(dialect),
-    '006-webhooks': webhooks(dialect),
+    '005-message-search': messageSearch(engine),
+    '006-webhooks': webhooks(engine),
   };
 }
 
 /** Names of all migrations, in order (for operators and tests). */
-export const migrationNames = (dialect: Dialect): string[] => Object.keys(migrations(dialect));
+export const migrationNames = (engine: Engine): string[] => Object.keys(migrations(engine));
 
-export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations(dialect)) };
+export async function migrateToLatest(db: Kysely<unknown>, engine: Engine): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations(engine)) };
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
