@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
+import type { WaitSlots } from '../../limits/wait-slots.js';
 import type { DB } from '../../store/schema.js';
 import type { Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS } from '../messages/messages.schema.js';
@@ -47,8 +48,8 @@ export function parseWaitSeconds(raw: unknown): number {
 
 const EMPTY: InboxPage = { messages: [], hasMore: false, unreadTotal: 0 };
 
-export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; waiters: InboxWaiters }): InboxService {
-  const { db, authz, waiters } = deps;
+export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; waiters: InboxWaiters; waitSlots: WaitSlots }): InboxService {
+  const { db, authz, waiters, waitSlots } = deps;
   const roomsService = deps.rooms;
 
   return {
@@ -57,22 +58,33 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       // A token limited to some rooms sees their unread messages only.
       const rooms = agent.scope?.rooms ?? null;
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      const deadline = Date.now() + parseWaitSeconds(query.wait) * 1000;
-      for (;;) {
-        const left = deadline - Date.now();
-        // Registered before the read, so a message committed in between still wakes it. Between
-        // reads nothing is held but this entry: no connection, no transaction.
-        const wait = left > 0 && !waiters.isClosed && !signal?.aborted
-          ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
-          : null;
-        const page = await findUnread(db, agent.agentId, limit, rooms);
-        if (page.messages.length > 0 || wait === null) {
-          wait?.cancel();
-          return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };
-        }
-        // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
-        if ((await wait.outcome) !== 'woken') return { ...EMPTY, messages: [] };
+      const waitSeconds = parseWaitSeconds(query.wait);
+      // A request that may wait holds one of its agent's wait slots (RATE_LIMITED beyond the cap)
+      // until it answers, whatever the transport (REST, MCP).
+      const release = waitSeconds > 0 ? waitSlots.acquire(agent.agentId) : undefined;
+      try {
+        return await readOrWait(agent, limit, rooms, Date.now() + waitSeconds * 1000, signal);
+      } finally {
+        release?.();
       }
     },
   };
+
+  async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
+    for (;;) {
+      const left = deadline - Date.now();
+      // Registered before the read, so a message committed in between still wakes it. Between
+      // reads nothing is held but this entry: no connection, no transaction.
+      const wait = left > 0 && !waiters.isClosed && !signal?.aborted
+        ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
+        : null;
+      const page = await findUnread(db, agent.agentId, limit, rooms);
+      if (page.messages.length > 0 || wait === null) {
+        wait?.cancel();
+        return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };
+      }
+      // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
+      if ((await wait.outcome) !== 'woken') return { ...EMPTY, messages: [] };
+    }
+  }
 }
