@@ -1,13 +1,17 @@
 import { AppError, unauthenticated } from '../../errors.js';
+import type { AgentsService } from '../agents/agents.service.js';
 import type { Principal } from '../principal.js';
+import { isUuid } from '../validation.js';
 import type { ApiTokenAuth } from './api-token-auth.js';
 import { looksLikeApiToken } from './api-token.js';
 import type { SessionAuth, SessionPrincipal } from './session-auth.js';
+import { AGENT_DISABLED } from './sessions.service.js';
 
 /**
  * The one decision on a credential, for every entry point: REST requests and `/mcp` (the HTTP auth
  * hook), WebSocket handshakes, and anything later. Transports only extract what the client sent
- * (the Bearer header, the handshake's `auth.token` and query `token`) and call these functions;
+ * (the Bearer header, the handshake's `auth.token` and query `token`, open mode's `X-Agent-Id`)
+ * and call these functions;
  * what is accepted is decided here: a session JWT (SessionAuth: signature, expiry, the agent
  * existing and enabled, strict mode's token state) or, where the entry point takes one, an API
  * token (ApiTokenAuth: verified once, then revocation and expiry on every request).
@@ -56,4 +60,17 @@ export async function authenticateFirst(auth: Authenticators, credentials: reado
     }
   }
   throw failure;
+}
+
+/**
+ * Open mode's temporary credential of `POST /rooms` (README.md, Endpoints): an `X-Agent-Id` header naming
+ * an existing, enabled agent, who acts with its own role. Strict mode never accepts it (the route
+ * does not ask). UNAUTHENTICATED otherwise.
+ */
+export async function authenticateAgentIdHeader(agents: Pick<AgentsService, 'get'>, value: string): Promise<Principal> {
+  if (!isUuid(value)) throw unauthenticated('X-Agent-Id must name an existing agent');
+  const agent = await agents.get(value.toLowerCase());
+  if (!agent) throw unauthenticated('X-Agent-Id must name an existing agent');
+  if (agent.disabledAt !== null) throw unauthenticated(AGENT_DISABLED);
+  return { agentId: agent.id, role: agent.role };
 }
