@@ -83,6 +83,13 @@ describe('long-poll waits per agent', () => {
     expect(mcp.body.result.structuredContent.messages).toMatchObject([{ id: sent.id, body: 'work' }]);
     expect(waits.heldBy(reader.id)).toBe(0);
 
+    // At the cap, a request that finds something unread answers it: only one that would wait is refused.
+    const held = [waits.acquire(reader.id), waits.acquire(reader.id)];
+    const unread = await t.api.get('/api/v1/inbox?wait=5', { jwt: reader.jwt });
+    expect(unread.status).toBe(200);
+    expect(unread.body.messages).toMatchObject([{ id: sent.id }]);
+    for (const release of held) release();
+
     await sendMessage(t.api, reader, room.id, 'for the writer');
     expect((await otherWait).body.messages).toMatchObject([{ body: 'for the writer' }]);
     expect(waits.heldBy(writer.id)).toBe(0);

@@ -58,33 +58,45 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       // A token limited to some rooms sees their unread messages only.
       const rooms = agent.scope?.rooms ?? null;
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      const waitSeconds = parseWaitSeconds(query.wait);
-      // A request that may wait holds one of its agent's wait slots (RATE_LIMITED beyond the cap)
-      // until it answers, whatever the transport (REST, MCP).
-      const release = waitSeconds > 0 ? waitSlots.acquire(agent.agentId) : undefined;
-      try {
-        return await readOrWait(agent, limit, rooms, Date.now() + waitSeconds * 1000, signal);
-      } finally {
-        release?.();
-      }
+      return readOrWait(agent, limit, rooms, Date.now() + parseWaitSeconds(query.wait) * 1000, signal);
     },
   };
 
+  /**
+   * A request that would wait holds one of its agent's wait slots (src/limits/wait-slots.ts, shared
+   * by every transport) until it answers. Beyond the cap it still answers what is unread; only when
+   * that is nothing, and it would have to wait, is it refused (RATE_LIMITED).
+   */
   async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
-    for (;;) {
-      const left = deadline - Date.now();
-      // Registered before the read, so a message committed in between still wakes it. Between
-      // reads nothing is held but this entry: no connection, no transaction.
-      const wait = left > 0 && !waiters.isClosed && !signal?.aborted
-        ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
-        : null;
-      const page = await findUnread(db, agent.agentId, limit, rooms);
-      if (page.messages.length > 0 || wait === null) {
-        wait?.cancel();
-        return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };
+    let release: (() => void) | undefined;
+    let refusal: unknown;
+    try {
+      for (;;) {
+        const left = deadline - Date.now();
+        const mayWait = left > 0 && !waiters.isClosed && !signal?.aborted;
+        if (mayWait && release === undefined && refusal === undefined) {
+          try {
+            release = waitSlots.acquire(agent.agentId);
+          } catch (err) {
+            refusal = err;
+          }
+        }
+        // Registered before the read, so a message committed in between still wakes it. Between
+        // reads nothing is held but this entry: no connection, no transaction.
+        const wait = mayWait && release !== undefined
+          ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
+          : null;
+        const page = await findUnread(db, agent.agentId, limit, rooms);
+        if (page.messages.length > 0 || wait === null) {
+          wait?.cancel();
+          if (page.messages.length === 0 && refusal !== undefined) throw refusal;
+          return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };
+        }
+        // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
+        if ((await wait.outcome) !== 'woken') return { ...EMPTY, messages: [] };
       }
-      // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
-      if ((await wait.outcome) !== 'woken') return { ...EMPTY, messages: [] };
+    } finally {
+      release?.();
     }
   }
 }
