@@ -30,7 +30,7 @@ const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messag
  *
  * The SDK's low-level `Server` rather than `McpServer.registerTool`: McpServer answers arguments
  * that fail its schema with its own text ("MCP error -32602: Input validation error ..."), where
- * the contract (PHASE2.md section 4) wants `VALIDATION_ERROR: ...` with the field, as REST says
+ * the contract (docs/mcp.md) wants `VALIDATION_ERROR: ...` with the field, as REST says
  * it; and it would convert the 13 schemas for every request's `tools/list`.
  */
 function createMcpServer(ctx: AppContext, principal: Principal): Server {

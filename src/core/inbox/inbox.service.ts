@@ -28,7 +28,7 @@ export interface InboxPage {
 }
 
 /**
- * The inbox (PHASE2.md 1.4): the caller's unread messages across all its rooms. Reading marks
+ * The inbox (docs/catch-up.md): the caller's unread messages across all its rooms. Reading marks
  * nothing read; the caller marks what it processed, per room (read cursors).
  */
 export interface InboxService {
