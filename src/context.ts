@@ -25,8 +25,8 @@ import { createSocialService, type SocialService } from './core/social/social.se
 import { createDeliveryWorker, type DeliveryWorker } from './core/webhooks/delivery-worker.js';
 import { createWebhookOutbox } from './core/webhooks/webhook-outbox.js';
 import { createWebhooksService, type WebhooksService } from './core/webhooks/webhooks.service.js';
+import { createLimits, type Limits } from './limits/index.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
-import { createRateLimits, type RateLimits } from './rate-limits.js';
 import { createMemoryPresence, type PresenceTracker } from './realtime/presence/presence-tracker.js';
 import { createRedisPresence } from './realtime/presence/redis-presence.js';
 import { openDatabase, type Database } from './store/database.js';
@@ -44,7 +44,8 @@ export interface AppContext {
   /** What crosses between nodes (membership changes, token revocations): in-process on one node, Redis pub/sub on several. */
   bus: ClusterBus;
   metrics: Metrics;
-  rateLimits: RateLimits;
+  /** Every limit (rate limits, caps, gates), built once by src/limits/. */
+  limits: Limits;
   authz: Authz;
   /** Fan-out after commit: metrics now, the real-time layer once it is attached. */
   events: PublisherRelay;
@@ -78,7 +79,7 @@ export interface AppContext {
 
 export interface ContextOverrides {
   database?: Database;
-  rateLimits?: RateLimits;
+  limits?: Limits;
   /** By default shared through Redis when REDIS_URL is set, in memory otherwise. */
   presence?: PresenceTracker;
   /** Channel prefix of the Socket.IO Redis adapter (tests isolate themselves with a unique one). */
@@ -94,6 +95,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : null;
 
   const metrics = createMetrics();
+  const limits = overrides.limits ?? createLimits(config, redis);
   const events = new PublisherRelay();
   events.attach(metrics.publisher);
   const authz = createAuthz(config.authzMode);
@@ -105,7 +107,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
   const rooms = createRoomsService({ db, authz, events, bus, membershipCache, presence });
-  const sessions = createSessionsService({ db, jwt, exchangeConcurrency: config.sessionExchangeConcurrency });
+  const sessions = createSessionsService({ db, jwt, gate: limits.exchangeGate });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   events.attach(sessionAuth.publisher);
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
@@ -155,7 +157,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     redis,
     bus,
     metrics,
-    rateLimits: overrides.rateLimits ?? createRateLimits(config, redis),
+    limits,
     authz,
     events,
     agents: createAgentsService({ db, authz, events }),
@@ -166,7 +168,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     rooms,
     messages: createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
-    inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters }),
+    inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters, waitSlots: limits.waits }),
     inboxWaiters,
     search: createSearchService({ db, authz, rooms }),
     social: createSocialService({ db, authz }),

@@ -26,6 +26,8 @@ export interface Config {
   jwtTtlSeconds: number;
   authzMode: AuthzMode;
   rateLimit: { anonPerMinute: number; agentPerMinute: number };
+  /** Long-poll waits (inbox, MCP fetch_inbox) one agent may hold at once on a node; more are 429. */
+  waitsPerAgent: number;
   ws: {
     eventsPerSecond: number;
     abuseEventsPerSecond: number;
@@ -237,6 +239,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       anonPerMinute: integer('RATE_LIMIT_ANON_PER_MINUTE', env.RATE_LIMIT_ANON_PER_MINUTE, 100, 1, 10_000_000),
       agentPerMinute: integer('RATE_LIMIT_AGENT_PER_MINUTE', env.RATE_LIMIT_AGENT_PER_MINUTE, 600, 1, 10_000_000),
     },
+    waitsPerAgent: integer('WAITS_PER_AGENT', env.WAITS_PER_AGENT, 10, 1, 100_000),
     ws: {
       eventsPerSecond: integer('WS_EVENTS_PER_SECOND', env.WS_EVENTS_PER_SECOND, 30, 1, 1_000_000),
       abuseEventsPerSecond: integer('WS_ABUSE_EVENTS_PER_SECOND', env.WS_ABUSE_EVENTS_PER_SECOND, 50, 1, 1_000_000),

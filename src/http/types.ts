@@ -1,9 +1,12 @@
 import type { Principal } from '../core/principal.js';
+import type { AppError } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The agent behind a valid session JWT, or null. Set once per request by the auth hook. */
     principal: Principal | null;
+    /** Why the request's bearer was refused (invalid, expired, revoked...), or null: none was sent, or it was accepted. */
+    authFailure: AppError | null;
   }
   interface FastifyContextConfig {
     /** The route takes an API token as its bearer (`/mcp`), besides a session JWT. */

@@ -8,6 +8,7 @@ import type { AppContext } from '../context.js';
 import type { Principal } from '../core/principal.js';
 import { AppError, unauthenticated } from '../errors.js';
 import { packageVersion } from '../http/openapi.js';
+import { chargeRequest } from '../http/plugins/auth.js';
 import { sendError } from '../http/plugins/errors.js';
 import { registerResources } from './resources.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
@@ -58,9 +59,58 @@ function toWebRequest(request: FastifyRequest): Request {
   return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers });
 }
 
-/** 401 with the challenge an MCP client expects (RFC 6750). */
-function refuseUnauthenticated(reply: FastifyReply): FastifyReply {
-  return sendError(reply.header('WWW-Authenticate', 'Bearer'), unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>'));
+/**
+ * 401 with the challenge an MCP client expects (RFC 6750): why the credential sent was refused
+ * (decided by core/auth: invalid, expired, revoked, agent disabled), or that one is required.
+ */
+function refuseUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const refusal = request.authFailure ?? unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>');
+  return sendError(reply.header('WWW-Authenticate', 'Bearer'), refusal);
+}
+
+type JsonObject = Record<string, unknown>;
+const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * A `tools/call` whose params the SDK would refuse with its schema library's dump as an internal
+ * error (-32603): `params` not an object, `name` not a string, `arguments` not an object. Answered
+ * here as invalid params (-32602), saying which field, with nothing of the library's internals.
+ */
+function invalidToolCall(message: unknown): { id: unknown; error: { code: number; message: string } } | null {
+  if (!isObject(message) || message.method !== 'tools/call' || !('id' in message)) return null;
+  const params = message.params;
+  let problem: string | null = null;
+  if (!isObject(params)) problem = '"params" must be an object with the tool\'s "name" and "arguments"';
+  else if (typeof params.name !== 'string') problem = '"params.name" must be the name of a tool (a string)';
+  else if (params.arguments !== undefined && !isObject(params.arguments)) problem = '"params.arguments" must be an object of the tool\'s arguments, as tools/list describes them';
+  else if (!CallToolRequestSchema.safeParse(message).success) problem = 'the tools/call request does not have the shape MCP defines';
+  return problem === null ? null : { id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem}` } };
+}
+
+/** Runs the JSON-RPC message(s) through a server of this request; the SDK's answer. */
+async function runTransport(ctx: AppContext, principal: Principal, request: FastifyRequest, reply: FastifyReply, body: unknown): Promise<Response> {
+  // The SDK replies in JSON (no SSE stream): every request gets its one answer, a held
+  // fetch_inbox included, and a client that goes away closes the server, which aborts the
+  // tool's signal (the inbox waiter is withdrawn).
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const server = createMcpServer(ctx, principal);
+  // Closed only when the client left before its answer (closing builds an error for any pending
+  // request, which costs more than the rest of a call); otherwise it is garbage once answered.
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) void server.close();
+  });
+  await server.connect(transport);
+  return transport.handleRequest(toWebRequest(request), { parsedBody: body });
+}
+
+/**
+ * The SDK's answer as the reply. Its body is one JSON document (or none): sent as the bytes the SDK
+ * encoded, cheaper than piping the Web stream, and than decoding them to a string that Fastify
+ * encodes again.
+ */
+async function send(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  response.headers.forEach((value, name) => void reply.header(name, value));
+  return reply.status(response.status).send(response.status === 202 ? undefined : Buffer.from(await response.arrayBuffer()));
 }
 
 export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -68,23 +118,26 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
   // say nothing of the tools); tools/list describes them, and docs/mcp.md the endpoint.
   app.post(MCP_PATH, { config: { acceptsApiToken: true }, schema: { hide: true } }, async (request, reply) => {
     const principal = request.principal;
-    if (principal === null) return refuseUnauthenticated(reply);
-    // The SDK replies in JSON (no SSE stream): every request gets its one answer, a held
-    // fetch_inbox included, and a client that goes away closes the server, which aborts the
-    // tool's signal (the inbox waiter is withdrawn).
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    const server = createMcpServer(ctx, principal);
-    // Closed only when the client left before its answer (closing builds an error for any pending
-    // request, which costs more than the rest of a call); otherwise it is garbage once answered.
-    reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) void server.close();
-    });
-    await server.connect(transport);
-    const response = await transport.handleRequest(toWebRequest(request), { parsedBody: request.body });
-    // Its body is one JSON document (or none): sent as the bytes the SDK encoded, cheaper than
-    // piping the Web stream, and than decoding them to a string that Fastify encodes again.
-    response.headers.forEach((value, name) => void reply.header(name, value));
-    return reply.status(response.status).send(response.status === 202 ? undefined : Buffer.from(await response.arrayBuffer()));
+    if (principal === null) return refuseUnauthenticated(request, reply);
+    // A JSON-RPC batch costs a rate-limit point per message, as that many POSTs would: the auth
+    // hook took the first (docs/mcp.md).
+    const batch = Array.isArray(request.body) ? (request.body as unknown[]) : null;
+    if (batch !== null) await chargeRequest(ctx, request, batch.length - 1);
+    const messages = batch ?? [request.body];
+    const refused = messages.map(invalidToolCall);
+    if (refused.every((r) => r === null)) return send(reply, await runTransport(ctx, principal, request, reply, request.body));
+    // Some are answered here, the others by the SDK, in one answer (a batch's order is free).
+    const answered: unknown[] = refused.filter((r) => r !== null).map((r) => ({ jsonrpc: '2.0', ...r }));
+    const rest = messages.filter((_, i) => refused[i] === null);
+    if (rest.length > 0) {
+      const response = await runTransport(ctx, principal, request, reply, batch === null ? rest[0] : rest);
+      if (response.status !== 200 && response.status !== 202) return send(reply, response);
+      if (response.status === 200) {
+        const others: unknown = await response.json();
+        answered.push(...(Array.isArray(others) ? others : [others]));
+      }
+    }
+    return reply.status(200).type('application/json').send(batch === null ? answered[0] : answered);
   });
 
   // Stateless: no server-initiated stream (GET) and no session to end (DELETE). 405 is what the
@@ -95,7 +148,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
     config: { acceptsApiToken: true },
     schema: { hide: true },
     handler: async (request, reply) => {
-      if (request.principal === null) return refuseUnauthenticated(reply);
+      if (request.principal === null) return refuseUnauthenticated(request, reply);
       return sendError(reply.header('Allow', 'POST'), new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only'));
     },
   });

@@ -44,14 +44,24 @@ describe('/mcp authorisation (open mode)', () => {
     agent = await newAgent(t.api);
   });
 
-  it('401 with WWW-Authenticate: Bearer for a missing, invalid or unknown credential', async () => {
+  it('401 with WWW-Authenticate: Bearer for a missing, invalid or unknown credential, saying which', async () => {
     const unknownToken = `agt_${'0'.repeat(12)}_${'0'.repeat(64)}`;
-    for (const bearer of [undefined, 'not-a-jwt', `${agent.jwt}x`, unknownToken, 'agt_short']) {
+    const cases: [string | undefined, RegExp][] = [
+      [undefined, /^A JWT or an API token is required.*Bearer/],
+      ['not-a-jwt', /^Invalid or expired token$/],
+      [`${agent.jwt}x`, /^Invalid or expired token$/],
+      // A well-formed API token nobody issued is invalid, as the session exchange says, not "missing".
+      [unknownToken, /^Invalid or expired API token$/],
+      ['agt_short', /^Invalid or expired API token$/],
+    ];
+    for (const [bearer, message] of cases) {
       const res = await rawMcp(t.server.url, bearer);
       expect(res.status, String(bearer)).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
-      expect(await res.json()).toEqual({ error: expect.stringMatching(/Bearer/) });
+      expect(await res.json(), String(bearer)).toEqual({ error: expect.stringMatching(message) });
     }
+    const exchange = await t.api.post('/api/v1/sessions', { apiToken: unknownToken });
+    expect(exchange).toMatchObject({ status: 401, body: { error: 'Invalid or expired API token' } });
     await expect(connectMcp(t.server.url)).rejects.toMatchObject({ code: 401 });
   });
 

@@ -64,7 +64,7 @@ describe('ams mcp: the tools over stdio', { timeout: 60_000 }, () => {
     const bad = `agt_${'1'.repeat(12)}_${'2'.repeat(64)}`;
     const failure = await spawnAmsMcp({ AMS_URL: t.server.url, AMS_API_TOKEN: bad }).catch((err: unknown) => err as Error & { stderr: string });
     expect(failure).toBeInstanceOf(Error);
-    expect((failure as Error).message).toMatch(/The service at .* failed: .*Bearer/);
+    expect((failure as Error).message).toMatch(/The service at .* failed: .*Invalid or expired API token/);
     expect((failure as { stderr: string }).stderr).toMatch(/^ams mcp: /m);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/config.js';
 import { testConfig } from '../helpers/config.js';
-import { WS_AGENT_EVENTS_CONNECTIONS } from '../../src/rate-limits.js';
+import { WS_AGENT_EVENTS_CONNECTIONS } from '../../src/limits/rate-limits.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/config.js';
-import { createAbuseDetector, createEventBudget } from '../../src/rate-limits.js';
+import { createAbuseDetector, createEventBudget } from '../../src/limits/rate-limits.js';
 import { testConfig } from '../helpers/config.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

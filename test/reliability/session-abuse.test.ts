@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createExchangeGate } from '../../src/core/auth/sessions.service.js';
+import { createExchangeGate } from '../../src/limits/exchange-gate.js';
 import { AppError } from '../../src/errors.js';
 import { Api, newAdmin, newAgent, type ApiResponse, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

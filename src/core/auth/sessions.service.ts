@@ -1,6 +1,6 @@
-import { availableParallelism } from 'node:os';
 import type { Kysely } from 'kysely';
-import { forbidden, unauthenticated, unavailable, validationError } from '../../errors.js';
+import { forbidden, unauthenticated, validationError } from '../../errors.js';
+import { exchangeGateFor, type ExchangeGate } from '../../limits/exchange-gate.js';
 import type { DB } from '../../store/schema.js';
 import type { WriteBatcherOptions } from '../../store/write-batcher.js';
 import { createAuditBatcher } from '../audit/audit.store.js';
@@ -48,56 +48,6 @@ function pickApiToken({ bearer, body }: SessionRequest): string {
 }
 
 /**
- * Admission for the Argon2id work of exchanges: at most `running` compute at once, at most
- * `waiting` more wait their turn in order, and any more are refused at once (503). A storm of (bad)
- * tokens then costs bounded memory and CPU, and the event loop keeps serving everything else.
- */
-export interface ExchangeGate {
-  run<T>(work: () => Promise<T>): Promise<T>;
-  readonly active: number;
-  readonly waiting: number;
-}
-
-export function createExchangeGate(running: number, waiting: number): ExchangeGate {
-  let active = 0;
-  const queue: (() => void)[] = [];
-  return {
-    get active() {
-      return active;
-    },
-    get waiting() {
-      return queue.length;
-    },
-    async run(work) {
-      if (active < running) {
-        active++;
-      } else {
-        if (queue.length >= waiting) throw unavailable('Too many session exchanges in progress; retry shortly');
-        await new Promise<void>((resolve) => queue.push(resolve));
-      }
-      try {
-        return await work();
-      } finally {
-        // Hand the slot straight to the next waiter, or free it.
-        const next = queue.shift();
-        if (next) next();
-        else active--;
-      }
-    },
-  };
-}
-
-/**
- * Argon2id (19 MiB, t=2) is CPU-bound and runs on libuv's pool (4 threads by default). On a
- * 2-core machine four hashes at once leave the event loop so little CPU that new connections wait
- * seconds to be accepted (measured with test/reliability/session-abuse.test.ts), so as many
- * hashes run at once as there are cores less one (at least one): a core stays with the event loop.
- */
-export const hashParallelism = (): number => Math.max(1, availableParallelism() - 1);
-
-export const SESSION_EXCHANGE_CONCURRENCY_DEFAULT = 64;
-
-/**
  * The `jwt-issued` records are group-committed, spaced ISSUED_COMMIT_SPACING_MS apart while
  * exchanges succeed at ISSUED_SPACED_FROM_RATE a second or more: in a storm they leave the hashing
  * gate one after another, and a commit of its own (a round trip to SQLite's writer thread, whose
@@ -111,9 +61,11 @@ const ISSUED_SPACED_FROM_RATE = 50;
 export interface SessionsDeps {
   db: Kysely<DB>;
   jwt: JwtCodec;
-  /** Exchanges in flight (hashing or waiting to); more are refused with 503. */
+  /** The hashing gate (src/limits/); by default one of `exchangeConcurrency` exchanges in flight. */
+  gate?: ExchangeGate;
+  /** Exchanges in flight (hashing or waiting to) when no gate is given; more are refused with 503. */
   exchangeConcurrency?: number;
-  /** Exchanges hashing at once; defaults to the number of cores less one. */
+  /** Exchanges hashing at once when no gate is given; defaults to the number of cores less one. */
   hashParallelism?: number;
   /** How the `jwt-issued` records share commits (tests); see ISSUED_COMMIT_SPACING_MS. */
   issuedCommits?: WriteBatcherOptions;
@@ -122,9 +74,7 @@ export interface SessionsDeps {
 export function createSessionsService(deps: SessionsDeps): SessionsService {
   const { db, jwt } = deps;
   // SESSION_EXCHANGE_CONCURRENCY bounds the exchanges in flight; a few of them hash at once.
-  const inFlight = deps.exchangeConcurrency ?? SESSION_EXCHANGE_CONCURRENCY_DEFAULT;
-  const running = Math.min(inFlight, deps.hashParallelism ?? hashParallelism());
-  const gate = createExchangeGate(running, inFlight - running);
+  const gate = deps.gate ?? exchangeGateFor(deps.exchangeConcurrency, deps.hashParallelism);
   // Unknown prefixes and malformed tokens are verified against this hash, so they cost the same
   // time as a wrong secret. Computed up front so that not even the first one takes longer.
   const decoyHash = hashSecret(generateApiToken().secret);

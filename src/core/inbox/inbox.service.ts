@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
+import type { WaitSlots } from '../../limits/wait-slots.js';
 import type { DB } from '../../store/schema.js';
 import type { Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS, INBOX_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
@@ -46,8 +47,8 @@ export function parseWaitSeconds(raw: unknown): number {
 
 const EMPTY: InboxPage = { messages: [], hasMore: false, unreadTotal: 0 };
 
-export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; waiters: InboxWaiters }): InboxService {
-  const { db, authz, waiters } = deps;
+export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; waiters: InboxWaiters; waitSlots: WaitSlots }): InboxService {
+  const { db, authz, waiters, waitSlots } = deps;
   const roomsService = deps.rooms;
 
   return {
@@ -56,22 +57,45 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       // A token limited to some rooms sees their unread messages only.
       const rooms = agent.scope?.rooms ?? null;
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      const deadline = Date.now() + parseWaitSeconds(query.wait) * 1000;
+      return readOrWait(agent, limit, rooms, Date.now() + parseWaitSeconds(query.wait) * 1000, signal);
+    },
+  };
+
+  /**
+   * A request that would wait holds one of its agent's wait slots (src/limits/wait-slots.ts, shared
+   * by every transport) until it answers. Beyond the cap it still answers what is unread; only when
+   * that is nothing, and it would have to wait, is it refused (RATE_LIMITED).
+   */
+  async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
+    let release: (() => void) | undefined;
+    let refusal: unknown;
+    try {
       for (;;) {
         const left = deadline - Date.now();
+        const mayWait = left > 0 && !waiters.isClosed && !signal?.aborted;
+        if (mayWait && release === undefined && refusal === undefined) {
+          try {
+            release = waitSlots.acquire(agent.agentId);
+          } catch (err) {
+            refusal = err;
+          }
+        }
         // Registered before the read, so a message committed in between still wakes it. Between
         // reads nothing is held but this entry: no connection, no transaction.
-        const wait = left > 0 && !waiters.isClosed && !signal?.aborted
+        const wait = mayWait && release !== undefined
           ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
           : null;
         const page = await findUnread(db, agent.agentId, limit, rooms);
         if (page.messages.length > 0 || wait === null) {
           wait?.cancel();
+          if (page.messages.length === 0 && refusal !== undefined) throw refusal;
           return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };
         }
         // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
         if ((await wait.outcome) !== 'woken') return { ...EMPTY, messages: [] };
       }
-    },
-  };
+    } finally {
+      release?.();
+    }
+  }
 }

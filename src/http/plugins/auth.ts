@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AppContext } from '../../context.js';
-import { looksLikeApiToken } from '../../core/auth/api-token.js';
+import { authenticateCredential, costsHash } from '../../core/auth/authenticate.js';
 import { AppError } from '../../errors.js';
+import { admit } from '../../limits/index.js';
 import { OPS_ROUTES } from '../../ops/ops.routes.js';
-import { admit } from '../../rate-limits.js';
 
 /** The bearer value of the Authorization header, if any. */
 export function bearerOf(request: FastifyRequest): string | undefined {
@@ -15,35 +15,48 @@ export function bearerOf(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Per request, once: the principal from a session JWT, or on a route that accepts one (`/mcp`) an
- * API token (an invalid, expired or revoked one leaves it null and the route decides whether that
- * is a 401; a database outage while checking is a 503), then the rate limit: per agent with a
- * valid credential, per IP otherwise (API-token exchanges included). An API token whose
- * verification is not cached is also admitted per IP before it is hashed, as an exchange is.
+ * Per request, once: the bearer is extracted here and decided by core/auth (a session JWT, or on a
+ * route that accepts one, `/mcp`, an API token). A refused credential leaves the principal null and
+ * its reason in `authFailure` (the route decides whether that is a 401; a database outage while
+ * checking is a 503). Then the rate limit (src/limits/): per agent with a valid credential, per IP
+ * otherwise (API-token exchanges included). An API token whose verification is not cached is also
+ * admitted per IP before it is hashed, as an exchange is.
  */
 export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
+  app.decorateRequest('authFailure', null);
   app.addHook('onRequest', async (request) => {
     const bearer = bearerOf(request);
-    const isApiToken = bearer !== undefined && looksLikeApiToken(bearer);
-    if (bearer !== undefined && (!isApiToken || request.routeOptions.config.acceptsApiToken === true)) {
-      if (isApiToken && !ctx.apiTokenAuth.isVerified(bearer)) await admitOrThrow(ctx, request, ctx.rateLimits.restAnon, request.ip);
+    if (bearer !== undefined) {
+      const options = { apiToken: request.routeOptions.config.acceptsApiToken === true };
+      if (costsHash(ctx, bearer, options)) await admitOrThrow(ctx, request, ctx.limits.restAnon, request.ip);
       try {
-        request.principal = isApiToken ? await ctx.apiTokenAuth.authenticate(bearer) : await ctx.sessionAuth.authenticate(bearer);
+        request.principal = await authenticateCredential(ctx, bearer, options);
       } catch (err) {
         if (!(err instanceof AppError && err.code === 'UNAUTHENTICATED')) throw err;
         request.principal = null;
+        request.authFailure = err;
       }
     }
-    const limiter = request.principal ? ctx.rateLimits.restAgent : ctx.rateLimits.restAnon;
+    const limiter = request.principal ? ctx.limits.restAgent : ctx.limits.restAnon;
     const key = request.principal ? request.principal.agentId : request.ip;
     await admitOrThrow(ctx, request, limiter, key);
   });
 }
 
-/** Takes a point from the limiter; throws 429 over the limit, 503 when its store failed (probes excepted). */
-async function admitOrThrow(ctx: AppContext, request: FastifyRequest, limiter: RateLimiterAbstract, key: string): Promise<void> {
-  const admission = await admit([limiter, key]);
+/**
+ * Takes `points` (one per request; the MCP route takes one more per further call of a JSON-RPC
+ * batch) from the request's limiter: per agent with a principal, per IP otherwise. Throws 429 over
+ * the limit, 503 when its store failed (probes excepted).
+ */
+export async function chargeRequest(ctx: AppContext, request: FastifyRequest, points: number): Promise<void> {
+  if (points <= 0) return;
+  const limiter = request.principal ? ctx.limits.restAgent : ctx.limits.restAnon;
+  await admitOrThrow(ctx, request, limiter, request.principal ? request.principal.agentId : request.ip, points);
+}
+
+async function admitOrThrow(ctx: AppContext, request: FastifyRequest, limiter: RateLimiterAbstract, key: string, points = 1): Promise<void> {
+  const admission = await admit([limiter, key, points]);
   if (admission.admitted) return;
   if (admission.reason === 'limited') {
     ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });

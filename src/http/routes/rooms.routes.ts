@@ -1,13 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AGENT_DISABLED } from '../../core/auth/sessions.service.js';
+import { authenticateAgentIdHeader } from '../../core/auth/authenticate.js';
 import type { Principal } from '../../core/principal.js';
 import {
   AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema,
   ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
 } from '@agent-messaging/protocol';
-import { isUuid } from '../../core/validation.js';
-import { unauthenticated } from '../../errors.js';
 import { describe, SECURITY } from '../openapi.js';
 
 /**
@@ -17,12 +15,7 @@ import { describe, SECURITY } from '../openapi.js';
 async function roomCreator(request: FastifyRequest, ctx: AppContext): Promise<Principal | null> {
   const header = request.headers['x-agent-id'];
   if (header === undefined || ctx.authz.mode === 'strict') return request.principal;
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!isUuid(value)) throw unauthenticated('X-Agent-Id must name an existing agent');
-  const agent = await ctx.agents.get(value.toLowerCase());
-  if (!agent) throw unauthenticated('X-Agent-Id must name an existing agent');
-  if (agent.disabledAt !== null) throw unauthenticated(AGENT_DISABLED);
-  return { agentId: agent.id, role: agent.role };
+  return authenticateAgentIdHeader(ctx.agents, (Array.isArray(header) ? header[0] : header) ?? '');
 }
 
 export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {

@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { MessagesService } from '../../core/messages/messages.service.js';
-import type { SessionAuth } from '../../core/auth/session-auth.js';
+import type { Authenticators } from '../../core/auth/authenticate.js';
 import type { ReadCursorsService } from '../../core/rooms/read-cursors.service.js';
 import type { RoomsService } from '../../core/rooms/rooms.service.js';
 import type { Metrics } from '../../ops/metrics.js';
-import type { RateLimits } from '../../rate-limits.js';
+import type { Limits } from '../../limits/index.js';
 import { AppError } from '../../errors.js';
 import type { InFlight } from '../drain.js';
 import { messageHandlers } from '../handlers/messages.handlers.js';
@@ -28,8 +28,10 @@ export interface ConnectionDeps {
   config: Config['ws'];
   logger: Logger;
   metrics: Metrics;
-  rateLimits: RateLimits;
-  sessionAuth: SessionAuth;
+  /** Every limit a connection applies (src/limits/). */
+  limits: Limits;
+  /** The credential decision (core/auth); the handshake only extracts the JWTs. */
+  auth: Authenticators;
   rooms: RoomsService;
   readCursors: ReadCursorsService;
   messages: MessagesService;
@@ -80,10 +82,40 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     ...messageHandlers({ messages: deps.messages }),
   };
   const refused = new WeakMap<AgentSocket, WsError>();
+  const maxConnections = deps.limits.connectionsPerAgent;
+
+  /**
+   * The agent's live connections are counted as the socket registers its presence (over every node
+   * when presence is shared): beyond the limit it is refused (nothing joined, sent or announced).
+   * Otherwise it joins its rooms, gets `agent:hello-ack`, and the agent is announced online where
+   * this is its first socket. The hello's `lastSeqs` are read once the socket is in its rooms: a
+   * message numbered above them reaches the socket as `message:new`, so a client that catches up to
+   * `lastSeqs` misses nothing.
+   */
+  const subscribeWithinLimit = async (socket: AgentSocket, roomIds: readonly string[], log: Logger): Promise<boolean> => {
+    const { connections, firstInRooms } = await subscriptions.register(socket, roomIds);
+    if (connections > maxConnections || !socket.connected) {
+      await subscriptions.withdraw(socket);
+      if (socket.connected) {
+        metrics.rateLimitExceeded.inc({ transport: 'ws' });
+        const tooMany = new AppError('RATE_LIMITED', `Too many connections for this agent (at most ${maxConnections})`);
+        socket.emit('error', toWsError(tooMany, log, 'connect'));
+        socket.disconnect(true);
+      }
+      return false;
+    }
+    subscriptions.subscribe(socket, roomIds);
+    const known = await deps.rooms.lastSeqs(roomIds);
+    const lastSeqs: Record<string, number> = {};
+    for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;
+    socket.emit('agent:hello-ack', { agentId: socket.data.principal.agentId, rooms: [...roomIds], lastSeqs });
+    subscriptions.announceOnline(socket, firstInRooms);
+    return true;
+  };
 
   const authenticate: ConnectionHandler['authenticate'] = (socket, next) => {
     if (deps.isClosing()) return next(); // refused in `connected`
-    authenticateHandshake(deps.sessionAuth, socket.handshake).then(
+    authenticateHandshake(deps.auth, socket.handshake).then(
       (principal) => {
         socket.data.principal = principal;
         next();
@@ -114,24 +146,19 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     const log = logger.child({ agentId, socketId: socket.id });
     log.debug('websocket connected');
 
-    boundOutgoing(socket, { maxBytes: deps.config.maxBufferedBytes, logger: log });
+    boundOutgoing(socket, { maxBytes: deps.limits.slowConsumerBytes, logger: log });
     coalesceWrites(socket);
     const queue = new SerialQueue(deps.inFlight);
-    guardEvents(socket, queue, { config: deps.config, rateLimits: deps.rateLimits, metrics, logger: log, isClosing: deps.isClosing });
+    guardEvents(socket, queue, { config: deps.config, limits: deps.limits, metrics, logger: log, isClosing: deps.isClosing });
     for (const [name, spec] of Object.entries(handlers)) registerEvent(socket, queue, { metrics, logger: log }, name as ClientEventName, spec);
 
     queue.push(async () => {
       try {
         // Again, now that the socket is in its token's channel: a revocation that committed after the
         // middleware's check has published (or will publish) to a channel this socket is already in.
-        await deps.sessionAuth.assertLive(principal, { fresh: true });
+        await deps.auth.sessionAuth.assertLive(principal, { fresh: true });
         const roomIds = (await deps.rooms.listForSocket(principal)).map((room) => room.id);
-        const subscribed = await subscriptions.connect(socket, roomIds, deps.config.maxConnectionsPerAgent, (ids) => deps.rooms.lastSeqs(ids));
-        if (!subscribed && socket.connected) {
-          metrics.rateLimitExceeded.inc({ transport: 'ws' });
-          const tooMany = new AppError('RATE_LIMITED', `Too many connections for this agent (at most ${deps.config.maxConnectionsPerAgent})`);
-          return turnAway(toWsError(tooMany, log, 'connect'));
-        }
+        if (!(await subscribeWithinLimit(socket, roomIds, log))) return;
         // A membership removed between the read above and the join found the socket not yet in the
         // room (its socketsLeave was a no-op): read again and leave what is no longer ours. Removals
         // committed after this read find the socket joined and unsubscribe it themselves.

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
-import { admit, type RateLimits } from '../../rate-limits.js';
+import { admit, type Limits } from '../../limits/index.js';
 import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
 import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
 import { requestIdOf, splitArgs } from './register-event.js';
@@ -11,7 +11,7 @@ import { refuse, reply, toWsError } from './ws-errors.js';
 
 export interface GuardDeps {
   config: Config['ws'];
-  rateLimits: RateLimits;
+  limits: Limits;
   metrics: Metrics;
   logger: Logger;
   /** True once a graceful shutdown began: new events are refused, in-flight ones finish. */
@@ -36,7 +36,7 @@ export function eventsInFlightOf(socket: AgentSocket): number {
 
 /**
  * Runs before any handler, for every event of the socket: abuse detection, shutdown, the event rate
- * per connection and per agent (limiters of src/rate-limits.ts), the in-flight bound and unknown
+ * per connection and per agent (limiters of src/limits/), the in-flight bound and unknown
  * event names. A refused event is not processed; each refusal is an AppError of the catalog, answered
  * as any error is (ws-errors.ts): into the acknowledgement when there is one, as an `error` event
  * (with `requestId`) otherwise; rate refusals go both ways.
@@ -50,11 +50,11 @@ export function eventsInFlightOf(socket: AgentSocket): number {
  * answers is bounded by WS_MAX_BUFFERED_BYTES (outbound/slow-consumers.ts).
  */
 export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: GuardDeps): void {
-  const { config, rateLimits, metrics, logger } = deps;
+  const { config, limits, metrics, logger } = deps;
   const { agentId } = socket.data.principal;
-  const abuse = rateLimits.abuseDetector();
-  const ownBudget = rateLimits.connectionEvents();
-  const maxInFlight = config.maxEventsInFlight;
+  const abuse = limits.abuseDetector();
+  const ownBudget = limits.connectionEvents();
+  const maxInFlight = limits.eventsInFlight;
   const resumeBelow = Math.max(1, Math.floor((maxInFlight * 3) / 4));
   let admitting = 0; // in the rate limiter, not yet queued
   let dispatching = 0; // admitted in this read, not yet handed to their handlers
@@ -74,9 +74,9 @@ export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: Guard
   // and every connection is on this node: the connection's own budget is smaller. So in that common
   // case an event is admitted synchronously, by the connection's budget alone; once the agent opens
   // another connection, or counters are shared (Redis), the agent's budget is consulted too.
-  const agentBudget = [rateLimits.wsAgentEvents, agentId] as const;
+  const agentBudget = [limits.wsAgentEvents, agentId] as const;
   const ownChannel = agentChannel(agentId);
-  const agentBudgetMayBind = (): boolean => rateLimits.shared || (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) > 1;
+  const agentBudgetMayBind = (): boolean => limits.shared || (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) > 1;
   const tooMany = `Too many events: at most ${config.eventsPerSecond} per second per connection, and a bounded number per agent`;
 
   socket.use((packet, next) => {

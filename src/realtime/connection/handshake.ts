@@ -1,7 +1,6 @@
 import type { Socket } from 'socket.io';
-import type { SessionAuth } from '../../core/auth/session-auth.js';
+import { authenticateFirst, type Authenticators } from '../../core/auth/authenticate.js';
 import type { Principal } from '../../core/principal.js';
-import { AppError, unauthenticated } from '../../errors.js';
 
 type Handshake = Socket['handshake'];
 
@@ -20,22 +19,10 @@ export function handshakeTokens(handshake: Pick<Handshake, 'auth' | 'query'>): s
 }
 
 /**
- * Authenticates the handshake's JWT the way REST authenticates a request (SessionAuth: HS256 pinned,
- * `exp` required, and in strict mode an unrevoked API token); throws UNAUTHENTICATED otherwise, or
- * the storage error when the token state cannot be read.
+ * The handshake's principal: its candidate JWTs go to the one credential decision (core/auth), as
+ * a REST request's bearer does; throws UNAUTHENTICATED otherwise, or the storage error when the
+ * token state cannot be read.
  */
-export async function authenticateHandshake(sessionAuth: SessionAuth, handshake: Pick<Handshake, 'auth' | 'query'>): Promise<Principal> {
-  const tokens = handshakeTokens(handshake);
-  if (tokens.length === 0) throw unauthenticated('A session JWT is required: connect with ?token=<JWT> or auth: {token}');
-  let failure: unknown;
-  for (const token of tokens) {
-    try {
-      const { exp: _exp, ...principal } = await sessionAuth.authenticate(token);
-      return principal;
-    } catch (err) {
-      if (!(err instanceof AppError && err.code === 'UNAUTHENTICATED')) throw err;
-      failure = err;
-    }
-  }
-  throw failure;
+export function authenticateHandshake(auth: Authenticators, handshake: Pick<Handshake, 'auth' | 'query'>): Promise<Principal> {
+  return authenticateFirst(auth, handshakeTokens(handshake), 'A session JWT is required: connect with ?token=<JWT> or auth: {token}');
 }

@@ -15,18 +15,18 @@ export function announcePresence(nsp: AgentsNamespace, roomId: string, agentId: 
  */
 export interface Subscriptions {
   /**
-   * Subscribes a newly authenticated socket to the agent's rooms, sends it `agent:hello-ack`, and
-   * announces the agent online where this is its first socket. Refuses (false: nothing joined, sent
-   * or announced) beyond `maxConnections` live sockets of the agent. The hello's `lastSeqs` are read
-   * (`readLastSeqs`) once the socket is in its rooms: a message numbered above them reaches the
-   * socket as `message:new`, so a client that catches up to `lastSeqs` misses nothing.
+   * A newly authenticated socket's presence in the agent's rooms, registered (nothing joined or
+   * announced yet): how many live sockets the agent has now, and the rooms where this is its first.
+   * The connection (realtime/connection/connection.ts) then applies its limit and either `withdraw`s
+   * the socket or `subscribe`s it, sends `agent:hello-ack`, and calls `announceOnline`.
    */
-  connect(
-    socket: AgentSocket,
-    roomIds: readonly string[],
-    maxConnections: number,
-    readLastSeqs: (roomIds: readonly string[]) => Promise<Record<string, number>>,
-  ): Promise<boolean>;
+  register(socket: AgentSocket, roomIds: readonly string[]): Promise<{ connections: number; firstInRooms: readonly string[] }>;
+  /** A registered socket that was refused: its presence removed, nothing announced. */
+  withdraw(socket: AgentSocket): Promise<void>;
+  /** Puts a registered socket in its rooms' channels: a message sent from now on reaches it. */
+  subscribe(socket: AgentSocket, roomIds: readonly string[]): void;
+  /** `presence:update` online in the rooms where the socket was its agent's first. */
+  announceOnline(socket: AgentSocket, firstInRooms: readonly string[]): void;
   /** After a socket disconnected: offline where it was the agent's last socket. */
   disconnect(socket: AgentSocket): Promise<void>;
   /** `room:join`: subscribes the socket; online only when the agent had no socket in the room before (docs/websocket.md). */
@@ -43,20 +43,20 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
   const announce = (roomId: string, agentId: string, status: PresenceUpdate['status']): void => announcePresence(nsp, roomId, agentId, status);
 
   return {
-    async connect(socket, roomIds, maxConnections, readLastSeqs) {
-      const { agentId } = socket.data.principal;
-      const { connections, firstInRooms } = await presence.connect(agentId, socket.id, roomIds);
-      if (connections > maxConnections || !socket.connected) {
-        await presence.disconnect(agentId, socket.id);
-        return false;
-      }
+    async register(socket, roomIds) {
+      return presence.connect(socket.data.principal.agentId, socket.id, roomIds);
+    },
+
+    async withdraw(socket) {
+      await presence.disconnect(socket.data.principal.agentId, socket.id);
+    },
+
+    subscribe(socket, roomIds) {
       socket.join(roomIds.map(roomChannel));
-      const known = await readLastSeqs(roomIds);
-      const lastSeqs: Record<string, number> = {};
-      for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;
-      socket.emit('agent:hello-ack', { agentId, rooms: [...roomIds], lastSeqs });
-      for (const roomId of firstInRooms) announce(roomId, agentId, 'online');
-      return true;
+    },
+
+    announceOnline(socket, firstInRooms) {
+      for (const roomId of firstInRooms) announce(roomId, socket.data.principal.agentId, 'online');
     },
 
     async disconnect(socket) {

@@ -1,30 +1,12 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Config } from './config/config.js';
+import type { Config } from '../config/config.js';
 
 /**
- * Every rate limit of the service, REST and WebSocket, built here from the configuration: counters in
- * memory by default and in Redis when configured (then shared by every node), one interface chosen at
- * wiring time. The REST hook (http/plugins/auth.ts) and the WebSocket guard
- * (realtime/connection/event-guard.ts) only consume them, through `admit`.
+ * The rate limiters' pieces: one limiter per name (in memory, or in Redis and then shared by every
+ * node), `admit` (what every transport calls to take points), a connection's own event budget and
+ * the abuse detector. src/limits/index.ts builds them from the configuration.
  */
-export interface RateLimits {
-  /** REST, per IP, without a valid session. */
-  restAnon: RateLimiterAbstract;
-  /** REST, per agent. */
-  restAgent: RateLimiterAbstract;
-  /** WebSocket events, per connection: a budget of the connection's own, in memory (see EventBudget). */
-  connectionEvents(): EventBudget;
-  /**
-   * WebSocket events, per agent over all its connections: what one agent can make the server do and
-   * send to others stays bounded however many sockets it opens.
-   */
-  wsAgentEvents: RateLimiterAbstract;
-  /** Per connection: the sustained-abuse rule (docs/websocket.md, Limits), which disconnects. */
-  abuseDetector(): AbuseDetector;
-  /** Counters shared by every node (Redis): an agent's other connections may be on other nodes. */
-  shared: boolean;
-}
 
 /** An agent's event budget per second, as a number of connections' worth of `ws.eventsPerSecond`. */
 export const WS_AGENT_EVENTS_CONNECTIONS = 4;
@@ -32,27 +14,19 @@ export const WS_AGENT_EVENTS_CONNECTIONS = 4;
 /** The Redis key prefix of one limiter: `<REDIS_KEY_PREFIX>rl:<name>`, then `:<agent id or IP>`. */
 export const rateLimitKeyPrefix = (config: Pick<Config, 'redisKeyPrefix'>, name: string): string => `${config.redisKeyPrefix}rl:${name}`;
 
-export function createRateLimits(config: Config, redis: Redis | null): RateLimits {
-  const make = (name: string, points: number, duration: number): RateLimiterAbstract =>
-    redis
-      ? new RateLimiterRedis({
-          storeClient: redis,
-          keyPrefix: rateLimitKeyPrefix(config, name),
-          points,
-          duration,
-          useRedisPackage: false,
-          // While Redis is away, refuse at once (the caller answers 503) instead of waiting on it.
-          rejectIfRedisNotReady: true,
-        })
-      : new RateLimiterMemory({ keyPrefix: name, points, duration });
-  return {
-    restAnon: make('rest-anon', config.rateLimit.anonPerMinute, 60),
-    restAgent: make('rest-agent', config.rateLimit.agentPerMinute, 60),
-    connectionEvents: () => createEventBudget(config.ws.eventsPerSecond),
-    wsAgentEvents: make('ws-agent-events', config.ws.eventsPerSecond * WS_AGENT_EVENTS_CONNECTIONS, 1),
-    abuseDetector: () => createAbuseDetector(config.ws.abuseEventsPerSecond, config.ws.abuseSeconds),
-    shared: redis !== null,
-  };
+/** A limiter of `points` per `duration` seconds: in Redis when given one (shared by every node), in memory otherwise. */
+export function createLimiter(config: Pick<Config, 'redisKeyPrefix'>, redis: Redis | null, name: string, points: number, duration: number): RateLimiterAbstract {
+  return redis
+    ? new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: rateLimitKeyPrefix(config, name),
+        points,
+        duration,
+        useRedisPackage: false,
+        // While Redis is away, refuse at once (the caller answers 503) instead of waiting on it.
+        rejectIfRedisNotReady: true,
+      })
+    : new RateLimiterMemory({ keyPrefix: name, points, duration });
 }
 
 /** rate-limiter-flexible rejects with a RateLimiterRes when over the limit, and with an Error when its store fails. */
@@ -60,9 +34,12 @@ export const isOverLimit = (err: unknown): err is RateLimiterRes => err instance
 
 export type Admission = { admitted: true } | { admitted: false; reason: 'limited' } | { admitted: false; reason: 'unavailable'; error: unknown };
 
-/** Takes one point from each `[limiter, key]`; refused when any is over its limit or its store failed. */
-export async function admit(...checks: readonly (readonly [RateLimiterAbstract, string])[]): Promise<Admission> {
-  const outcomes = await Promise.allSettled(checks.map(([limiter, key]) => limiter.consume(key)));
+/**
+ * Takes points (one unless told) from each `[limiter, key, points?]`; refused when any is over its
+ * limit or its store failed.
+ */
+export async function admit(...checks: readonly (readonly [RateLimiterAbstract, string, number?])[]): Promise<Admission> {
+  const outcomes = await Promise.allSettled(checks.map(([limiter, key, points]) => limiter.consume(key, points ?? 1)));
   let storeError: { error: unknown } | undefined;
   for (const outcome of outcomes) {
     if (outcome.status === 'fulfilled') continue;
@@ -107,7 +84,7 @@ export interface AbuseDetector {
 }
 
 /**
- * Sustained-abuse detection (docs/websocket.md, Limits): every event the client sends counts, refused ones
+ * Sustained-abuse detection (docs/websocket.md): every event the client sends counts, refused ones
  * included, in one-second buckets; more than `eventsPerSecond` in each of more than `seconds`
  * consecutive buckets trips it. O(1) per event: a bucket is judged the moment it goes over.
  */
