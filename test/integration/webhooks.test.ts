@@ -350,6 +350,8 @@ describe('deliveries are stored: a restart resumes them', () => {
     const hook = await register(api, owner, receiver.url, { mode: 'always' });
     await sendMessage(api, admin, roomId, 'across a restart');
     await waitUntil('the first attempt', () => receiver.received.length === 1);
+    // Recorded before the stop (an attempt cut short by the shutdown would be given back, uncounted).
+    await waitUntil('the first attempt recorded', async () => (await deliveriesOf(api, owner, hook.id))[0]?.attempt === 1);
     await server.close({ keepDatabase: true });
     receiver.respond = () => 200;
 

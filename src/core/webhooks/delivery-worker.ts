@@ -3,11 +3,23 @@ import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { checkTarget } from './ssrf-guard.js';
-import { DELIVERY_TIMEOUT_MS, INTERRUPTED, postSigned } from './webhook-request.js';
-import { claimDue, disableIfFailing, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery } from './webhooks.store.js';
+import { DELIVERY_TIMEOUT_MS, INTERRUPTED, isTimeout, postSigned } from './webhook-request.js';
+import {
+  claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan,
+} from './webhooks.store.js';
 
 /** Attempts one node makes at once: a bound on sockets and memory whatever the backlog. */
-export const DELIVERIES_IN_FLIGHT_MAX = 16;
+export const DELIVERIES_IN_FLIGHT_MAX = 64;
+/**
+ * Attempts of one endpoint in flight on one node (docs/webhooks.md, "Fairness"): enough for a
+ * receiver that answers; an endpoint whose last attempt timed out gets one, a probe.
+ */
+export const ENDPOINT_IN_FLIGHT_MAX = 4;
+/** Consecutive timeouts of an endpoint that put it in back-off as a whole. */
+export const TIMEOUTS_TO_BACK_OFF = 3;
+/** The first back-off; each further timeout in a row doubles it, up to the longest. */
+export const BACK_OFF_MS = 30_000;
+export const BACK_OFF_MAX_MS = 15 * 60_000;
 /** How often a node looks for due deliveries (retries, other nodes' messages, work left by a restart). */
 const POLL_MS = 1000;
 /** A claim holds a delivery this long: past the attempt's timeout, so only a dead node's claim runs out. */
@@ -34,6 +46,15 @@ export interface DeliveryWorkerDeps {
   onOutcome(outcome: DeliveryOutcome): void;
   /** Failures of the worker itself (storage); never given a secret. */
   warn(detail: Record<string, unknown>, message: string): void;
+  /** The back-off's first length and longest (tests shorten them). */
+  backOffMs?: { first: number; max: number };
+}
+
+/** What this node knows of an endpoint: attempts in flight, timeouts in a row, back-off. */
+interface EndpointState {
+  inFlight: number;
+  timeouts: number;
+  pausedUntil: number;
 }
 
 /** The body of a `message.created` delivery (PHASE2.md section 6.1): the same on every attempt. */
@@ -49,6 +70,61 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let stopped = true;
   let claiming = false;
   let again = false;
+  const backOff = deps.backOffMs ?? { first: BACK_OFF_MS, max: BACK_OFF_MAX_MS };
+  // Only endpoints with attempts in flight, timeouts or a back-off have an entry.
+  const endpoints = new Map<string, EndpointState>();
+  const stateOf = (endpointId: string): EndpointState => {
+    let state = endpoints.get(endpointId);
+    if (!state) endpoints.set(endpointId, (state = { inFlight: 0, timeouts: 0, pausedUntil: 0 }));
+    return state;
+  };
+  const forget = (endpointId: string, state: EndpointState): void => {
+    if (state.inFlight === 0 && state.timeouts === 0 && state.pausedUntil <= Date.now()) endpoints.delete(endpointId);
+  };
+
+  const plan: ClaimPlan = {
+    inFlight: (endpointId) => endpoints.get(endpointId)?.inFlight ?? 0,
+    bound(endpointId) {
+      const state = endpoints.get(endpointId);
+      if (!state) return ENDPOINT_IN_FLIGHT_MAX;
+      if (state.pausedUntil > Date.now()) return 0;
+      return state.timeouts > 0 ? 1 : ENDPOINT_IN_FLIGHT_MAX;
+    },
+    skipped(endpointIds) {
+      // Deliveries recorded for an endpoint in back-off are due at once: moved to its end, so that
+      // other nodes leave them too and the next claims do not read them again.
+      for (const endpointId of endpointIds) {
+        const state = endpoints.get(endpointId);
+        if (state && state.pausedUntil > Date.now()) void postpone(endpointId, state.pausedUntil);
+      }
+    },
+  };
+
+  const postpone = (endpointId: string, until: number): Promise<void> =>
+    postponeEndpoint(db, endpointId, new Date(until).toISOString()).catch((err: unknown) =>
+      deps.warn({ endpointId, err: err instanceof Error ? err.message : String(err) }, 'webhook endpoint back-off could not be recorded'));
+
+  /**
+   * After an attempt: timeouts in a row put the endpoint in back-off as a whole (its pending
+   * deliveries wait, other endpoints are unaffected); any answer, even a failing status, ends the
+   * streak, as a refused connection does (neither holds a slot for long).
+   */
+  const settle = (endpointId: string, failure: string | null): void => {
+    const state = stateOf(endpointId);
+    state.inFlight -= 1;
+    if (failure !== null && failure !== INTERRUPTED && isTimeout(failure)) {
+      state.timeouts += 1;
+      if (state.timeouts >= TIMEOUTS_TO_BACK_OFF) {
+        const length = Math.min(backOff.first * 2 ** (state.timeouts - TIMEOUTS_TO_BACK_OFF), backOff.max);
+        state.pausedUntil = Math.max(state.pausedUntil, Date.now() + length);
+        void postpone(endpointId, state.pausedUntil);
+      }
+    } else if (failure !== INTERRUPTED) {
+      state.timeouts = 0;
+      state.pausedUntil = 0;
+    }
+    forget(endpointId, state);
+  };
 
   const outcomeOf = (d: ClaimedDelivery, failure: string | null, retryable: boolean): AttemptOutcome => {
     if (failure === null) return { status: 'delivered', at: nowIso() };
@@ -59,6 +135,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   };
 
   const attempt = async (d: ClaimedDelivery, abort: AbortController): Promise<boolean> => {
+    let failure: string | null = INTERRUPTED;
+    try {
+      return await attemptOnce(d, abort, (f) => (failure = f));
+    } finally {
+      settle(d.endpointId, failure);
+    }
+  };
+
+  const attemptOnce = async (d: ClaimedDelivery, abort: AbortController, seen: (failure: string | null) => void): Promise<boolean> => {
     let failure: string | null;
     let retryable = true;
     if (d.blocked !== null) {
@@ -72,6 +157,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         failure = await postSigned(check.target, { id: d.id, secret: d.secret, body: deliveryBody(d) }, abort.signal);
       }
     }
+    seen(abort.signal.aborted && failure !== null ? INTERRUPTED : failure);
     if (failure === INTERRUPTED || (abort.signal.aborted && failure !== null)) return true;
     const outcome = outcomeOf(d, failure, retryable);
     if (!(await recordAttempt(db, d.id, d.attempt, outcome))) return false;
@@ -98,12 +184,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         const room = DELIVERIES_IN_FLIGHT_MAX - inFlight.size;
         if (room <= 0) break;
         const now = Date.now();
-        const claimed = await claimDue(db, dialect, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room);
+        const claimed = await claimDue(db, dialect, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room, plan);
         if (stopped) {
           await releaseClaims(db, claimed.map((d) => d.id), nowIso());
           break;
         }
         for (const d of claimed) {
+          stateOf(d.endpointId).inFlight += 1;
           const abort = new AbortController();
           const done = attempt(d, abort)
             .catch((err: unknown) => {
