@@ -1,9 +1,9 @@
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENDPOINT_IN_FLIGHT_MAX } from '../../src/core/webhooks/delivery-worker.js';
 import type { Api} from '../helpers/api.js';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { TEST_DIALECT } from '../helpers/server.js';
+import { startSilentServer, timeArrivals, type SilentServer } from '../helpers/silent-server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -14,43 +14,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-r
 // fails, and is retried), with a backlog of pending deliveries; agent B's healthy receiver must
 // still get every message promptly.
 
-/** A TCP server on loopback that accepts every connection and never writes a byte. */
-async function startSilentServer(): Promise<{ url: string; connections: () => number; open: () => number; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let connections = 0;
-  const server = createServer((socket) => {
-    connections += 1;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    // Read (and drop) the request, so that the client's close is seen.
-    socket.resume();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    connections: () => connections,
-    open: () => sockets.size,
-    close: () => new Promise((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
-  };
-}
-
-/** When each delivery (by message id) reached a receiver. */
-function timeArrivals(receiver: WebhookReceiver): Map<string, number> {
-  const arrivals = new Map<string, number>();
-  receiver.respond = (request) => {
-    arrivals.set((JSON.parse(request.body) as { data: { message: { id: string } } }).data.message.id, Date.now());
-    return 200;
-  };
-  return arrivals;
-}
-
 describe(`webhook fairness across endpoints (${TEST_DIALECT})`, () => {
   const t = useTestServer({ config: { webhooks: { retryScheduleSeconds: [1, 1, 1], allowPrivateTargets: true } } });
-  let silent: Awaited<ReturnType<typeof startSilentServer>>;
+  let silent: SilentServer;
   let redirecting: WebhookReceiver;
   let healthy: WebhookReceiver;
   let admin: TestAgent;
