@@ -55,6 +55,10 @@ interface EndpointState {
   inFlight: number;
   timeouts: number;
   pausedUntil: number;
+  /** When its last attempt ended (ms). */
+  settledAt: number;
+  /** A postponement of its deliveries is being written (one at a time, however many claims see them). */
+  postponing: boolean;
 }
 
 /** The body of a `message.created` delivery (PHASE2.md section 6.1): the same on every attempt. */
@@ -75,7 +79,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const endpoints = new Map<string, EndpointState>();
   const stateOf = (endpointId: string): EndpointState => {
     let state = endpoints.get(endpointId);
-    if (!state) endpoints.set(endpointId, (state = { inFlight: 0, timeouts: 0, pausedUntil: 0 }));
+    if (!state) endpoints.set(endpointId, (state = { inFlight: 0, timeouts: 0, pausedUntil: 0, settledAt: 0, postponing: false }));
     return state;
   };
   const forget = (endpointId: string, state: EndpointState): void => {
@@ -95,14 +99,33 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       // other nodes leave them too and the next claims do not read them again.
       for (const endpointId of endpointIds) {
         const state = endpoints.get(endpointId);
-        if (state && state.pausedUntil > Date.now()) void postpone(endpointId, state.pausedUntil);
+        if (state && state.pausedUntil > Date.now()) void postpone(endpointId, state);
       }
     },
   };
 
-  const postpone = (endpointId: string, until: number): Promise<void> =>
-    postponeEndpoint(db, endpointId, new Date(until).toISOString()).catch((err: unknown) =>
-      deps.warn({ endpointId, err: err instanceof Error ? err.message : String(err) }, 'webhook endpoint back-off could not be recorded'));
+  const postpone = async (endpointId: string, state: EndpointState): Promise<void> => {
+    if (state.postponing) return;
+    state.postponing = true;
+    try {
+      await postponeEndpoint(db, endpointId, new Date(state.pausedUntil).toISOString());
+    } catch (err) {
+      deps.warn({ endpointId, err: err instanceof Error ? err.message : String(err) }, 'webhook endpoint back-off could not be recorded');
+    } finally {
+      state.postponing = false;
+    }
+  };
+
+  /**
+   * Forgets endpoints idle for longer than the longest back-off (since their last attempt and the
+   * end of their back-off): deleted ones, or ones that got nothing; a later timeout starts a new streak.
+   */
+  const prune = (): void => {
+    const now = Date.now();
+    for (const [endpointId, state] of endpoints) {
+      if (state.inFlight === 0 && !state.postponing && Math.max(state.pausedUntil, state.settledAt) + backOff.max < now) endpoints.delete(endpointId);
+    }
+  };
 
   /**
    * After an attempt: timeouts in a row put the endpoint in back-off as a whole (its pending
@@ -112,12 +135,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const settle = (endpointId: string, failure: string | null): void => {
     const state = stateOf(endpointId);
     state.inFlight -= 1;
+    state.settledAt = Date.now();
     if (failure !== null && failure !== INTERRUPTED && isTimeout(failure)) {
       state.timeouts += 1;
       if (state.timeouts >= TIMEOUTS_TO_BACK_OFF) {
         const length = Math.min(backOff.first * 2 ** (state.timeouts - TIMEOUTS_TO_BACK_OFF), backOff.max);
         state.pausedUntil = Math.max(state.pausedUntil, Date.now() + length);
-        void postpone(endpointId, state.pausedUntil);
+        void postpone(endpointId, state);
       }
     } else if (failure !== INTERRUPTED) {
       state.timeouts = 0;
@@ -217,7 +241,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     start() {
       if (!stopped) return;
       stopped = false;
-      timer = setInterval(() => void claim(), POLL_MS);
+      timer = setInterval(() => {
+        prune();
+        void claim();
+      }, POLL_MS);
       timer.unref();
       void claim();
     },
