@@ -10,7 +10,8 @@ import { BlockList, isIP } from 'node:net';
 
 /**
  * IPv4 ranges that are not global unicast (the IANA special-purpose registry): [network, prefix length].
- * Everything else of IPv4 is allowed.
+ * Everything else of IPv4 is allowed, the documentation ranges (TEST-NET-1 to 3) too: routed
+ * nowhere, they reach nothing, and examples and tests use them as stand-ins for public receivers.
  */
 const IPV4_REFUSED: [string, number][] = [
   ['0.0.0.0', 8], // unspecified, "this network"
@@ -20,12 +21,9 @@ const IPV4_REFUSED: [string, number][] = [
   ['169.254.0.0', 16], // link-local (cloud metadata services live here)
   ['172.16.0.0', 12], // private
   ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation (TEST-NET-1)
   ['192.88.99.0', 24], // 6to4 relay anycast (deprecated): relays into IPv6 whatever they are given
   ['192.168.0.0', 16], // private
   ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // documentation (TEST-NET-2)
-  ['203.0.113.0', 24], // documentation (TEST-NET-3)
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
 ];
