@@ -228,7 +228,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             });
           inFlight.set(d.id, { abort, done });
         }
-        if (claimed.length === room) again = true;
+        // Slots may be left (an endpoint had fewer due than its share): claim until nothing more comes.
+        if (claimed.length > 0) again = true;
       } while (again && !stopped);
     } catch (err) {
       deps.warn({ err: err instanceof Error ? err.message : String(err) }, 'webhook deliveries could not be claimed');

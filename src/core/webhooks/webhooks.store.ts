@@ -199,15 +199,25 @@ export interface ClaimedDelivery {
 /** Endpoints looked at per claim: those due longest come first, the others at the next claim. */
 const DUE_ENDPOINTS_MAX = 512;
 
-/** The endpoints with due deliveries, those due longest first; how many each has due, at most `max` endpoints. */
+/**
+ * The endpoints with due deliveries, those due longest first, at most DUE_ENDPOINTS_MAX. Each
+ * endpoint's earliest pending delivery is one probe of the index `(endpoint_id, next_attempt_at)
+ * where status = 'pending'`: the cost follows the number of endpoints, never the backlog of
+ * deliveries (a scan of every due row would, at every claim).
+ */
 const dueEndpointsQuery = prepared((db, p: { now: string }) =>
   db
-    .selectFrom('webhook_deliveries')
-    .select((eb) => ['endpoint_id', eb.fn.min('next_attempt_at').as('due'), eb.fn.countAll<number | string>().as('n')])
-    .where('status', '=', 'pending')
-    .where('next_attempt_at', '<=', p.now)
-    .groupBy('endpoint_id')
-    .orderBy('due')
+    .selectFrom((qb) => qb
+      .selectFrom('webhook_endpoints as e')
+      .select((eb) => [
+        'e.id as endpoint_id',
+        eb.selectFrom('webhook_deliveries as d').select((d) => d.fn.min('d.next_attempt_at').as('m'))
+          .whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', 'pending').as('due'),
+      ])
+      .as('x'))
+    .select('x.endpoint_id')
+    .where('x.due', '<=', p.now)
+    .orderBy('x.due')
     .limit(DUE_ENDPOINTS_MAX));
 
 /** How the claiming node shares its free slots among endpoints (all unbounded when not given). */
@@ -260,7 +270,9 @@ export async function claimDue(db: Kysely<DB>, dialect: Dialect, now: string, le
   // once a second, even when nothing is due (the usual case).
   const { rows: dueRows } = await dueEndpointsQuery(db, { now });
   if (dueRows.length === 0) return [];
-  const due = dueRows.map((r) => ({ endpointId: r.endpoint_id, count: Number(r.n) }));
+  // How many each has due is not counted (that would read them all): a share larger than an
+  // endpoint's due deliveries claims fewer, and the worker claims again.
+  const due = dueRows.map((r) => ({ endpointId: r.endpoint_id, count: Number.POSITIVE_INFINITY }));
   const skipped = due.filter((d) => plan.bound(d.endpointId) === 0).map((d) => d.endpointId);
   if (skipped.length > 0) plan.skipped?.(skipped);
   const shares = shareSlots(due, limit, plan);
