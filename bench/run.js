@@ -27,6 +27,7 @@ import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
 import { sendersScenario } from './scenarios/senders.js';
 import { sessionsScenario } from './scenarios/sessions.js';
+import { webhooksFairnessScenario } from './scenarios/webhooks-fairness.js';
 
 const SCENARIOS = [
   { id: 'rooms10', n: 1, title: 'message:send in rooms of 10', run: (b) => roomsScenario(b, { id: 'rooms10', roomSize: 10, rooms: 10, startRate: 400, ceiling: true }) },
@@ -45,6 +46,7 @@ const SCENARIOS = [
   { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST', run: mcpScenario },
   { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk', run: busyDiskScenario },
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
+  { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
 ];
 
 function parseArgs(argv) {

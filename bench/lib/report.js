@@ -87,6 +87,22 @@ export function summaryRows(results) {
     }
   }
 
+  if ('webhooks-fairness' in results) {
+    const f = results['webhooks-fairness'];
+    const label = 'webhook fairness, 9 endpoints never answer';
+    if (!f.withSilent) rows.push(unavailable(15, label, f, '< 2000 ms'));
+    else {
+      rows.push(row(15, label, `healthy endpoint's delivery p99 (ms) at ${f.rate} msg/s`, {
+        service: fmt(f.withSilent.delivery.p99, 1),
+        baseline: `without them ${fmt(f.baseline.delivery.p99, 1)}`,
+        ratio: f.baseline.delivery.p99 ? f.withSilent.delivery.p99 / f.baseline.delivery.p99 : null,
+        target: `< ${f.targetP99Ms} ms`,
+        met: f.withSilent.lost === 0 && f.withSilent.delivery.p99 !== null && f.withSilent.delivery.p99 < f.targetP99Ms,
+        note: `p50 ${fmt(f.withSilent.delivery.p50, 1)} ms (without ${fmt(f.baseline.delivery.p50, 1)}); ${f.withSilent.lost} lost of ${f.withSilent.sent}`,
+      }));
+    }
+  }
+
   if ('history' in results) {
     const h = results.history;
     if (h.service) {

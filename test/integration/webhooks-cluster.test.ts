@@ -3,6 +3,8 @@ import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '.
 import { startTestNodes, TEST_DIALECT, type TestNodes } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
+import { ENDPOINT_IN_FLIGHT_MAX } from '../../src/core/webhooks/delivery-worker.js';
+import { startSilentServer, timeArrivals } from '../helpers/silent-server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { connectReady } from '../helpers/ws.js';
 
@@ -80,4 +82,33 @@ describe.runIf(available)(`webhooks across two nodes (${TEST_DIALECT})`, () => {
     await sleep(1_500);
     expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([after.id]);
   });
+
+  // docs/webhooks.md, "Fairness": both nodes claim endpoint by endpoint, so neither fills its slots
+  // with the backlog of a receiver that never answers.
+  it("with two nodes claiming, a receiver that never answers, with a backlog, does not delay another agent's", async () => {
+    const silent = await startSilentServer();
+    const healthy = await startWebhookReceiver();
+    try {
+      const [slow, fine] = [await newAgent(onA), await newAgent(onA)];
+      const room = (await newRoom(onA, admin, [slow, fine])).id;
+      expect((await onA.post(`/api/v1/agents/${slow.id}/webhooks`, { url: silent.url, mode: 'always' }, { jwt: slow.jwt })).status).toBe(201);
+      for (let i = 0; i < 100; i++) await sendMessage(i % 2 === 0 ? onA : onB, admin, room, `backlog ${i}`);
+      expect((await onB.post(`/api/v1/agents/${fine.id}/webhooks`, { url: healthy.url, mode: 'always' }, { jwt: fine.jwt })).status).toBe(201);
+      const arrivals = timeArrivals(healthy);
+      const sent = new Map<string, number>();
+      for (let i = 0; i < 60; i++) {
+        const message = await sendMessage(i % 2 === 0 ? onA : onB, admin, room, `for fine ${i}`);
+        sent.set(message.id, Date.parse(message.createdAt));
+      }
+      await waitUntil('all 60 at the healthy receiver', () => [...sent.keys()].every((id) => arrivals.has(id)), 20_000);
+      const slowest = Math.max(...[...sent].map(([id, at]) => arrivals.get(id)! - at));
+      expect(slowest).toBeLessThan(5_000);
+      expect(healthy.received).toHaveLength(60);
+      // Each node holds at most its per-endpoint bound of attempts to the silent receiver.
+      expect(silent.connections()).toBeLessThanOrEqual(2 * ENDPOINT_IN_FLIGHT_MAX);
+    } finally {
+      await silent.close();
+      await healthy.close();
+    }
+  }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { insertEndpoint } from '../../src/core/webhooks/webhooks.store.js';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
+import { Api, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type TestAgent } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
@@ -350,6 +350,8 @@ describe('deliveries are stored: a restart resumes them', () => {
     const hook = await register(api, owner, receiver.url, { mode: 'always' });
     await sendMessage(api, admin, roomId, 'across a restart');
     await waitUntil('the first attempt', () => receiver.received.length === 1);
+    // Recorded before the stop (an attempt cut short by the shutdown would be given back, uncounted).
+    await waitUntil('the first attempt recorded', async () => (await deliveriesOf(api, owner, hook.id))[0]?.attempt === 1);
     await server.close({ keepDatabase: true });
     receiver.respond = () => 200;
 
@@ -359,5 +361,54 @@ describe('deliveries are stored: a restart resumes them', () => {
     expect(receiver.received[1]!.id).toBe(receiver.received[0]!.id);
     await waitUntil('delivered', async () => (await deliveriesOf(api, owner, hook.id))[0]?.status === 'delivered');
     expect((await deliveriesOf(api, owner, hook.id))[0]).toMatchObject({ attempt: 2, status: 'delivered' });
+  });
+});
+
+describe('a token limited to rooms sees and manages only endpoints within its rooms', () => {
+  const t = useTestServer({ config: { webhooks: SHORT_SCHEDULE } });
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+  });
+  afterAll(() => receiver.close());
+
+  it('lists, reads the log of and deletes only endpoints limited to rooms of its own; the full JWT sees all', async () => {
+    const admin = await newAdmin(t.api);
+    const owner = await newAgent(t.api);
+    const [x, y] = [(await newRoom(t.api, admin, [owner])).id, (await newRoom(t.api, admin, [owner])).id];
+    const onlyX = await scopedSession(t.api, owner, { rooms: [x] }, admin.jwt);
+    const xAndY = await scopedSession(t.api, owner, { rooms: [x, y], actions: ['webhooks:manage'] }, admin.jwt);
+    const full = await register(t.api, owner, `${receiver.url}/full`, { mode: 'always' });
+    const inX = await register(t.api, owner, `${receiver.url}/x`, { mode: 'always' }, { ...owner, jwt: onlyX });
+    const inXY = await register(t.api, owner, `${receiver.url}/xy`, { mode: 'always' }, { ...owner, jwt: xAndY });
+    const idsSeenBy = async (jwt: string) =>
+      ((await t.api.get(`/api/v1/agents/${owner.id}/webhooks`, { jwt })).body.webhooks as { id: string }[]).map((w) => w.id).sort();
+
+    expect(await idsSeenBy(owner.jwt)).toEqual([full.id, inX.id, inXY.id].sort());
+    expect(await idsSeenBy(xAndY)).toEqual([inX.id, inXY.id].sort());
+    expect(await idsSeenBy(onlyX)).toEqual([inX.id]);
+    // An admin's token limited to rooms is held to the same rule for another agent's endpoints.
+    const adminInY = await scopedSession(t.api, admin, { rooms: [y] }, admin.jwt);
+    expect(await idsSeenBy(adminInY)).toEqual([]);
+
+    // Outside the grant an endpoint is not there: 404 for its log and its deletion, and it stays.
+    await sendMessage(t.api, admin, y, 'activity in y');
+    await waitUntil('deliveries in y', async () => (await deliveriesOf(t.api, owner, inXY.id)).length === 1);
+    for (const id of [full.id, inXY.id]) {
+      const log = await t.api.get(`/api/v1/agents/${owner.id}/webhooks/${id}/deliveries`, { jwt: onlyX });
+      expect(log.status, id).toBe(404);
+      expect(JSON.stringify(log.body)).not.toContain('activity');
+      expect((await t.api.delete(`/api/v1/agents/${owner.id}/webhooks/${id}`, { jwt: onlyX })).status, id).toBe(404);
+    }
+    expect(await idsSeenBy(owner.jwt)).toEqual([full.id, inX.id, inXY.id].sort());
+    expect((await t.api.get(`/api/v1/agents/${owner.id}/webhooks/${inX.id}/deliveries`, { jwt: onlyX })).status).toBe(200);
+
+    // Within it: managed as before.
+    expect((await t.api.delete(`/api/v1/agents/${owner.id}/webhooks/${inXY.id}`, { jwt: xAndY })).status).toBe(204);
+    expect((await t.api.delete(`/api/v1/agents/${owner.id}/webhooks/${inX.id}`, { jwt: onlyX })).status).toBe(204);
+    expect(await idsSeenBy(owner.jwt)).toEqual([full.id]);
+    // The full JWT manages every endpoint, including those of scoped tokens.
+    expect((await t.api.delete(`/api/v1/agents/${owner.id}/webhooks/${full.id}`, { jwt: owner.jwt })).status).toBe(204);
   });
 });

@@ -2,11 +2,23 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { checkTarget } from './ssrf-guard.js';
-import { DELIVERY_TIMEOUT_MS, INTERRUPTED, postSigned } from './webhook-request.js';
-import { claimDue, disableIfFailing, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery } from './webhooks.store.js';
+import { DELIVERY_TIMEOUT_MS, INTERRUPTED, isTimeout, postSigned } from './webhook-request.js';
+import {
+  claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan,
+} from './webhooks.store.js';
 
 /** Attempts one node makes at once: a bound on sockets and memory whatever the backlog. */
-export const DELIVERIES_IN_FLIGHT_MAX = 16;
+export const DELIVERIES_IN_FLIGHT_MAX = 64;
+/**
+ * Attempts of one endpoint in flight on one node (docs/webhooks.md, "Fairness"): enough for a
+ * receiver that answers; an endpoint whose last attempt timed out gets one, a probe.
+ */
+export const ENDPOINT_IN_FLIGHT_MAX = 4;
+/** Consecutive timeouts of an endpoint that put it in back-off as a whole. */
+export const TIMEOUTS_TO_BACK_OFF = 3;
+/** The first back-off; each further timeout in a row doubles it, up to the longest. */
+export const BACK_OFF_MS = 30_000;
+export const BACK_OFF_MAX_MS = 15 * 60_000;
 /** How often a node looks for due deliveries (retries, other nodes' messages, work left by a restart). */
 const POLL_MS = 1000;
 /** A claim holds a delivery this long: past the attempt's timeout, so only a dead node's claim runs out. */
@@ -32,6 +44,19 @@ export interface DeliveryWorkerDeps {
   onOutcome(outcome: DeliveryOutcome): void;
   /** Failures of the worker itself (storage); never given a secret. */
   warn(detail: Record<string, unknown>, message: string): void;
+  /** The back-off's first length and longest (tests shorten them). */
+  backOffMs?: { first: number; max: number };
+}
+
+/** What this node knows of an endpoint: attempts in flight, timeouts in a row, back-off. */
+interface EndpointState {
+  inFlight: number;
+  timeouts: number;
+  pausedUntil: number;
+  /** When its last attempt ended (ms). */
+  settledAt: number;
+  /** A postponement of its deliveries is being written (one at a time, however many claims see them). */
+  postponing: boolean;
 }
 
 /** The body of a `message.created` delivery (docs/webhooks.md): the same on every attempt. */
@@ -47,6 +72,81 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let stopped = true;
   let claiming = false;
   let again = false;
+  const backOff = deps.backOffMs ?? { first: BACK_OFF_MS, max: BACK_OFF_MAX_MS };
+  // Only endpoints with attempts in flight, timeouts or a back-off have an entry.
+  const endpoints = new Map<string, EndpointState>();
+  const stateOf = (endpointId: string): EndpointState => {
+    let state = endpoints.get(endpointId);
+    if (!state) endpoints.set(endpointId, (state = { inFlight: 0, timeouts: 0, pausedUntil: 0, settledAt: 0, postponing: false }));
+    return state;
+  };
+  const forget = (endpointId: string, state: EndpointState): void => {
+    if (state.inFlight === 0 && state.timeouts === 0 && state.pausedUntil <= Date.now()) endpoints.delete(endpointId);
+  };
+
+  const plan: ClaimPlan = {
+    inFlight: (endpointId) => endpoints.get(endpointId)?.inFlight ?? 0,
+    bound(endpointId) {
+      const state = endpoints.get(endpointId);
+      if (!state) return ENDPOINT_IN_FLIGHT_MAX;
+      if (state.pausedUntil > Date.now()) return 0;
+      return state.timeouts > 0 ? 1 : ENDPOINT_IN_FLIGHT_MAX;
+    },
+    skipped(endpointIds) {
+      // Deliveries recorded for an endpoint in back-off are due at once: moved to its end, so that
+      // other nodes leave them too and the next claims do not read them again.
+      for (const endpointId of endpointIds) {
+        const state = endpoints.get(endpointId);
+        if (state && state.pausedUntil > Date.now()) void postpone(endpointId, state);
+      }
+    },
+  };
+
+  const postpone = async (endpointId: string, state: EndpointState): Promise<void> => {
+    if (state.postponing) return;
+    state.postponing = true;
+    try {
+      await postponeEndpoint(db, endpointId, new Date(state.pausedUntil).toISOString());
+    } catch (err) {
+      deps.warn({ endpointId, err: err instanceof Error ? err.message : String(err) }, 'webhook endpoint back-off could not be recorded');
+    } finally {
+      state.postponing = false;
+    }
+  };
+
+  /**
+   * Forgets endpoints idle for longer than the longest back-off (since their last attempt and the
+   * end of their back-off): deleted ones, or ones that got nothing; a later timeout starts a new streak.
+   */
+  const prune = (): void => {
+    const now = Date.now();
+    for (const [endpointId, state] of endpoints) {
+      if (state.inFlight === 0 && !state.postponing && Math.max(state.pausedUntil, state.settledAt) + backOff.max < now) endpoints.delete(endpointId);
+    }
+  };
+
+  /**
+   * After an attempt: timeouts in a row put the endpoint in back-off as a whole (its pending
+   * deliveries wait, other endpoints are unaffected); any answer, even a failing status, ends the
+   * streak, as a refused connection does (neither holds a slot for long).
+   */
+  const settle = (endpointId: string, failure: string | null): void => {
+    const state = stateOf(endpointId);
+    state.inFlight -= 1;
+    state.settledAt = Date.now();
+    if (failure !== null && failure !== INTERRUPTED && isTimeout(failure)) {
+      state.timeouts += 1;
+      if (state.timeouts >= TIMEOUTS_TO_BACK_OFF) {
+        const length = Math.min(backOff.first * 2 ** (state.timeouts - TIMEOUTS_TO_BACK_OFF), backOff.max);
+        state.pausedUntil = Math.max(state.pausedUntil, Date.now() + length);
+        void postpone(endpointId, state);
+      }
+    } else if (failure !== INTERRUPTED) {
+      state.timeouts = 0;
+      state.pausedUntil = 0;
+    }
+    forget(endpointId, state);
+  };
 
   const outcomeOf = (d: ClaimedDelivery, failure: string | null, retryable: boolean): AttemptOutcome => {
     if (failure === null) return { status: 'delivered', at: nowIso() };
@@ -57,6 +157,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   };
 
   const attempt = async (d: ClaimedDelivery, abort: AbortController): Promise<boolean> => {
+    let failure: string | null = INTERRUPTED;
+    try {
+      return await attemptOnce(d, abort, (f) => (failure = f));
+    } finally {
+      settle(d.endpointId, failure);
+    }
+  };
+
+  const attemptOnce = async (d: ClaimedDelivery, abort: AbortController, seen: (failure: string | null) => void): Promise<boolean> => {
     let failure: string | null;
     let retryable = true;
     if (d.blocked !== null) {
@@ -70,6 +179,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         failure = await postSigned(check.target, { id: d.id, secret: d.secret, body: deliveryBody(d) }, abort.signal);
       }
     }
+    seen(abort.signal.aborted && failure !== null ? INTERRUPTED : failure);
     if (failure === INTERRUPTED || (abort.signal.aborted && failure !== null)) return true;
     const outcome = outcomeOf(d, failure, retryable);
     if (!(await recordAttempt(db, d.id, d.attempt, outcome))) return false;
@@ -96,12 +206,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         const room = DELIVERIES_IN_FLIGHT_MAX - inFlight.size;
         if (room <= 0) break;
         const now = Date.now();
-        const claimed = await claimDue(db, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room);
+        const claimed = await claimDue(db, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room, plan);
         if (stopped) {
           await releaseClaims(db, claimed.map((d) => d.id), nowIso());
           break;
         }
         for (const d of claimed) {
+          stateOf(d.endpointId).inFlight += 1;
           const abort = new AbortController();
           const done = attempt(d, abort)
             .catch((err: unknown) => {
@@ -115,7 +226,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             });
           inFlight.set(d.id, { abort, done });
         }
-        if (claimed.length === room) again = true;
+        // Slots may be left (an endpoint had fewer due than its share): claim until nothing more comes.
+        if (claimed.length > 0) again = true;
       } while (again && !stopped);
     } catch (err) {
       deps.warn({ err: err instanceof Error ? err.message : String(err) }, 'webhook deliveries could not be claimed');
@@ -128,7 +240,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     start() {
       if (!stopped) return;
       stopped = false;
-      timer = setInterval(() => void claim(), POLL_MS);
+      timer = setInterval(() => {
+        prune();
+        void claim();
+      }, POLL_MS);
       timer.unref();
       void claim();
     },

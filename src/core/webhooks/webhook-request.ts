@@ -6,6 +6,11 @@ import type { CheckedTarget } from './ssrf-guard.js';
 
 /** A receiver has this long to answer with a 2xx (docs/webhooks.md). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * A receiver's address has this long to accept the connection: a host that drops the SYN would
+ * otherwise hold a slot for the whole answer time (docs/webhooks.md, "Fairness").
+ */
+export const CONNECT_TIMEOUT_MS = 3_000;
 /** The failure of an attempt cut short by this node's shutdown: not counted, the delivery is given back. */
 export const INTERRUPTED = 'interrupted by shutdown';
 /** Bytes of a receiver's answer read before the connection is dropped: only the status matters. */
@@ -30,13 +35,21 @@ export function signedHeaders({ id, secret, body }: SignedRequest, now = new Dat
   };
 }
 
+const NO_ANSWER = 'no answer within';
+const NO_CONNECTION = 'no connection within';
+/** Whether an attempt's failure is a timeout (no connection, or no answer, in time): what puts an endpoint in back-off. */
+export const isTimeout = (failure: string): boolean => failure.startsWith(NO_ANSWER) || failure.startsWith(NO_CONNECTION);
+
 /**
  * One POST to a checked target. Resolves with null on a 2xx, with the failure otherwise (a
- * status, a timeout, a network error): never with the secret or a header in it. Redirects are
+ * status, a timeout, a network error): never with the secret or a header in it. The connection
+ * must be made within `connectTimeoutMs`, the whole exchange within `timeoutMs`. Redirects are
  * not followed (a 3xx is a failure). The connection goes to `target.address` whatever the DNS
  * says now (the pinned lookup).
  */
-export function postSigned(target: CheckedTarget, request: SignedRequest, signal: AbortSignal, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<string | null> {
+export function postSigned(
+  target: CheckedTarget, request: SignedRequest, signal: AbortSignal, timeoutMs = DELIVERY_TIMEOUT_MS, connectTimeoutMs = CONNECT_TIMEOUT_MS,
+): Promise<string | null> {
   const pinned: LookupFunction = (_hostname, options, callback) => {
     if (options.all) callback(null, [{ address: target.address, family: target.family }]);
     else callback(null, target.address, target.family);
@@ -49,6 +62,7 @@ export function postSigned(target: CheckedTarget, request: SignedRequest, signal
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(connectTimer);
       signal.removeEventListener('abort', onAbort);
       req.destroy();
       resolve(failure);
@@ -59,7 +73,13 @@ export function postSigned(target: CheckedTarget, request: SignedRequest, signal
       lookup: pinned,
       agent: false,
     });
-    const timer = setTimeout(() => finish(`no answer within ${timeoutMs / 1000} s`), timeoutMs);
+    const timer = setTimeout(() => finish(`${NO_ANSWER} ${timeoutMs / 1000} s`), timeoutMs);
+    let connectTimer: NodeJS.Timeout | undefined;
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      connectTimer = setTimeout(() => finish(`${NO_CONNECTION} ${connectTimeoutMs / 1000} s`), connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(connectTimer));
+    });
     const onAbort = (): void => finish(INTERRUPTED);
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('error', (err: NodeJS.ErrnoException) => finish(err.code ? `connection failed (${err.code})` : 'connection failed'));

@@ -13,7 +13,9 @@ import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { checkTarget } from './ssrf-guard.js';
 import { CreateWebhookInput, DELIVERIES_LIMITS, WEBHOOK_ENDPOINTS_PER_AGENT_MAX } from '@agent-messaging/protocol';
-import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, type Webhook, type WebhookDelivery } from './webhooks.store.js';
+import {
+  countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, type StoredWebhook, type Webhook, type WebhookDelivery,
+} from './webhooks.store.js';
 
 export type { Webhook, WebhookDelivery } from './webhooks.store.js';
 
@@ -30,6 +32,22 @@ export interface WebhooksService {
 }
 
 const createInput = compile(CreateWebhookInput);
+
+/**
+ * Whether a caller's grant covers an endpoint (docs/webhooks.md, "Scoped tokens"): a token limited
+ * to rooms reaches only endpoints limited to rooms among its own (those registered with such a
+ * token); an endpoint of every room, or of a room outside the grant, is not there for it (its URL
+ * may hold credentials, its log shows activity in those rooms). A caller without a room limit
+ * reaches every endpoint.
+ */
+export function endpointWithinGrant(caller: Principal, endpoint: { rooms: readonly string[] | null }): boolean {
+  const granted = caller.scope?.rooms;
+  if (granted === undefined) return true;
+  return endpoint.rooms !== null && endpoint.rooms.every((room) => granted.includes(room));
+}
+
+/** The endpoint as the API shows it: without its room restriction (nor, as stored, its secret). */
+const shown = ({ rooms: _rooms, ...webhook }: StoredWebhook): Webhook => webhook;
 
 /** Standard Webhooks secrets: `whsec_` and base64 of random bytes (24: 192 bits). */
 const newSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
@@ -80,22 +98,23 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; even
     },
 
     async list(principal, rawAgentId) {
-      const { agentId } = await owner(principal, rawAgentId);
-      return { webhooks: await listEndpoints(db, agentId) };
+      const { caller, agentId } = await owner(principal, rawAgentId);
+      return { webhooks: (await listEndpoints(db, agentId)).filter((w) => endpointWithinGrant(caller, w)).map(shown) };
     },
 
     async remove(principal, rawAgentId, rawWebhookId) {
       const { caller, agentId } = await owner(principal, rawAgentId);
       const webhookId = parseId(rawWebhookId, 'webhookId');
-      if (!(await deleteEndpoint(db, agentId, webhookId))) throw notFound('Webhook');
+      if (!(await deleteEndpoint(db, agentId, webhookId, (w) => endpointWithinGrant(caller, w)))) throw notFound('Webhook');
       await recordAudit(db, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
     },
 
     async deliveries(principal, rawAgentId, rawWebhookId, query) {
-      const { agentId } = await owner(principal, rawAgentId);
+      const { caller, agentId } = await owner(principal, rawAgentId);
       const webhookId = parseId(rawWebhookId, 'webhookId');
       const limit = parsePageLimit(query.limit, DELIVERIES_LIMITS);
-      if (!(await findEndpoint(db, agentId, webhookId))) throw notFound('Webhook');
+      const endpoint = await findEndpoint(db, agentId, webhookId);
+      if (!endpoint || !endpointWithinGrant(caller, endpoint)) throw notFound('Webhook');
       return { deliveries: await listDeliveries(db, webhookId, limit) };
     },
   };

@@ -34,7 +34,12 @@ export interface NewEndpoint extends Webhook {
   rooms: readonly string[] | null;
 }
 
-const toWebhook = (row: Selectable<WebhookEndpointsTable>): Webhook => ({
+/** An endpoint with the room restriction it was registered with (null: every room). */
+export interface StoredWebhook extends Webhook {
+  rooms: string[] | null;
+}
+
+const toWebhook = (row: Selectable<WebhookEndpointsTable>): StoredWebhook => ({
   id: row.id,
   agentId: row.agent_id,
   url: row.url,
@@ -42,6 +47,7 @@ const toWebhook = (row: Selectable<WebhookEndpointsTable>): Webhook => ({
   mode: row.mode,
   createdAt: toIso(row.created_at),
   disabledAt: toIsoOrNull(row.disabled_at),
+  rooms: row.rooms === null ? null : (fromJson(row.rooms) as string[]),
 });
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
@@ -74,20 +80,21 @@ export async function countEndpoints(db: Db, agentId: string): Promise<number> {
   return Number(row.n);
 }
 
-export async function listEndpoints(db: Db, agentId: string): Promise<Webhook[]> {
+export async function listEndpoints(db: Db, agentId: string): Promise<StoredWebhook[]> {
   const rows = await db.selectFrom('webhook_endpoints').selectAll().where('agent_id', '=', agentId).orderBy('id').execute();
   return rows.map(toWebhook);
 }
 
-export async function findEndpoint(db: Db, agentId: string, id: string): Promise<Webhook | null> {
+export async function findEndpoint(db: Db, agentId: string, id: string): Promise<StoredWebhook | null> {
   const row = await db.selectFrom('webhook_endpoints').selectAll().where('agent_id', '=', agentId).where('id', '=', id).executeTakeFirst();
   return row ? toWebhook(row) : null;
 }
 
-/** Deletes the endpoint and its deliveries; false when it did not exist. */
-export async function deleteEndpoint(db: Kysely<DB>, agentId: string, id: string): Promise<boolean> {
+/** Deletes the endpoint and its deliveries; false when it does not exist or `visible` refuses it. */
+export async function deleteEndpoint(db: Kysely<DB>, agentId: string, id: string, visible: (w: StoredWebhook) => boolean = () => true): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
-    if (!(await findEndpoint(trx, agentId, id))) return false;
+    const endpoint = await findEndpoint(trx, agentId, id);
+    if (!endpoint || !visible(endpoint)) return false;
     await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
     await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
     return true;
@@ -184,24 +191,95 @@ export interface ClaimedDelivery {
   message: Message;
 }
 
-const anyDueQuery = prepared((db, p: { now: string }) =>
-  db.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', p.now).limit(1));
+/** Endpoints looked at per claim: those due longest come first, the others at the next claim. */
+const DUE_ENDPOINTS_MAX = 512;
+
+/**
+ * The endpoints with due deliveries, those due longest first, at most DUE_ENDPOINTS_MAX. Each
+ * endpoint's earliest pending delivery is one probe of the index `(endpoint_id, next_attempt_at)
+ * where status = 'pending'`: the cost follows the number of endpoints, never the backlog of
+ * deliveries (a scan of every due row would, at every claim).
+ */
+const dueEndpointsQuery = prepared((db, p: { now: string }) =>
+  db
+    .selectFrom((qb) => qb
+      .selectFrom('webhook_endpoints as e')
+      .select((eb) => [
+        'e.id as endpoint_id',
+        eb.selectFrom('webhook_deliveries as d').select((d) => d.fn.min('d.next_attempt_at').as('m'))
+          .whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', 'pending').as('due'),
+      ])
+      .as('x'))
+    .select('x.endpoint_id')
+    .where('x.due', '<=', p.now)
+    .orderBy('x.due')
+    .limit(DUE_ENDPOINTS_MAX));
+
+/** How the claiming node shares its free slots among endpoints (all unbounded when not given). */
+export interface ClaimPlan {
+  /** Attempts of this endpoint in flight on this node now. */
+  inFlight(endpointId: string): number;
+  /** Attempts of this endpoint this node may have in flight at once (0: none now, e.g. in back-off). */
+  bound(endpointId: string): number;
+  /** Endpoints with due deliveries that got no slot because their bound is 0. */
+  skipped?(endpointIds: string[]): void;
+}
+
+const UNBOUNDED: ClaimPlan = { inFlight: () => 0, bound: () => Number.POSITIVE_INFINITY };
+
+/**
+ * Shares `slots` among the endpoints with due deliveries, one at a time to the endpoint with the
+ * fewest attempts in flight (then the one due longest): an endpoint with a backlog, or one whose
+ * attempts hang, cannot take the slots another endpoint's next delivery needs.
+ */
+export function shareSlots(due: readonly { endpointId: string; count: number }[], slots: number, plan: ClaimPlan): Map<string, number> {
+  const open = due
+    .map((d, order) => ({ endpointId: d.endpointId, order, level: plan.inFlight(d.endpointId), left: Math.min(d.count, plan.bound(d.endpointId) - plan.inFlight(d.endpointId)) }))
+    .filter((e) => e.left > 0);
+  const shares = new Map<string, number>();
+  for (let given = 0; given < slots && open.length > 0; given++) {
+    let best = 0;
+    for (let i = 1; i < open.length; i++) {
+      const [a, b] = [open[i]!, open[best]!];
+      if (a.level < b.level || (a.level === b.level && a.order < b.order)) best = i;
+    }
+    const e = open[best]!;
+    shares.set(e.endpointId, (shares.get(e.endpointId) ?? 0) + 1);
+    e.level += 1;
+    e.left -= 1;
+    if (e.left === 0) open.splice(best, 1);
+  }
+  return shares;
+}
 
 /**
  * Claims up to `limit` due deliveries by moving their next attempt to `leaseUntil`: until then no
- * other claim (this node's or another's) sees them. On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets
- * nodes that claim at the same moment take different rows instead of waiting on each other; SQLite
- * has one writer at a time.
+ * other claim (this node's or another's) sees them. The slots are shared among endpoints
+ * (`shareSlots`), then each endpoint's share is taken in its due order; on PostgreSQL with
+ * `FOR UPDATE SKIP LOCKED`, so nodes that claim at the same moment take different rows instead of
+ * waiting on each other (a node may then claim fewer than its share); SQLite has one writer at a time.
  */
-export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, limit: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, limit: number, plan: ClaimPlan = UNBOUNDED): Promise<ClaimedDelivery[]> {
   // Looked for first without a transaction (on SQLite a read on the read connection): a claim
   // transaction takes the write lock, and every group commit of messages would wait behind it,
   // once a second, even when nothing is due (the usual case).
-  if ((await anyDueQuery(db, { now })).rows.length === 0) return [];
+  const { rows: dueRows } = await dueEndpointsQuery(db, { now });
+  if (dueRows.length === 0) return [];
+  // How many each has due is not counted (that would read them all): a share larger than an
+  // endpoint's due deliveries claims fewer, and the worker claims again.
+  const due = dueRows.map((r) => ({ endpointId: r.endpoint_id, count: Number.POSITIVE_INFINITY }));
+  const skipped = due.filter((d) => plan.bound(d.endpointId) === 0).map((d) => d.endpointId);
+  if (skipped.length > 0) plan.skipped?.(skipped);
+  const shares = shareSlots(due, limit, plan);
+  if (shares.size === 0) return [];
   return db.transaction().execute(async (trx) => {
-    let due = trx.selectFrom('webhook_deliveries').select('id').where('status', '=', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit);
-    due = dialectOf(trx).forClaim(due);
-    const ids = (await due.execute()).map((r) => r.id);
+    const ids: string[] = [];
+    for (const [endpointId, share] of shares) {
+      const query = trx.selectFrom('webhook_deliveries').select('id')
+        .where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
+        .orderBy('next_attempt_at').limit(share);
+      for (const row of await dialectOf(trx).forClaim(query).execute()) ids.push(row.id);
+    }
     if (ids.length === 0) return [];
     await trx.updateTable('webhook_deliveries').set({ next_attempt_at: leaseUntil }).where('id', 'in', ids).execute();
     const rows = await trx
@@ -260,6 +338,15 @@ export async function recordAttempt(db: Db, id: string, attempt: number, outcome
 export async function releaseClaims(db: Db, ids: readonly string[], now: string): Promise<void> {
   if (ids.length === 0) return;
   await db.updateTable('webhook_deliveries').set({ next_attempt_at: now }).where('id', 'in', ids).where('status', '=', 'pending').execute();
+}
+
+/**
+ * Moves the due (and sooner) pending deliveries of an endpoint in back-off to `until`, no attempt
+ * counted: every node then leaves them until the back-off ends.
+ */
+export async function postponeEndpoint(db: Db, endpointId: string, until: string): Promise<void> {
+  await db.updateTable('webhook_deliveries').set({ next_attempt_at: until })
+    .where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '<', until).execute();
 }
 
 /** Disables the endpoint when its last `count` deliveries all failed; true when it did now. */

@@ -26,6 +26,7 @@ export function webhooksRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Params: { id: string } }>('/api/v1/agents/:id/webhooks', {
     schema: describe({
       operationId: 'listWebhooks', summary: "The agent's webhook endpoints (no secrets)", tags: ['webhooks'], security: SECURITY.jwt,
+      description: 'Oldest first. A token limited to rooms sees only the endpoints limited to rooms within its own (registered with such a token); for it the others do not exist here, nor in the log and deletion calls (404).',
       params: AgentIdParams,
       success: { 200: { schema: WebhookListSchema, description: 'The endpoints' } },
       errors: [400, 401, 403, 404],
@@ -35,6 +36,7 @@ export function webhooksRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.delete<WebhookRoute>('/api/v1/agents/:id/webhooks/:webhookId', {
     schema: describe({
       operationId: 'deleteWebhook', summary: 'Delete a webhook endpoint and its deliveries', tags: ['webhooks'], security: SECURITY.jwt,
+      description: 'Pending deliveries are never sent. 404 for an endpoint outside the room limit of the caller\'s token.',
       params: WebhookParams,
       success: { 204: { schema: null, description: 'Deleted' } },
       errors: [400, 401, 403, 404],
@@ -47,6 +49,7 @@ export function webhooksRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<WebhookRoute & { Querystring: { limit?: number } }>('/api/v1/agents/:id/webhooks/:webhookId/deliveries', {
     schema: describe({
       operationId: 'listWebhookDeliveries', summary: "An endpoint's deliveries, newest first", tags: ['webhooks'], security: SECURITY.jwt,
+      description: 'Each delivery with its attempts made, status and last error. 404 for an endpoint outside the room limit of the caller\'s token.',
       params: WebhookParams, querystring: DeliveriesQuerySchema,
       success: { 200: { schema: DeliveryListSchema, description: 'The newest deliveries (50 by default, at most 100)' } },
       errors: [400, 401, 403, 404],

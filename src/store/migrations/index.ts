@@ -6,6 +6,7 @@ import { agentDisabled } from './003-agent-disabled.js';
 import { messageSeq } from './004-message-seq.js';
 import { messageSearch } from './005-message-search.js';
 import { webhooks } from './006-webhooks.js';
+import { webhookClaims } from './007-webhook-claims.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -22,6 +23,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '004-message-seq': messageSeq,
     '005-message-search': messageSearch(engine),
     '006-webhooks': webhooks(engine),
+    '007-webhook-claims': webhookClaims,
   };
 }
 
