@@ -6,6 +6,7 @@ import { agentDisabled } from './003-agent-disabled.js';
 import { messageSeq } from './004-message-seq.js';
 import { messageSearch } from './005-message-search.js';
 import { webhooks } from './006-webhooks.js';
+import { tokenLastUsed } from './007-token-last-used.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -19,6 +20,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '004-message-seq': messageSeq,
     '005-message-search': messageSearch(dialect),
     '006-webhooks': webhooks(dialect),
+    '007-token-last-used': tokenLastUsed(dialect),
   };
 }
 
