@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import type { AgentSchema, CreateAgentInput } from '../core/agents/agents.schema.js';
-import type { IssuedTokenSchema, IssueTokenInput, SessionSchema } from '../core/auth/tokens.schema.js';
+import type { IssuedTokenSchema, IssueTokenInput, SessionSchema, TokenSummarySchema } from '../core/auth/tokens.schema.js';
 import type { DirectorySchema } from '../core/directory/directory.schema.js';
 import type { InboxPageSchema } from '../core/inbox/inbox.schema.js';
 import type { HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema } from '../core/messages/messages.schema.js';
@@ -22,6 +22,8 @@ export type Agent = Static<typeof AgentSchema>;
 export type NewAgent = Static<typeof CreateAgentInput>;
 export type IssuedToken = Static<typeof IssuedTokenSchema>;
 export type IssueTokenOptions = Static<typeof IssueTokenInput>;
+/** A token as `tokens(agentId)` lists it: never its secret. */
+export type TokenSummary = Static<typeof TokenSummarySchema>;
 export type Session = Static<typeof SessionSchema>;
 export type Room = Static<typeof RoomSchema>;
 export type NewRoom = Static<typeof CreateRoomInput>;
