@@ -82,6 +82,11 @@ describe.each(['open', 'strict'] as const)('token grants (%s mode)', (mode) => {
       expect((await t.api.delete(`/rooms/${outside}/members/${agent.id}`, { jwt: limited.jwt })).status).toBe(403);
       expect((await t.api.get(`/api/v1/rooms/${outside}/members`, { jwt: root.jwt })).body.members.map((m: { agentId: string }) => m.agentId)).toContain(agent.id);
 
+      // An unknown room is 404 as everywhere; the grant is checked before the agent is looked up.
+      const unknownRoom = '00000000-0000-7000-8000-000000000000';
+      expect((await t.api.post(`/rooms/${unknownRoom}/members`, { agentId: agent.id }, { jwt: limited.jwt })).status).toBe(404);
+      expect((await t.api.delete(`/rooms/${outside}/members/${unknownRoom}`, { jwt: limited.jwt })).status).toBe(403);
+
       expect((await t.api.post(`/rooms/${inside}/members`, { agentId: agent.id }, { jwt: limited.jwt })).status).toBe(201);
       expect((await t.api.delete(`/rooms/${inside}/members/${agent.id}`, { jwt: limited.jwt })).status).toBe(204);
     });

@@ -179,11 +179,11 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     async addMember(principal, rawRoomId, input) {
       authz.requireAdminWhenStrict(principal);
       const roomId = parseId(rawRoomId, 'id');
-      // A token limited to some rooms changes the members of those rooms only (docs/scopes.md).
-      if (principal !== null) requireRoom(principal, roomId);
       const { agentId: rawAgentId } = addMemberInput.parse(requireObject(input));
       const agentId = rawAgentId.toLowerCase();
       await getRoomOr404(roomId);
+      // A token limited to some rooms changes the members of those rooms only (docs/scopes.md).
+      if (principal !== null) requireRoom(principal, roomId);
       if (!(await findAgentById(db, agentId))) throw notFound('Agent');
       const actor = await actorTokenDetail(db, principal);
       const membership: Membership = { roomId, agentId, joinedAt: nowIso() };
@@ -206,9 +206,9 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     async removeMember(principal, rawRoomId, rawAgentId) {
       authz.requireAdminWhenStrict(principal);
       const roomId = parseId(rawRoomId, 'roomId');
-      if (principal !== null) requireRoom(principal, roomId);
       const agent = parseId(rawAgentId, 'agentId');
       await getRoomOr404(roomId);
+      if (principal !== null) requireRoom(principal, roomId);
       if (!(await findAgentById(db, agent))) throw notFound('Agent');
       const actor = await actorTokenDetail(db, principal);
       const removed = await db.transaction().execute(async (trx) => {
