@@ -34,6 +34,8 @@ export interface ApiTokensTable {
   expires_at: ColumnType<string | Date | null, string | null, string | null>;
   revoked_at: ColumnType<string | Date | null, string | null, string | null>;
   created_at: Timestamp;
+  /** Migration 007: the last session exchange, to the minute (tokens.store.ts). */
+  last_used_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
 }
 
 export interface RoomsTable {

@@ -73,6 +73,21 @@ describe('ams client commands', { timeout: 120_000 }, () => {
     expect(await ams(token.token, 'rooms', 'list')).toMatchObject({ code: 1, stderr: expect.stringMatching(/^ams: .+\n$/) });
   });
 
+  it('tokens AGENT lists the tokens without secrets; an agent cannot', async () => {
+    const agent = await newAgent(t.api);
+    const issued = JSON.parse(await ok(admin.apiToken, 'tokens', 'issue', agent.name, '--expires-at', '2099-01-01T00:00:00.000Z')) as { token: string; prefix: string };
+    await ok(admin.apiToken, 'tokens', 'revoke', issued.prefix);
+    const table = await ok(admin.apiToken, 'tokens', agent.name);
+    expect(table.split('\n')[0]).toMatch(/^PREFIX\s+STATE\s+CREATED\s+LAST USED\s+EXPIRES\s+SCOPES$/);
+    expect(table).toMatch(new RegExp(`${agent.prefix}\\s+active\\s+\\S+\\s+\\d{4}-`));
+    expect(table).toMatch(new RegExp(`${issued.prefix}\\s+revoked\\s+\\S+\\s+-\\s+2099-01-01T00:00:00.000Z`));
+    const listed = JSON.parse(await ok(admin.apiToken, 'tokens', agent.id, '--json')) as { prefix: string }[];
+    expect(listed.map((tk) => tk.prefix)).toEqual([agent.prefix, issued.prefix]);
+    const all = table + JSON.stringify(listed);
+    for (const secret of [agent.apiToken, issued.token]) expect(all).not.toContain(secret.split('_')[2]);
+    expect(await ams(agent.apiToken, 'tokens', agent.id)).toMatchObject({ code: 1, stderr: expect.stringMatching(/^ams: .+\n$/) });
+  });
+
   it('tail prints the last 20 messages, then follows live; --json gives one object a line', async () => {
     const agent = await newAgent(t.api);
     const room = await newRoom(t.api, admin, [agent]);
@@ -118,7 +133,7 @@ describe('ams client commands', { timeout: 120_000 }, () => {
     expect(help).toMatchObject({ code: 0, stderr: '' });
     expect(help.stdout).toContain('Usage: ams tail ROOM [--json]');
     const all = await ams(undefined, '--help');
-    for (const command of ['agents list', 'agents create', 'tokens issue', 'tokens revoke', 'rooms list', 'rooms create', 'rooms add-member', 'rooms remove-member', 'send ROOM', 'tail ROOM', 'inbox', 'read ROOM SEQ', 'search QUERY', 'serve', 'admin create']) {
+    for (const command of ['agents list', 'agents create', 'tokens issue', 'tokens revoke', 'tokens AGENT', 'rooms list', 'rooms create', 'rooms add-member', 'rooms remove-member', 'send ROOM', 'tail ROOM', 'inbox', 'read ROOM SEQ', 'search QUERY', 'serve', 'admin create']) {
       expect(all.stdout).toContain(command);
     }
   });

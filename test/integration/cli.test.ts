@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -51,8 +52,9 @@ describe('the ams command line', { timeout: 120_000 }, () => {
   it('admin create --name: prints the admin and a token that a server on the same database exchanges', async () => {
     db = await createTestDatabase();
     const name = uniqueName('root');
-    const res = await ams(db.url, 'admin', 'create', '--name', name);
-    expect(res.stderr).toBe('');
+    const res = await ams(db.url, 'admin', 'create', '--name', name, '--create-database');
+    // Which database it used, on stderr (stdout is the JSON alone).
+    expect(res.stderr).toMatch(/^ams: database: (SQLite \/|PostgreSQL postgres)[^\n]+\n$/);
     expect(res.code).toBe(0);
     const printed = JSON.parse(res.stdout) as AdminCreated;
     expect(printed.agent).toEqual({ id: expect.any(String), name, displayName: name, role: 'admin', createdAt: expect.any(String), disabledAt: null });
@@ -87,7 +89,7 @@ describe('the ams command line', { timeout: 120_000 }, () => {
 
   it('token issue --agent: a fresh token for an existing agent; refuses an unknown one', async () => {
     db = await createTestDatabase();
-    const created = JSON.parse((await ams(db.url, 'admin', 'create', '--name', uniqueName('root'))).stdout) as AdminCreated;
+    const created = JSON.parse((await ams(db.url, 'admin', 'create', '--name', uniqueName('root'), '--create-database')).stdout) as AdminCreated;
     const issued = await ams(db.url, 'token', 'issue', '--agent', created.agent.id, '--expires-at', '2099-01-01T00:00:00Z');
     expect(issued.code).toBe(0);
     const token = JSON.parse(issued.stdout) as AdminCreated['token'];
@@ -104,7 +106,7 @@ describe('the ams command line', { timeout: 120_000 }, () => {
   it('reports mistakes on one line with a non-zero exit code, and creates nothing', async () => {
     db = await createTestDatabase();
     const name = uniqueName('dup');
-    expect((await ams(db.url, 'admin', 'create', '--name', name)).code).toBe(0);
+    expect((await ams(db.url, 'admin', 'create', '--name', name, '--create-database')).code).toBe(0);
     const duplicate = await ams(db.url, 'admin', 'create', '--name', name);
     expect(duplicate.code).toBe(1);
     expect(duplicate.stdout).toBe('');
@@ -121,6 +123,43 @@ describe('the ams command line', { timeout: 120_000 }, () => {
     server = await startTestServer({ db });
     const agents = (await new Api(server.url).get('/api/v1/agents')).body as { name: string }[];
     expect(agents.map((a) => a.name)).toEqual([name]);
+  });
+
+  it('admin create refuses a missing SQLite database unless --create-database, and says which database it used', async () => {
+    // SQLite whatever the suite's engine: a missing file is SQLite's case (PostgreSQL's database must exist).
+    db = await createTestDatabase('sqlite');
+    const elsewhere = mkdtempSync(join(tmpdir(), 'ams-cwd-'));
+    try {
+      // DATABASE_URL unset, from another folder, with AMS_URL set: as an operator would by mistake.
+      const run = (...args: string[]) => new Promise<CliResult>((resolve) => {
+        execFile(process.execPath, [join(ROOT, 'dist/cli/main.js'), ...args], { cwd: elsewhere, env: { PATH: process.env.PATH ?? '', AMS_URL: 'http://127.0.0.1:1' } }, (error, stdout, stderr) => {
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
+        });
+      });
+      const refused = await run('admin', 'create', '--name', 'root');
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`ams: no database at ${join(elsewhere, 'data', 'ams.sqlite')}`);
+      expect(refused.stderr).toContain('--create-database');
+      expect(refused.stderr).toContain('not on the server at AMS_URL (http://127.0.0.1:1)');
+      expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+
+      const dbPath = db.url.slice('sqlite:'.length);
+      expect(existsSync(dbPath)).toBe(false);
+      const tokenRefused = await ams(db.url, 'token', 'issue', '--agent', '01900000-0000-7000-8000-000000000000');
+      expect(tokenRefused).toMatchObject({ code: 1, stdout: '' });
+      expect(tokenRefused.stderr).toContain(`ams: no database at ${dbPath}`);
+      expect(existsSync(dbPath)).toBe(false);
+
+      const created = await ams(db.url, 'admin', 'create', '--name', uniqueName('root'), '--create-database');
+      expect(created.code).toBe(0);
+      expect(created.stderr).toBe(`ams: database: SQLite ${dbPath}\n`);
+      // Now it exists: no option needed, and the same database is named.
+      const again = await ams(db.url, 'admin', 'create', '--name', uniqueName('root'));
+      expect(again).toMatchObject({ code: 0, stderr: `ams: database: SQLite ${dbPath}\n` });
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('usage: --help prints it (exit 0); a usage mistake is one `ams:` line on stderr and exit 2', async () => {
@@ -152,9 +191,9 @@ describe('the ams command line', { timeout: 120_000 }, () => {
 
   it('names the option the user typed in a validation error: --agent, --expires-at', async () => {
     db = await createTestDatabase();
+    const created = JSON.parse((await ams(db.url, 'admin', 'create', '--name', uniqueName('root'), '--create-database')).stdout) as AdminCreated;
     const badId = await ams(db.url, 'token', 'issue', '--agent', 'nope');
     expect(badId).toEqual({ code: 1, stdout: '', stderr: 'ams: --agent must be a UUID\n' });
-    const created = JSON.parse((await ams(db.url, 'admin', 'create', '--name', uniqueName('root'))).stdout) as AdminCreated;
     const badDate = await ams(db.url, 'token', 'issue', '--agent', created.agent.id, '--expires-at', 'soon');
     expect(badDate.code).toBe(1);
     expect(badDate.stderr).toMatch(/^ams: --expires-at [^\n]+\n$/);

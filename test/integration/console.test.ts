@@ -303,6 +303,28 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await page.getByRole('status').filter({ hasText: `Removed ${bot.name}` }).waitFor();
     expect((await t.api.post(`/api/v1/rooms/${made.id}/messages`, { body: 'out' }, { jwt: bot.jwt })).status).toBe(403);
   });
+
+  it('lists an agent\'s tokens with Revoke, and disables and enables the agent', async () => {
+    const subject = await newAgent(t.api);
+    const { page } = await open(admin);
+    await page.getByRole('link', { name: 'Admin', exact: true }).click();
+    await page.getByRole('button', { name: `Tokens of ${subject.name}`, exact: true }).click();
+    const tokens = page.getByRole('region', { name: `Tokens of ${subject.name}` });
+    const row = tokens.getByRole('row').filter({ hasText: subject.prefix });
+    await row.getByRole('cell', { name: 'active', exact: true }).waitFor();
+    await row.getByRole('button', { name: `Revoke ${subject.prefix}`, exact: true }).click();
+    await row.getByRole('cell', { name: 'revoked', exact: true }).waitFor();
+    expect((await t.api.exchange(subject.apiToken)).status).toBe(401);
+    expect(await tokens.textContent()).not.toContain(subject.apiToken.split('_')[2]);
+
+    await page.getByRole('button', { name: `Disable ${subject.name}`, exact: true }).click();
+    await page.getByRole('status').filter({ hasText: `Disabled ${subject.name}.` }).waitFor();
+    const disabledAt = async () => ((await t.api.get('/api/v1/agents', { jwt: admin.jwt })).body as { id: string; disabledAt: string | null }[]).find((a) => a.id === subject.id)!.disabledAt;
+    expect(await disabledAt()).not.toBeNull();
+    await page.getByRole('button', { name: `Enable ${subject.name}`, exact: true }).click();
+    await page.getByRole('status').filter({ hasText: `Enabled ${subject.name}.` }).waitFor();
+    expect(await disabledAt()).toBeNull();
+  });
 });
 
 describe.skipIf(!hasChromium)('console with short-lived JWTs', () => {

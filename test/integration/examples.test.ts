@@ -5,21 +5,33 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
 import { Api, newAdmin, newRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 
 // The README's examples are the scripts in examples/: the README shows them (or excerpts of them)
-// verbatim, and these tests run them against a real server on a fresh database.
+// verbatim, and these tests run each twice against one real server (they name what they create per
+// run), and check that a step that fails ends a script with a non-zero exit.
 
 const run = promisify(execFile);
 
 /** Runs an example with the server's address and database (for `ams`), from the repository root. */
-async function runExample(server: TestServer, command: string, args: string[]): Promise<string> {
+async function runExample(server: TestServer, command: string, args: string[], databaseUrl = server.db.url): Promise<string> {
   const { stdout } = await run(command, args, {
     cwd: ROOT,
-    env: { ...process.env, AMS_URL: server.url, DATABASE_URL: server.db.url },
+    env: { ...process.env, AMS_URL: server.url, DATABASE_URL: databaseUrl },
     timeout: 120_000,
   });
   return stdout;
+}
+
+/** Runs an example expected to fail: its exit code, output and error output. */
+async function runFailing(server: TestServer, script: string, databaseUrl = server.db.url): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    await runExample(server, 'bash', [script], databaseUrl);
+  } catch (err) {
+    const failed = err as { code?: unknown; stdout?: string; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+  }
+  return { code: 0, stdout: '', stderr: '' };
 }
 
 /** The fenced code blocks of `markdown` whose language is one a reader would run. */
@@ -48,46 +60,57 @@ describe('the README examples', () => {
   });
 
   for (const authzMode of ['open', 'strict'] as const) {
-    it(`walkthrough.sh runs to the end in ${authzMode} mode`, async () => {
+    it(`walkthrough.sh runs to the end in ${authzMode} mode, twice on one server`, async () => {
       server = await startTestServer({ config: { authzMode } });
-      const out = await runExample(server, 'sh', ['examples/walkthrough.sh']);
-      const lines = out.trim().split('\n');
-      expect(lines[0]).toMatch(/^session expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
-      expect(JSON.parse(lines[1]!)).toMatchObject({ body: 'Hello, room!', roomId: expect.any(String), senderId: expect.any(String) });
-      expect(JSON.parse(lines[2]!)).toMatchObject({ body: 'Second message' });
-      expect(lines.slice(3)).toEqual([
-        'page 1: Second message, hasMore true',
-        'page 2: Hello, room!, hasMore false',
-        'revoke: 204',
-        'exchange after revocation: 401',
-      ]);
-    }, 120_000);
+      for (let round = 0; round < 2; round++) checkWalkthrough(await runExample(server, 'bash', ['examples/walkthrough.sh']));
+    }, 180_000);
   }
 
-  it('catch-up.sh: the inbox waits for a message from someone else, marking it read empties it, search finds it', async () => {
+  function checkWalkthrough(out: string): void {
+    const lines = out.trim().split('\n');
+    expect(lines[0]).toMatch(/^session expires at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/);
+    expect(JSON.parse(lines[1]!)).toMatchObject({ body: 'Hello, room!', roomId: expect.any(String), senderId: expect.any(String) });
+    expect(JSON.parse(lines[2]!)).toMatchObject({ body: 'Second message' });
+    expect(lines.slice(3)).toEqual([
+      'page 1: Second message, hasMore true',
+      'page 2: Hello, room!, hasMore false',
+      'revoke: 204',
+      'exchange after revocation: 401',
+    ]);
+  }
+
+  it('catch-up.sh: the inbox waits for a message from someone else, marking it read empties it, search finds it (twice on one server)', async () => {
     server = await startTestServer();
-    const started = Date.now();
-    const out = await runExample(server, 'sh', ['examples/catch-up.sh']);
-    const [inbox, read, search] = out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(inbox).toMatchObject({ messages: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false, unreadTotal: 1 });
-    // The inbox request was held until the message came (about a second after it was sent).
-    expect(Date.now() - started).toBeGreaterThan(900);
-    expect(read).toMatchObject({ readSeq: 1, unreadCount: 0 });
-    expect(search).toMatchObject({ results: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false });
-  }, 120_000);
+    for (let round = 0; round < 2; round++) {
+      const started = Date.now();
+      const out = await runExample(server, 'bash', ['examples/catch-up.sh']);
+      const [inbox, read, search] = out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(inbox).toMatchObject({ messages: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false, unreadTotal: 1 });
+      // The inbox request was held until the message came (about a second after it was sent).
+      expect(Date.now() - started).toBeGreaterThan(900);
+      expect(read).toMatchObject({ readSeq: 1, unreadCount: 0 });
+      expect(search).toMatchObject({ results: [{ body: 'Deploy done: Café v2.0 is live', seq: 1 }], hasMore: false });
+    }
+  }, 180_000);
 
   for (const authzMode of ['open', 'strict'] as const) {
-    it(`scoped-token.sh: the scoped token reads its room and may not send (${authzMode} mode)`, async () => {
+    it(`scoped-token.sh: the scoped token reads its room and may not send (${authzMode} mode, twice on one server)`, async () => {
       server = await startTestServer({ config: { authzMode } });
-      const [read, refusal] = (await runExample(server, 'sh', ['examples/scoped-token.sh'])).trim().split('\n');
-      expect(read).toBe('200');
-      expect(JSON.parse(refusal!)).toEqual({ error: 'This token does not grant messages:write', details: { scope: 'messages:write required' } });
-    }, 120_000);
+      for (let round = 0; round < 2; round++) {
+        const [read, refusal] = (await runExample(server, 'bash', ['examples/scoped-token.sh'])).trim().split('\n');
+        expect(read).toBe('200');
+        expect(JSON.parse(refusal!)).toEqual({ error: 'This token does not grant messages:write', details: { scope: 'messages:write required' } });
+      }
+    }, 180_000);
   }
 
   it('websocket.mjs connects, sends, receives, reads the history and shows both kinds of error', async () => {
     server = await startTestServer();
-    const out = await runExample(server, process.execPath, ['examples/websocket.mjs']);
+    // Twice on one server: the second run makes agents and a room of its own.
+    for (let round = 0; round < 2; round++) checkWebsocket(await runExample(server, process.execPath, ['examples/websocket.mjs']));
+  }, 90_000);
+
+  function checkWebsocket(out: string): void {
     const printed = new Map(
       out
         .trim()
@@ -106,11 +129,14 @@ describe('the README examples', () => {
     expect(printed.get('message:history')).toMatchObject({ messages: [{ id: messageId, body: 'Hello, room!' }], hasMore: false, cursor: messageId });
     expect(printed.get('empty body ack')).toEqual({ error: { code: 'VALIDATION_ERROR', message: 'Validation failed: body must not be empty' } });
     expect(printed.get('error event')).toEqual({ code: 'ROOM_NOT_FOUND', message: 'Room not found', requestId: 'join-1' });
-  }, 60_000);
+  }
 
   it('webhooks.mjs registers an endpoint, receives a signed delivery and verifies it, and reads the log', async () => {
     server = await startTestServer({ config: { webhooks: { retryScheduleSeconds: [1], allowPrivateTargets: true } } });
-    const out = await runExample(server, process.execPath, ['examples/webhooks.mjs']);
+    for (let round = 0; round < 2; round++) checkWebhooks(await runExample(server, process.execPath, ['examples/webhooks.mjs']));
+  }, 90_000);
+
+  function checkWebhooks(out: string): void {
     const printed = new Map(out.trim().split('\n').map((line) => {
       const at = line.indexOf(' ');
       return [line.slice(0, at), JSON.parse(line.slice(at + 1)) as unknown] as const;
@@ -120,11 +146,14 @@ describe('the README examples', () => {
     expect(registered).toMatchObject({ mode: 'always', events: ['message.created'], disabledAt: null });
     expect(printed.get('received')).toMatchObject({ type: 'message.created', data: { message: { body: 'Ping for the bot', seq: 1 } } });
     expect(printed.get('deliveries')).toEqual([expect.objectContaining({ event: 'message.created', attempt: 1, status: 'delivered', error: null })]);
-  }, 60_000);
+  }
 
-  it('social.sh: every answer is the one its comment shows', async () => {
+  it('social.sh: every answer is the one its comment shows, twice on one server', async () => {
     server = await startTestServer();
-    const out = await runExample(server, 'sh', ['examples/social.sh']);
+    for (let round = 1; round <= 2; round++) checkSocial(await runExample(server, 'bash', ['examples/social.sh']), round);
+  }, 240_000);
+
+  function checkSocial(out: string, round: number): void {
     const answers = out
       .trim()
       .split('\n')
@@ -134,10 +163,10 @@ describe('the README examples', () => {
     const announced = script
       .split('\n')
       .filter((line) => /^call /.test(line) && !line.includes('> /dev/null'))
-      .map((line) => /#\s*(\d{3})\b/.exec(line)?.[1]);
-    expect(answers.map((a) => String(a.status))).toEqual(announced.map((s) => s ?? expect.stringMatching(/^20[01]$/)));
+      .map((line) => /^call (\d{3}) /.exec(line)?.[1]);
+    expect(answers.map((a) => String(a.status))).toEqual(announced);
     const bodies = answers.map((a) => a.body);
-    expect(bodies).toContainEqual({ error: 'Channel slug "releases" already exists' });
+    expect(bodies).toContainEqual({ error: expect.stringMatching(/^Channel slug "releases-\d+-\d+" already exists$/) });
     expect(bodies).toContainEqual({ error: 'Admin role required' });
     expect(bodies).toContainEqual({ error: 'Validation failed', details: { slug: 'must match pattern ^[a-z0-9-]{1,64}$', name: 'must not be empty' } });
     expect(bodies).toContainEqual({ error: 'Validation failed', details: { before: 'is not the id of a post in this channel' } });
@@ -155,7 +184,33 @@ describe('the README examples', () => {
     expect(thread?.parent.replyCount).toBe(2);
     expect(thread?.replies.map((r) => r.parentPostId)).toEqual([thread?.parent.id, thread?.parent.id]);
     const directory = bodies.filter((b): b is { companyId: string; total: number } => typeof b === 'object' && b !== null && 'companyId' in b);
-    expect(directory.map((d) => d.total)).toEqual([2, 1]);
+    // Each run adds an admin and an agent.
+    expect(directory.map((d) => d.total)).toEqual([2 * round, round]);
+  }
+
+  it('a step that fails ends a script with a non-zero exit: an admin made in another database, a refused call', async () => {
+    server = await startTestServer();
+    // Another database than the server's, as with DATABASE_URL forgotten: `ams` makes the admin
+    // there, and the server refuses its token (401).
+    const other = await createTestDatabase();
+    try {
+      await run(process.execPath, ['dist/cli/main.js', 'migrate'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', DATABASE_URL: other.url } });
+      for (const script of ['examples/walkthrough.sh', 'examples/social.sh', 'examples/scoped-token.sh']) {
+        const failed = await runFailing(server, script, other.url);
+        expect(failed.code, script).not.toBe(0);
+        expect(failed.stderr, script).toMatch(/401/);
+        expect(failed.stdout, script).not.toMatch(/^20\d /m);
+      }
+    } finally {
+      await other.drop();
+    }
+    // In strict mode nobody may create agents without an admin JWT: catch-up.sh's first call is refused.
+    await server.close();
+    server = await startTestServer({ config: { authzMode: 'strict' } });
+    const refused = await runFailing(server, 'examples/catch-up.sh');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/401/);
+    expect(refused.stdout).toBe('');
   }, 180_000);
 
   it('client-example.mjs (the README\'s "Client library") connects, sends, sees its message once and closes', async () => {

@@ -157,6 +157,8 @@ describe('/openapi.json', () => {
 
     expect((await call(t, 'DELETE', '/api/v1/tokens/:prefix', { prefix: issued.body.prefix })).status).toBe(204);
     expect((await call(t, 'DELETE', '/api/v1/tokens/:prefix', { prefix: issued.body.prefix })).status).toBe(404);
+    expect((await call(t, 'GET', '/api/v1/agents/:id/tokens', agentId, { jwt: admin.jwt })).body.tokens).toHaveLength(2);
+    expect((await call(t, 'GET', '/api/v1/agents/:id/tokens', agentId)).status).toBe(401);
 
     // Rooms and members.
     const slug = uniqueName('docroom');
@@ -306,6 +308,7 @@ describe('/openapi.json', () => {
         ['POST', '/api/v1/agents/:id/enable', { id: agent.id }, undefined],
         ['POST', '/api/v1/agents/:id/tokens', { id: agent.id }, {}],
         ['DELETE', '/api/v1/tokens/:prefix', { prefix: agent.prefix }, undefined],
+        ['GET', '/api/v1/agents/:id/tokens', { id: agent.id }, undefined],
         ['POST', '/rooms', {}, { slug: uniqueName('r'), name: 'R' }],
         ['POST', '/rooms/:id/members', { id: room.id }, { agentId: agent.id }],
         ['DELETE', '/rooms/:roomId/members/:agentId', { roomId: room.id, agentId: agent.id }, undefined],

@@ -123,7 +123,7 @@ const TRANSPORTS: Transport[] = [
       'GET directory': rest('directory:read', 'GET', () => '/api/companies/default/agents/directory'),
       'POST agent': rest('admin', 'POST', () => '/api/v1/agents', () => ({ name: uniqueSlug(), displayName: 'x', role: 'agent' })),
       'GET agents': rest('admin', 'GET', () => '/api/v1/agents'),
-      'POST token': rest('admin', 'POST', (f) => `/api/v1/agents/${f.admin.id}/tokens`, () => ({ scopes: {} })),
+      'POST token': rest('admin', 'POST', (f) => `/api/v1/agents/${f.admin.id}/tokens`, () => ({ scopes: { actions: ['admin'] } })), // no wider than the caller's (docs/scopes.md)
       'POST room': rest('admin', 'POST', () => '/rooms', () => ({ slug: uniqueSlug(), name: 'scoped room' })),
       'POST channel': rest('admin', 'POST', () => '/api/v1/social/channels', () => ({ slug: uniqueSlug(), name: 'scoped channel' })),
     },

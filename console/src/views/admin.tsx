@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { Agent, Room } from '@agent-messaging/client';
+import type { Agent, Room, TokenSummary } from '@agent-messaging/client';
 import { describeError, type Role, type Session } from '../session.js';
 
 interface Outcome {
@@ -40,6 +40,9 @@ export function AdminView({ session }: { session: Session }) {
   const { client } = session;
   const [agents, setAgents] = useState<Agent[]>([]);
   const [rooms, setRooms] = useState<Room[]>([]);
+  const [tokensOf, setTokensOf] = useState<Agent | null>(null);
+  // Bumped when a token is issued here: the token list of that agent is shown again.
+  const [tokensVersion, setTokensVersion] = useState(0);
   const reload = useCallback(async () => {
     const [a, r] = await Promise.all([client.agents(), client.rooms()]);
     setAgents(a);
@@ -54,18 +57,93 @@ export function AdminView({ session }: { session: Session }) {
       <datalist id="agent-names">{agents.map((a) => <option key={a.id} value={a.name}>{a.displayName}</option>)}</datalist>
       <datalist id="room-slugs">{rooms.map((r) => <option key={r.id} value={r.slug}>{r.name}</option>)}</datalist>
       <CreateAgent session={session} onCreated={reload} />
-      <Tokens session={session} agents={agents} />
+      <Tokens session={session} agents={agents} onIssued={() => setTokensVersion((v) => v + 1)} />
       <Rooms session={session} agents={agents} rooms={rooms} onChanged={reload} />
-      <section aria-labelledby="agents-heading">
-        <h2 id="agents-heading">Agents</h2>
+      <Agents session={session} agents={agents} onChanged={reload} onShowTokens={setTokensOf} />
+      {tokensOf !== null && <AgentTokens session={session} agent={tokensOf} version={tokensVersion} />}
+    </div>
+  );
+}
+
+/** Every agent, with Disable/Enable and the way to its tokens. */
+function Agents({ session, agents, onChanged, onShowTokens }: {
+  session: Session; agents: Agent[]; onChanged: () => Promise<void>; onShowTokens: (agent: Agent) => void;
+}) {
+  const [outcome, run] = useAction();
+  const toggle = (agent: Agent): void => {
+    void run(async () => {
+      const disabling = agent.disabledAt === null;
+      if (disabling) await session.client.disableAgent(agent.id);
+      else await session.client.enableAgent(agent.id);
+      await onChanged();
+      return disabling ? `Disabled ${agent.name}.` : `Enabled ${agent.name}.`;
+    });
+  };
+  return (
+    <section aria-labelledby="agents-heading">
+      <h2 id="agents-heading">Agents</h2>
+      <Result outcome={outcome} />
+      <div class="table-wrap">
+        <table>
+          <thead><tr><th scope="col">Name</th><th scope="col">Display name</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Id</th><th scope="col">Actions</th></tr></thead>
+          <tbody>{agents.map((a) => (
+            <tr key={a.id}>
+              <th scope="row">{a.name}</th><td>{a.displayName}</td><td>{a.role}</td><td>{a.disabledAt === null ? 'active' : 'disabled'}</td><td class="id">{a.id}</td>
+              <td class="buttons">
+                <button type="button" class="secondary" aria-label={`Tokens of ${a.name}`} onClick={() => onShowTokens(a)}>Tokens</button>
+                <button type="button" class="secondary" aria-label={`${a.disabledAt === null ? 'Disable' : 'Enable'} ${a.name}`} onClick={() => toggle(a)}>
+                  {a.disabledAt === null ? 'Disable' : 'Enable'}
+                </button>
+              </td>
+            </tr>
+          ))}</tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+const tokenState = (t: TokenSummary): string =>
+  t.revokedAt !== null ? 'revoked' : t.expiresAt !== null && new Date(t.expiresAt) <= new Date() ? 'expired' : 'active';
+
+/** One agent's tokens (never their secrets: the service does not have them), each active one with Revoke. */
+function AgentTokens({ session, agent, version }: { session: Session; agent: Agent; version: number }) {
+  const [tokens, setTokens] = useState<TokenSummary[] | null>(null);
+  const [outcome, run] = useAction();
+  const load = useCallback(async () => setTokens(await session.client.tokens(agent.id)), [session, agent]);
+  useEffect(() => {
+    setTokens(null);
+    void run(async () => {
+      await load();
+      return `Showing the tokens of ${agent.name}.`;
+    });
+  }, [load, run, agent, version]);
+  const revoke = (prefix: string): void => {
+    void run(async () => {
+      await session.client.revokeToken(prefix);
+      await load();
+      return `Revoked ${prefix}.`;
+    });
+  };
+  return (
+    <section aria-labelledby="agent-tokens-heading">
+      <h2 id="agent-tokens-heading">Tokens of {agent.name}</h2>
+      <Result outcome={outcome} />
+      {tokens !== null && (tokens.length === 0 ? <p>No tokens.</p> : (
         <div class="table-wrap">
           <table>
-            <thead><tr><th scope="col">Name</th><th scope="col">Display name</th><th scope="col">Role</th><th scope="col">Id</th></tr></thead>
-            <tbody>{agents.map((a) => <tr key={a.id}><th scope="row">{a.name}</th><td>{a.displayName}</td><td>{a.role}</td><td class="id">{a.id}</td></tr>)}</tbody>
+            <thead><tr><th scope="col">Prefix</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Scopes</th><th scope="col">Actions</th></tr></thead>
+            <tbody>{tokens.map((t) => (
+              <tr key={t.id}>
+                <th scope="row" class="id">{t.prefix}</th><td>{tokenState(t)}</td><td>{t.createdAt}</td><td>{t.lastUsedAt ?? 'never'}</td><td>{t.expiresAt ?? 'never'}</td>
+                <td class="id">{JSON.stringify(t.scopes)}</td>
+                <td>{t.revokedAt === null && <button type="button" class="secondary" aria-label={`Revoke ${t.prefix}`} onClick={() => revoke(t.prefix)}>Revoke</button>}</td>
+              </tr>
+            ))}</tbody>
           </table>
         </div>
-      </section>
-    </div>
+      ))}
+    </section>
   );
 }
 
@@ -109,7 +187,7 @@ function CreateAgent({ session, onCreated }: { session: Session; onCreated: () =
   );
 }
 
-function Tokens({ session, agents }: { session: Session; agents: Agent[] }) {
+function Tokens({ session, agents, onIssued }: { session: Session; agents: Agent[]; onIssued: () => void }) {
   const [agentText, setAgentText] = useState('');
   const [issued, setIssued] = useState<string | null>(null);
   const [prefix, setPrefix] = useState('');
@@ -127,6 +205,7 @@ function Tokens({ session, agents }: { session: Session; agents: Agent[] }) {
       const token = await session.client.issueToken(agent.id);
       // Shown once: it lives in this component's state only and is gone when the view changes.
       setIssued(token.token);
+      onIssued();
       return `Issued token ${token.prefix} for ${agent.name}. Copy it now: it is not shown again.`;
     });
   };
@@ -144,6 +223,7 @@ function Tokens({ session, agents }: { session: Session; agents: Agent[] }) {
       await session.client.revokeToken(prefix.trim());
       const revoked = prefix.trim();
       setPrefix('');
+      onIssued();
       return `Revoked ${revoked}.`;
     });
   };

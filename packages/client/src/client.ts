@@ -5,7 +5,7 @@ import { RoomStreams, type SyncSource } from './room-streams.js';
 import { SessionKeeper } from './session.js';
 import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
-  NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult,
+  NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
   NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests,
 } from './types.js';
 
@@ -359,6 +359,12 @@ export class AmsClient {
   /** A new API token for an agent (shown once, in the answer). */
   issueToken(agentId: string, options: IssueTokenOptions = {}): Promise<IssuedToken> {
     return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/tokens`, { body: options });
+  }
+
+  /** An agent's API tokens, revoked ones included, oldest first, without secrets (admin). */
+  async tokens(agentId: string): Promise<TokenSummary[]> {
+    const { tokens } = await this.http.request<{ tokens: TokenSummary[] }>('GET', `/api/v1/agents/${enc(agentId)}/tokens`);
+    return tokens;
   }
 
   /** Revokes an API token by its prefix `agt_<12 hex>`. */

@@ -1,12 +1,12 @@
 import type { Static } from '@sinclair/typebox';
 import type {
-  AgentSchema, CreateAgentInput, IssuedTokenSchema, IssueTokenInput, SessionSchema, DirectorySchema, InboxPageSchema,
-  HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema, CreateRoomInput, MembershipSchema, ReadCursorSchema,
-  RoomMembersSchema, RoomSchema, SearchPageSchema, CreatedWebhookSchema, CreateWebhookInput, DeliverySchema,
-  WebhookSchema, ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema,
-  ToggleResultSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema, ReadPayload,
-  RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema, SyncPayload,
-  WsErrorSchema,
+  AgentSchema, CreateAgentInput, IssuedTokenSchema, IssueTokenInput, SessionSchema, TokenSummarySchema, DirectorySchema,
+  InboxPageSchema, HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema, CreateRoomInput, MembershipSchema,
+  ReadCursorSchema, RoomMembersSchema, RoomSchema, SearchPageSchema, CreatedWebhookSchema, CreateWebhookInput,
+  DeliverySchema, WebhookSchema, ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema,
+  ThreadSchema, ToggleResultSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema,
+  ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema,
+  SyncPayload, WsErrorSchema,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -16,6 +16,8 @@ export type Agent = Static<typeof AgentSchema>;
 export type NewAgent = Static<typeof CreateAgentInput>;
 export type IssuedToken = Static<typeof IssuedTokenSchema>;
 export type IssueTokenOptions = Static<typeof IssueTokenInput>;
+/** A token as `tokens(agentId)` lists it: never its secret. */
+export type TokenSummary = Static<typeof TokenSummarySchema>;
 export type Session = Static<typeof SessionSchema>;
 export type Room = Static<typeof RoomSchema>;
 export type NewRoom = Static<typeof CreateRoomInput>;

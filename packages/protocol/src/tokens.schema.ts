@@ -45,6 +45,21 @@ export const IssuedTokenSchema = Type.Object(
   { title: 'IssuedToken' },
 );
 
+export const TokenSummarySchema = Type.Object(
+  {
+    id: IdString(),
+    prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$', description: 'agt_<prefix>: names the token to revoke it' }),
+    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued (`actions` and `rooms`: see IssueTokenInput)' }),
+    expiresAt: Nullable(Timestamp()),
+    createdAt: Timestamp(),
+    revokedAt: Nullable(Timestamp('When it was revoked; null while it is not')),
+    lastUsedAt: Nullable(Timestamp('The last session exchange, to the minute; null: never exchanged')),
+  },
+  { title: 'TokenSummary', description: 'An API token without its secret (which is never stored) or the secret\'s hash' },
+);
+
+export const TokenList = Type.Object({ tokens: Type.Array(TokenSummarySchema, { description: 'Oldest first, revoked and expired ones included' }) });
+
 export const TokenPrefixParams = Type.Object({ prefix: Type.String({ description: 'The token prefix, agt_<prefix>' }) });
 
 export const SessionInput = Type.Object(

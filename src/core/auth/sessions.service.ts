@@ -2,13 +2,13 @@ import type { Kysely } from 'kysely';
 import { forbidden, unauthenticated, validationError } from '../../errors.js';
 import { exchangeGateFor, type ExchangeGate } from '../../limits/exchange-gate.js';
 import type { DB } from '../../store/schema.js';
-import type { WriteBatcherOptions } from '../../store/write-batcher.js';
-import { createAuditBatcher } from '../audit/audit.store.js';
+import { createWriteBatcher, type WriteBatcherOptions } from '../../store/write-batcher.js';
+import { auditStatement, type AuditEntry } from '../audit/audit.store.js';
 import { generateApiToken, looksLikeApiToken, parseApiToken } from './api-token.js';
 import type { JwtCodec } from './jwt.js';
 import { scopeClaim } from './scopes.js';
 import { hashSecret, verifySecret } from './secret-hash.js';
-import { findTokenByPrefix } from './tokens.store.js';
+import { findTokenByPrefix, lastUsedIsStale, touchTokenStatement } from './tokens.store.js';
 
 export interface SessionRequest {
   /** The Authorization header's bearer value, if any. */
@@ -79,7 +79,13 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
   // time as a wrong secret. Computed up front so that not even the first one takes longer.
   const decoyHash = hashSecret(generateApiToken().secret);
   decoyHash.catch(() => undefined); // awaited (and reported) by the exchange that needs it
-  const issuedRecords = createAuditBatcher(db, deps.issuedCommits ?? { minIntervalMs: ISSUED_COMMIT_SPACING_MS, spaceFromRate: ISSUED_SPACED_FROM_RATE });
+  // The token's `lastUsedAt`, when due (at most once a minute per token), shares the record's commit.
+  const issuedRecords = createWriteBatcher<{ record: AuditEntry; lastUsed?: { tokenId: string; at: string } }>(db, {
+    write: (db, items) => ({
+      statements: items.flatMap(({ record, lastUsed }) =>
+        lastUsed ? [auditStatement(db, record), touchTokenStatement(db, lastUsed.tokenId, lastUsed.at)] : [auditStatement(db, record)]),
+    }),
+  }, deps.issuedCommits ?? { minIntervalMs: ISSUED_COMMIT_SPACING_MS, spaceFromRate: ISSUED_SPACED_FROM_RATE });
 
   return {
     async exchange(request) {
@@ -98,7 +104,10 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
       // a JWT that every request refuses (SessionAuth checks the agent on each).
       if (stored.agentDisabled) throw forbidden(AGENT_DISABLED);
       const { token, claims } = jwt.sign({ agentId: stored.agentId, role: stored.role, tokenId: stored.id, scope: scopeClaim(stored.scopes) });
-      await issuedRecords.write({ event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } });
+      await issuedRecords.write({
+        record: { event: 'jwt-issued', actorId: stored.agentId, subjectId: stored.agentId, detail: { tokenId: stored.id, exp: claims.exp } },
+        lastUsed: lastUsedIsStale(stored.lastUsedAt, now) ? { tokenId: stored.id, at: now.toISOString() } : undefined,
+      });
       return { token, expiresAt: new Date(claims.exp * 1000).toISOString() };
     },
   };

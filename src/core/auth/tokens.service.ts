@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { notFound, validationError } from '../../errors.js';
+import { AppError, notFound, validationError, type ErrorDetails } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -13,7 +13,7 @@ import { generateApiToken, isTokenPrefix } from './api-token.js';
 import type { Authz } from './authz.js';
 import { scopeProblems } from './scopes.js';
 import { hashSecret } from './secret-hash.js';
-import { insertToken, revokeTokenByPrefix } from './tokens.store.js';
+import { actorTokenDetail, insertToken, listTokensOfAgent, revokeTokenByPrefix } from './tokens.store.js';
 
 export interface IssuedToken {
   id: string;
@@ -25,9 +25,49 @@ export interface IssuedToken {
   createdAt: string;
 }
 
+/** A token as an admin sees it: never its secret nor the secret's hash. */
+export interface TokenSummary {
+  id: string;
+  prefix: string;
+  scopes: Record<string, unknown>;
+  expiresAt: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
 export interface TokensService {
   issue(principal: Principal | null, agentId: string, input: unknown): Promise<IssuedToken>;
   revoke(principal: Principal | null, prefix: string): Promise<void>;
+  /** An agent's tokens, revoked and expired ones included (admin). */
+  list(principal: Principal | null, agentId: string): Promise<{ tokens: TokenSummary[] }>;
+}
+
+/** The most tokens one listing returns: issuance is an admin's act, an agent holds a handful. */
+export const TOKENS_LIST_MAX = 1000;
+
+/**
+ * What makes `scopes` wider than the caller's own token (docs/scopes.md): a token limited to some
+ * actions or rooms issues only tokens limited to a subset of them; a caller without a scope (an
+ * unrestricted token's session, open mode's anonymous caller) issues any.
+ */
+function widerThanCaller(principal: Principal | null, scopes: Record<string, unknown>): ErrorDetails {
+  const own = principal?.scope;
+  const details: ErrorDetails = {};
+  if (own === undefined) return details;
+  if (own.actions !== undefined) {
+    const asked = scopes.actions as string[] | undefined;
+    const beyond = asked === undefined ? null : asked.filter((a) => !(own.actions as readonly string[]).includes(a));
+    if (beyond === null) details['scopes.actions'] = `required: this token grants only ${own.actions.join(', ') || 'no action'}, and issues no wider token`;
+    else if (beyond.length > 0) details['scopes.actions'] = `beyond this token's own actions: ${beyond.join(', ')}`;
+  }
+  if (own.rooms !== undefined) {
+    const asked = scopes.rooms as string[] | undefined;
+    const beyond = asked === undefined ? null : asked.filter((r) => !own.rooms!.includes(r.toLowerCase()));
+    if (beyond === null) details['scopes.rooms'] = 'required: this token reaches only some rooms, and issues no wider token';
+    else if (beyond.length > 0) details['scopes.rooms'] = `beyond this token's own rooms: ${beyond.join(', ')}`;
+  }
+  return details;
 }
 
 const SCOPES_MAX_DEPTH = 16;
@@ -84,7 +124,10 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
       authz.requireAdminWhenStrict(principal);
       agentId = parseId(agentId, 'id');
       const { scopes, expiresAt } = parseIssueInput(input);
+      const wider = widerThanCaller(principal, scopes);
+      if (Object.keys(wider).length > 0) throw new AppError('FORBIDDEN', 'A token cannot issue a token wider than itself', wider);
       if (!(await findAgentById(db, agentId))) throw notFound('Agent');
+      const actor = await actorTokenDetail(db, principal);
 
       for (let attempt = 0; ; attempt++) {
         const { prefix, secret, token } = generateApiToken();
@@ -93,7 +136,7 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
         try {
           await db.transaction().execute(async (trx) => {
             await insertToken(trx, { ...issued, agentId, secretHash, revokedAt: null });
-            await recordAudit(trx, { event: 'token-issued', actorId: principal?.agentId ?? null, subjectId: agentId, detail: { tokenId: issued.id, prefix } });
+            await recordAudit(trx, { event: 'token-issued', actorId: principal?.agentId ?? null, subjectId: agentId, detail: { tokenId: issued.id, prefix, ...actor } });
           });
           return issued;
         } catch (err) {
@@ -107,15 +150,26 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
     async revoke(principal, prefix) {
       authz.requireAdminWhenStrict(principal);
       if (!isTokenPrefix(prefix)) throw notFound('Token');
+      const actor = await actorTokenDetail(db, principal);
       const revoked = await db.transaction().execute(async (trx) => {
         const token = await revokeTokenByPrefix(trx, prefix, nowIso());
         if (token) {
-          await recordAudit(trx, { event: 'token-revoked', actorId: principal?.agentId ?? null, subjectId: token.agentId, detail: { tokenId: token.id, prefix } });
+          await recordAudit(trx, { event: 'token-revoked', actorId: principal?.agentId ?? null, subjectId: token.agentId, detail: { tokenId: token.id, prefix, ...actor } });
         }
         return token;
       });
       if (!revoked) throw notFound('Token');
       await events.publish({ type: 'token.revoked', tokenId: revoked.id, agentId: revoked.agentId, sessionsEnded: authz.sessionsEndWithToken });
+    },
+
+    async list(principal, rawAgentId) {
+      authz.requireAdmin(principal);
+      const agentId = parseId(rawAgentId, 'id');
+      if (!(await findAgentById(db, agentId))) throw notFound('Agent');
+      const stored = await listTokensOfAgent(db, agentId, TOKENS_LIST_MAX);
+      // Field by field: the stored row holds the secret's hash, which never leaves the service.
+      const tokens = stored.map(({ id, prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }) => ({ id, prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }));
+      return { tokens };
     },
   };
 }

@@ -1,8 +1,8 @@
-import type { Selectable } from 'kysely';
+import type { CompiledQuery, Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { ApiTokensTable, Db } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
-import type { Role } from '../principal.js';
+import type { Principal, Role } from '../principal.js';
 
 export interface StoredToken {
   id: string;
@@ -13,7 +13,12 @@ export interface StoredToken {
   expiresAt: string | null;
   revokedAt: string | null;
   createdAt: string;
+  /** The last session exchange, to the minute (LAST_USED_RESOLUTION_MS); null: never exchanged. */
+  lastUsedAt: string | null;
 }
+
+/** `lastUsedAt` is written at most this often per token: an exchange storm writes nothing more. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 const toToken = (row: Selectable<ApiTokensTable>): StoredToken => ({
   id: row.id,
@@ -24,9 +29,10 @@ const toToken = (row: Selectable<ApiTokensTable>): StoredToken => ({
   expiresAt: toIsoOrNull(row.expires_at),
   revokedAt: toIsoOrNull(row.revoked_at),
   createdAt: toIso(row.created_at),
+  lastUsedAt: toIsoOrNull(row.last_used_at),
 });
 
-export async function insertToken(db: Db, token: StoredToken): Promise<void> {
+export async function insertToken(db: Db, token: Omit<StoredToken, 'lastUsedAt'>): Promise<void> {
   await db
     .insertInto('api_tokens')
     .values({
@@ -87,4 +93,36 @@ export async function isTokenUnrevoked(db: Db, tokenId: string): Promise<boolean
 export async function findTokenState(db: Db, tokenId: string): Promise<{ revoked: boolean; expiresAt: string | null } | null> {
   const row = await db.selectFrom('api_tokens').select(['revoked_at', 'expires_at']).where('id', '=', tokenId).executeTakeFirst();
   return row ? { revoked: row.revoked_at !== null, expiresAt: toIsoOrNull(row.expires_at) } : null;
+}
+
+/** An agent's tokens, oldest first (at most `limit`: an agent rarely holds more than a few). */
+export async function listTokensOfAgent(db: Db, agentId: string, limit: number): Promise<StoredToken[]> {
+  const rows = await db.selectFrom('api_tokens').selectAll().where('agent_id', '=', agentId).orderBy('created_at').orderBy('id').limit(limit).execute();
+  return rows.map(toToken);
+}
+
+/** The prefix of a token by id, to name it in audit records; null when there is none. */
+export async function findTokenPrefix(db: Db, tokenId: string): Promise<string | null> {
+  const row = await db.selectFrom('api_tokens').select('prefix').where('id', '=', tokenId).executeTakeFirst();
+  return row?.prefix ?? null;
+}
+
+/** Whether an exchange at `now` should record the token's use (not within the resolution of the last). */
+export function lastUsedIsStale(lastUsedAt: string | null, now: Date): boolean {
+  return lastUsedAt === null || now.getTime() - new Date(lastUsedAt).getTime() >= LAST_USED_RESOLUTION_MS;
+}
+
+/** The statement recording that a token was exchanged at `at`, for a group commit. */
+export function touchTokenStatement(db: Db, tokenId: string, at: string): CompiledQuery {
+  return db.updateTable('api_tokens').set({ last_used_at: at }).where('id', '=', tokenId).compile();
+}
+
+/**
+ * What an audit record of a change says about the token that made it: `{actorToken: <prefix>}`
+ * (a prefix names a token and is no secret), or nothing for a caller without one.
+ */
+export async function actorTokenDetail(db: Db, principal: Principal | null): Promise<{ actorToken?: string }> {
+  if (principal?.tokenId === undefined) return {};
+  const prefix = await findTokenPrefix(db, principal.tokenId);
+  return prefix === null ? {} : { actorToken: prefix };
 }

@@ -8,6 +8,7 @@ import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { ClusterBus } from '../../cluster/bus.js';
 import { grantedRooms, hasAction, requireRoom, type Authz } from '../auth/authz.js';
+import { actorTokenDetail } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
 import type { PresenceReader } from '../presence.js';
 import type { Principal } from '../principal.js';
@@ -181,14 +182,17 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const { agentId: rawAgentId } = addMemberInput.parse(requireObject(input));
       const agentId = rawAgentId.toLowerCase();
       await getRoomOr404(roomId);
+      // A token limited to some rooms changes the members of those rooms only (docs/scopes.md).
+      if (principal !== null) requireRoom(principal, roomId);
       if (!(await findAgentById(db, agentId))) throw notFound('Agent');
+      const actor = await actorTokenDetail(db, principal);
       const membership: Membership = { roomId, agentId, joinedAt: nowIso() };
       try {
         await db.transaction().execute(async (trx) => {
           await insertMemberships(trx, [membership]);
           // Old history is not unread for a new member (docs/catch-up.md).
           await startReadCursorAtLastSeq(trx, roomId, agentId);
-          await recordAudit(trx, { event: 'member-added', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId } });
+          await recordAudit(trx, { event: 'member-added', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId, ...actor } });
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw conflict('Agent is already a member of this room');
@@ -204,10 +208,12 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const roomId = parseId(rawRoomId, 'roomId');
       const agent = parseId(rawAgentId, 'agentId');
       await getRoomOr404(roomId);
+      if (principal !== null) requireRoom(principal, roomId);
       if (!(await findAgentById(db, agent))) throw notFound('Agent');
+      const actor = await actorTokenDetail(db, principal);
       const removed = await db.transaction().execute(async (trx) => {
         const deleted = await deleteMembership(trx, roomId, agent);
-        if (deleted) await recordAudit(trx, { event: 'member-removed', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId: agent } });
+        if (deleted) await recordAudit(trx, { event: 'member-removed', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId: agent, ...actor } });
         return deleted;
       });
       if (!removed) throw notFound('Membership');

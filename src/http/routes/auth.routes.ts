@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import {
-  AgentIdParams, IssuedTokenSchema, IssueTokenInput, SessionInput, SessionSchema, TokenPrefixParams,
+  AgentIdParams, IssuedTokenSchema, IssueTokenInput, SessionInput, SessionSchema, TokenList, TokenPrefixParams,
 } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 import { bearerOf } from '../plugins/auth.js';
@@ -18,6 +18,16 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     const issued = await ctx.tokens.issue(request.principal, request.params.id, request.body);
     return reply.status(201).send(issued);
   });
+
+  app.get<{ Params: { id: string } }>('/api/v1/agents/:id/tokens', {
+    schema: describe({
+      operationId: 'listTokens', summary: 'List an agent\'s API tokens, without their secrets (admin)', tags: ['auth'], security: SECURITY.jwt,
+      description: 'Every token of the agent, revoked and expired ones included, oldest first: the prefix names one to revoke. `lastUsedAt` is the last session exchange, to the minute.',
+      params: AgentIdParams,
+      success: { 200: { schema: TokenList, description: 'The agent\'s tokens' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => ctx.tokens.list(request.principal, request.params.id));
 
   app.delete<{ Params: { prefix: string } }>('/api/v1/tokens/:prefix', {
     schema: describe({

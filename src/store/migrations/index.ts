@@ -7,6 +7,7 @@ import { messageSeq } from './004-message-seq.js';
 import { messageSearch } from './005-message-search.js';
 import { webhooks } from './006-webhooks.js';
 import { webhookClaims } from './007-webhook-claims.js';
+import { tokenLastUsed } from './008-token-last-used.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -24,6 +25,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '005-message-search': messageSearch(engine),
     '006-webhooks': webhooks(engine),
     '007-webhook-claims': webhookClaims,
+    '008-token-last-used': tokenLastUsed(engine),
   };
 }
 

@@ -124,6 +124,23 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       return 0;
     }),
   },
+  tokens: {
+    usage: 'tokens AGENT [--json]',
+    summary: "An agent's (id or name) API tokens, revoked ones included, without secrets (admin); the prefix revokes one.",
+    options: [...CONNECTION, 'json'],
+    args: ['AGENT'],
+    run: (input) => withClient(input, async (client) => {
+      const tokens = await client.tokens(await findAgentId(client, input.args[0]!));
+      if (json(input)) print(tokens);
+      else {
+        const state = (t: { revokedAt: string | null; expiresAt: string | null }): string =>
+          t.revokedAt !== null ? 'revoked' : t.expiresAt !== null && new Date(t.expiresAt) <= new Date() ? 'expired' : 'active';
+        printTable([['PREFIX', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES', 'SCOPES'],
+          ...tokens.map((t) => [t.prefix, state(t), t.createdAt, t.lastUsedAt ?? '-', t.expiresAt ?? '-', JSON.stringify(t.scopes)])]);
+      }
+      return 0;
+    }),
+  },
   'tokens revoke': {
     usage: 'tokens revoke PREFIX',
     summary: 'Revoke an API token by its prefix (agt_<12 hex>).',
