@@ -10,20 +10,23 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
  * is committed already.
  *
  * One node: handlers run in-process (memory-bus.ts). Several nodes: Redis pub/sub (redis-bus.ts).
- * This file imports neither Redis nor Socket.IO, so core services publish through it.
+ * Only the event bridge (event-bridge.ts) publishes and subscribes: services publish domain events.
  */
 
 const Id = Type.String({ minLength: 1, maxLength: 64 });
+/** The agents of one membership change set (event-bridge.ts splits a larger one; a room has at most 1001 at creation). */
+const AgentIds = Type.Array(Id, { minItems: 1, maxItems: 1024 });
 
 /**
  * Topic -> payload schema; payloads are checked against it when they arrive from another node.
- * Adding a topic is one line here.
+ * Adding a topic is one line here, and an entry in event-bridge.ts (the only publisher and
+ * subscriber of the bus).
  */
 export const BUS_TOPICS = {
-  /** A membership was added: every node subscribes the agent's live sockets to the room. */
-  'membership.added': Type.Object({ roomId: Id, agentId: Id }),
-  /** A membership was removed: every node forgets its cached membership and unsubscribes the agent's sockets. */
-  'membership.removed': Type.Object({ roomId: Id, agentId: Id }),
+  /** Memberships were added (one change set: a room's creation is one message): every node subscribes the agents' live sockets to the room. */
+  'membership.added': Type.Object({ roomId: Id, agentIds: AgentIds }),
+  /** Memberships were removed: every node forgets its cached memberships and unsubscribes the agents' sockets. */
+  'membership.removed': Type.Object({ roomId: Id, agentIds: AgentIds }),
   /**
    * A token was revoked: every node stops accepting it as a bearer (`/mcp`) and, when its sessions
    * ended with it (strict mode; absent means true), stops trusting its cached session state.

@@ -3,7 +3,7 @@ import { notFound } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { listAgents } from '../agents/agents.store.js';
 import type { Authz } from '../auth/authz.js';
-import type { PresenceReader } from '../presence.js';
+import type { PresenceReader } from '../../presence/presence.js';
 import type { Principal, Role } from '../principal.js';
 import { parseRoleFilter } from './directory.schema.js';
 
