@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../config/version.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TSchema } from '@sinclair/typebox';
@@ -119,8 +119,6 @@ function shareErrorBody(document: JsonObject): void {
   }
 }
 
-export const packageVersion = (): string =>
-  (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * Registers the document builder, /openapi.json and /docs. The document collects the routes

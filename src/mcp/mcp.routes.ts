@@ -6,8 +6,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../core/principal.js';
 import { AppError, unauthenticated } from '../errors.js';
-import { packageVersion } from '../http/openapi.js';
-import { sendError } from '../http/plugins/errors.js';
+import { packageVersion } from '../config/version.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -56,9 +55,13 @@ function toWebRequest(request: FastifyRequest): Request {
   return new Request(`http://${request.host || 'localhost'}${request.url}`, { method: request.method, headers });
 }
 
-/** 401 with the challenge an MCP client expects (RFC 6750). */
-function refuseUnauthenticated(reply: FastifyReply): FastifyReply {
-  return sendError(reply.header('WWW-Authenticate', 'Bearer'), unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>'));
+/**
+ * 401 with the challenge an MCP client expects (RFC 6750). Refusals are thrown: the HTTP layer's
+ * error handler sends them as every route's, with the headers set here.
+ */
+function refuseUnauthenticated(reply: FastifyReply): never {
+  void reply.header('WWW-Authenticate', 'Bearer');
+  throw unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>');
 }
 
 export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -94,7 +97,8 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
     schema: { hide: true },
     handler: async (request, reply) => {
       if (request.principal === null) return refuseUnauthenticated(reply);
-      return sendError(reply.header('Allow', 'POST'), new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only'));
+      void reply.header('Allow', 'POST');
+      throw new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only');
     },
   });
 }

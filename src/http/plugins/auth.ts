@@ -3,7 +3,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AppContext } from '../../context.js';
 import { looksLikeApiToken } from '../../core/auth/api-token.js';
 import { AppError } from '../../errors.js';
-import { OPS_ROUTES } from '../../ops/ops.routes.js';
+import { OPS_ROUTES } from '../routes/ops.routes.js';
 import { admit } from '../../rate-limits.js';
 
 /** The bearer value of the Authorization header, if any. */

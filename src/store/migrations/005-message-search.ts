@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely';
-import { searchText } from '../../core/search/search-text.js';
+import { searchText005 as searchText } from './005-search-text.js';
 import type { Dialect } from '../database-handle.js';
 
 /** The tables as this migration knows them (frozen: not today's schema types). */
@@ -12,8 +12,8 @@ const BACKFILL_BATCH = 500;
 
 /**
  * Message search (PHASE2.md section 2). Both engines index the same folded words (see
- * core/search/search-text.ts), computed in JavaScript, so neither engine's tokenizer or locale
- * decides what a word is:
+ * 005-search-text.ts, a frozen copy of core/search/search-text.ts), computed in JavaScript, so
+ * neither engine's tokenizer or locale decides what a word is:
  * - SQLite: an FTS5 table with the `ascii` tokenizer, which splits the stored text on its spaces
  *   only (every non-ASCII character is a token character); `columnsize=0` because nothing ranks by
  *   length, which saves a write per message.
