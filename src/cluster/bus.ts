@@ -14,8 +14,11 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
  */
 
 const Id = Type.String({ minLength: 1, maxLength: 64 });
-/** The agents of one membership change set (event-bridge.ts splits a larger one; a room has at most 1001 at creation). */
-const AgentIds = Type.Array(Id, { minItems: 1, maxItems: 1024 });
+/** The most agents of one membership message: a room has at most 1001 at creation; event-bridge.ts splits a larger set. */
+export const MAX_AGENTS_PER_MEMBERSHIP_MESSAGE = 1024;
+/** The most (room, sender) pairs in one `messages.committed`: the bridge sends a fuller turn's as several. */
+export const MAX_WAKES_PER_MESSAGE = 1024;
+const AgentIds = Type.Array(Id, { minItems: 1, maxItems: MAX_AGENTS_PER_MEMBERSHIP_MESSAGE });
 
 /**
  * Topic -> payload schema; payloads are checked against it when they arrive from another node.
@@ -40,7 +43,7 @@ export const BUS_TOPICS = {
    * Messages committed on the sending node (batched per turn of its event loop): every other node
    * wakes its held inbox requests of those rooms. Sent with `notify` (no acknowledgement).
    */
-  'messages.committed': Type.Object({ messages: Type.Array(Type.Object({ roomId: Id, senderId: Id }), { maxItems: 1024 }) }),
+  'messages.committed': Type.Object({ messages: Type.Array(Type.Object({ roomId: Id, senderId: Id }), { maxItems: MAX_WAKES_PER_MESSAGE }) }),
 } satisfies Record<string, TSchema>;
 
 export type BusTopic = keyof typeof BUS_TOPICS;

@@ -4,7 +4,7 @@ import type { DomainEvent, EventPublisher } from '../core/events.js';
 import type { InboxWaker } from '../core/inbox/inbox-waiters.js';
 import type { MembershipCache } from '../core/rooms/membership-cache.js';
 import type { WebhookOutbox } from '../core/webhooks/webhook-outbox.js';
-import { BUS_TOPICS, type BusHandler, type BusPayload, type BusTopic, type ClusterBus } from './bus.js';
+import { BUS_TOPICS, MAX_AGENTS_PER_MEMBERSHIP_MESSAGE, MAX_WAKES_PER_MESSAGE, type BusHandler, type BusPayload, type BusTopic, type ClusterBus } from './bus.js';
 
 /**
  * The one road from the domain to the other nodes. Services publish typed domain events
@@ -54,9 +54,6 @@ type Crossings = { [K in DomainEvent['type']]?: (event: Extract<DomainEvent, { t
 const publish = <T extends BusTopic>(topic: T, payload: BusPayload<T>): Outgoing => ({ how: 'publish', topic, payload }) as Outgoing;
 const hint = <T extends BusTopic>(topic: T, payload: BusPayload<T>): Outgoing => ({ how: 'hint', topic, payload }) as Outgoing;
 
-/** The most agents of one membership change in one bus message (the topic's schema allows this many). */
-export const AGENTS_PER_MEMBERSHIP_MESSAGE = 1024;
-
 /** A change set as few bus messages as the topic's schema allows: one, for every change the service can make. */
 const inChunks = <T>(items: readonly T[], size: number): T[][] => {
   const chunks: T[][] = [];
@@ -67,9 +64,9 @@ const inChunks = <T>(items: readonly T[], size: number): T[][] => {
 /** Which domain events cross, as what. An event without an entry stays on its node. */
 const CROSSINGS: Crossings = {
   'membership.added': ({ roomId, agentIds }) =>
-    inChunks(agentIds, AGENTS_PER_MEMBERSHIP_MESSAGE).map((chunk) => publish('membership.added', { roomId, agentIds: chunk })),
+    inChunks(agentIds, MAX_AGENTS_PER_MEMBERSHIP_MESSAGE).map((chunk) => publish('membership.added', { roomId, agentIds: chunk })),
   'membership.removed': ({ roomId, agentIds }) =>
-    inChunks(agentIds, AGENTS_PER_MEMBERSHIP_MESSAGE).map((chunk) => publish('membership.removed', { roomId, agentIds: chunk })),
+    inChunks(agentIds, MAX_AGENTS_PER_MEMBERSHIP_MESSAGE).map((chunk) => publish('membership.removed', { roomId, agentIds: chunk })),
   'token.revoked': ({ tokenId, sessionsEnded }) => publish('token.revoked', { tokenId, sessionsEnded }),
   'agent.disabled': ({ agentId }) => publish('agent.changed', { agentId }),
   'agent.enabled': ({ agentId }) => publish('agent.changed', { agentId }),
@@ -100,9 +97,6 @@ const APPLY = (node: NodeState, sockets: () => SocketMembership | null): Applier
     for (const { roomId, senderId } of messages) node.inboxWaiters.wake(roomId, senderId);
   },
 });
-
-/** At most this many items in one batched hint (the `messages.committed` schema allows 1024). */
-const HINT_ITEMS_MAX = 1024;
 
 export interface EventBridgeOptions {
   bus: ClusterBus;
@@ -135,7 +129,7 @@ export function createEventBridge({ bus, node, otherNodes }: EventBridgeOptions)
     if (!otherNodes || outgoing.topic !== 'messages.committed') return;
     if (hints.size === 0) setImmediate(flushHints);
     for (const pair of outgoing.payload.messages) hints.set(`${pair.roomId} ${pair.senderId}`, pair);
-    if (hints.size >= HINT_ITEMS_MAX) flushHints();
+    if (hints.size >= MAX_WAKES_PER_MESSAGE) flushHints();
   };
 
   const send = (outgoing: Outgoing): void | Promise<void> =>
@@ -147,7 +141,7 @@ export function createEventBridge({ bus, node, otherNodes }: EventBridgeOptions)
       if (cross === undefined) return;
       const outgoing = cross(event);
       if (!Array.isArray(outgoing)) return send(outgoing);
-      // A change set of more than one message (beyond AGENTS_PER_MEMBERSHIP_MESSAGE): in order.
+      // A change set of more than one message (beyond MAX_AGENTS_PER_MEMBERSHIP_MESSAGE): in order.
       return outgoing.reduce<Promise<void>>((done, o) => done.then(() => send(o)), Promise.resolve());
     },
     attachSockets(target) {

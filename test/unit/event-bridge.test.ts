@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BusPayload, BusTopic, ClusterBus } from '../../src/cluster/bus.js';
-import { AGENTS_PER_MEMBERSHIP_MESSAGE, createEventBridge, type NodeState } from '../../src/cluster/event-bridge.js';
+import { MAX_AGENTS_PER_MEMBERSHIP_MESSAGE, type BusPayload, type BusTopic, type ClusterBus } from '../../src/cluster/bus.js';
+import { createEventBridge, type NodeState } from '../../src/cluster/event-bridge.js';
 import { createMemoryBus } from '../../src/cluster/memory-bus.js';
 import { InboxWaiters } from '../../src/core/inbox/inbox-waiters.js';
 import { MembershipCache } from '../../src/core/rooms/membership-cache.js';
@@ -61,9 +61,9 @@ describe('the event bridge', () => {
   it('splits only a change set larger than one message allows, in order', async () => {
     const { bus, published } = recordingBus();
     const bridge = createEventBridge({ bus, node: nodeState().node, otherNodes: true });
-    const agentIds = Array.from({ length: AGENTS_PER_MEMBERSHIP_MESSAGE + 1 }, (_, i) => `agent-${i}`);
+    const agentIds = Array.from({ length: MAX_AGENTS_PER_MEMBERSHIP_MESSAGE + 1 }, (_, i) => `agent-${i}`);
     await bridge.publish({ type: 'membership.added', roomId: ROOM, agentIds });
-    expect(published.map(([, p]) => (p as BusPayload<'membership.added'>).agentIds.length)).toEqual([AGENTS_PER_MEMBERSHIP_MESSAGE, 1]);
+    expect(published.map(([, p]) => (p as BusPayload<'membership.added'>).agentIds.length)).toEqual([MAX_AGENTS_PER_MEMBERSHIP_MESSAGE, 1]);
   });
 
   it('a removal forgets the cached membership and moves the sockets out', async () => {
