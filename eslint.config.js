@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'data/**'] },
+  { ignores: ['dist/**', 'packages/*/dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -31,15 +31,26 @@ export default tseslint.config(
     },
   },
   {
-    // The client library runs in browsers too: socket.io-client and web globals only; the server's
-    // schemas and types by type imports, which vanish from the built JavaScript.
-    files: ['src/client/**'],
+    // The client library runs in browsers too: socket.io-client and web globals only, and nothing
+    // of the server: the wire's schemas and types come from the protocol package, by type imports.
+    files: ['packages/client/src/**'],
+    ignores: ['packages/client/src/cli/**', 'packages/client/src/mcp-stdio.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { group: ['node:*', 'fs', 'path', 'crypto', 'events', 'util'], message: 'src/client/ runs in browsers: no Node.js modules.' },
-          { group: ['../*', '!../client/*'], allowTypeImports: true, message: 'src/client/ imports the server by `import type` only.' },
+          { group: ['node:*', 'fs', 'path', 'crypto', 'events', 'util'], message: 'The client library runs in browsers: no Node.js modules.' },
+          { group: ['../*', '!../src/*'], message: 'The client package imports nothing outside itself but its dependencies.' },
+          { group: ['@agent-messaging/protocol'], allowTypeImports: true, message: 'The client library imports the protocol by `import type` only (no TypeBox at run time).' },
         ],
+      }],
+    },
+  },
+  {
+    // The packages never reach into the server (src/) or each other's files.
+    files: ['packages/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ group: ['**/src/*', '../../*'], message: 'A package imports other packages by name only, never the server.' }],
       }],
     },
   },
@@ -48,7 +59,7 @@ export default tseslint.config(
     files: ['console/src/**'],
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [{ group: ['node:*', '**/src/*', '**/src/**'], message: 'console/ runs in browsers: preact and agent-messaging-service/client only.' }],
+        patterns: [{ group: ['node:*', '**/src/*', '**/src/**'], message: 'console/ runs in browsers: preact and @agent-messaging/client only.' }],
       }],
       'no-restricted-syntax': ['error',
         { selector: "JSXAttribute[name.name='dangerouslySetInnerHTML']", message: 'Bodies are text: no HTML from data (docs/console.md).' },
@@ -57,7 +68,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/cli/**', 'bench/**', 'examples/**', 'scripts/**'],
+    files: ['src/cli/**', 'packages/client/src/cli/**', 'bench/**', 'examples/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   {

@@ -2,7 +2,7 @@
 /**
  * `npm run bench [-- --quick] [-- --only=1,3] [-- --profile]`
  *
- * Runs the benchmark scenarios of issue 6 against the built service (`dist/main.js`) and the
+ * Runs the benchmark scenarios (docs/benchmarks.md) against the built service (`dist/main.js`) and the
  * baselines started here, in the same run, prints the table of ratios and writes the results as
  * JSON to bench/results/. `--quick` runs every scenario briefly (the CI smoke test: it completes
  * and prints the table; targets are reported, not enforced). `--profile` starts the service with
@@ -30,7 +30,7 @@ import { sessionsScenario } from './scenarios/sessions.js';
 
 const SCENARIOS = [
   { id: 'rooms10', n: 1, title: 'message:send in rooms of 10', run: (b) => roomsScenario(b, { id: 'rooms10', roomSize: 10, rooms: 10, startRate: 400, ceiling: true }) },
-  // Scenario 1 beside a service with 10 webhook endpoints registered (issue 21): default mode offline (every agent is
+  // Scenario 1 beside a service with 10 webhook endpoints registered: default mode offline (every agent is
   // connected, so nothing is sent); BENCH_WEBHOOK_MODE=always delivers every message to them.
   { id: 'rooms10-webhooks', n: 14, title: 'message:send in rooms of 10, with and without 10 webhook endpoints', run: (b) => roomsScenario(b, { id: 'rooms10-webhooks', roomSize: 10, rooms: 10, startRate: 400, webhooks: { count: 10, mode: process.env.BENCH_WEBHOOK_MODE ?? 'offline' } }) },
   { id: 'rooms100', n: 2, title: 'message:send in rooms of 100', run: (b) => roomsScenario(b, { id: 'rooms100', roomSize: 100, rooms: 2, startRate: 60 }) },
@@ -38,13 +38,13 @@ const SCENARIOS = [
   { id: 'sessions', n: 4, title: 'POST /api/v1/sessions storm', run: sessionsScenario },
   { id: 'memory', n: 5, title: 'memory per idle WebSocket connection', run: memoryScenario },
   { id: 'cluster', n: 6, title: 'two nodes with Redis', run: clusterScenario },
-  { id: 'hostile', n: 7, title: 'hostile bodies without credentials (issue 16)', run: hostileBodiesScenario },
+  { id: 'hostile', n: 7, title: 'hostile bodies without credentials', run: hostileBodiesScenario },
   { id: 'search', n: 8, title: 'message search over 200,000 messages (SQLite, then PostgreSQL)', run: searchScenario },
-  { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages (issue 17)', run: catchupScenario },
-  { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
-  { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST (issue 19)', run: mcpScenario },
-  { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk (issue 15)', run: busyDiskScenario },
-  { id: 'senders', n: 13, title: 'one room, one or two sending connections (issue 15)', run: sendersScenario },
+  { id: 'catchup', n: 9, title: 'room:sync replay of 100,000 missed messages', run: catchupScenario },
+  { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message', run: inboxScenario },
+  { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST', run: mcpScenario },
+  { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk', run: busyDiskScenario },
+  { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
 ];
 
 function parseArgs(argv) {

@@ -1,4 +1,4 @@
-// WebSocket churn soak (issue 7): many clients connect, join a room, send, read history, leave and
+// WebSocket churn soak (docs/reliability.md): many clients connect, join a room, send, read history, leave and
 // disconnect, in a loop, against the built server in a child process; the server's heap (after a
 // forced GC, over an IPC channel of bench/soak-server.js) and its Socket.IO rooms and sockets are
 // sampled, and must come back to their baseline once the clients are gone.
@@ -8,7 +8,7 @@
 //   options: --clients 50 --agents 25 --rooms 10 --dwell-ms 500 --pause-ms 200 --sample-seconds 30 --out file.json
 //            --burst 2000 --burst-rounds 4: after the churn, rounds of N connections opened at once and closed
 //            --snapshots: V8 heap snapshots at baseline and at the end, compared by constructor
-//   npm run soak:memory               2,000 connections x 4 rounds with heap snapshots (issue 16 item 8)
+//   npm run soak:memory               2,000 connections x 4 rounds with heap snapshots
 //   (a client stays connected ~dwell-ms per cycle, receiving the room's traffic, then waits ~pause-ms)
 //
 // Exit code 0 when heap, rooms, sockets, engine.io clients, the connection gauge and directory

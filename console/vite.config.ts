@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
 /**
- * The console (PHASE2.md section 5), built by `npm run build` into dist/console/, which the service
+ * The console (docs/console.md), built by `npm run build` into dist/console/, which the service
  * serves under /console/ (src/http/routes/console.routes.ts). Content-hashed assets, one module
  * script, one style sheet: nothing inline, so `Content-Security-Policy: default-src 'self'` holds.
  */
@@ -16,8 +16,8 @@ export default defineConfig({
   publicDir: false,
   logLevel: 'warn',
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
-  // The client library from its sources (the same one programs import as agent-messaging-service/client).
-  resolve: { alias: { 'agent-messaging-service/client': here('../src/client/index.ts') } },
+  // The client library from its sources (the package @agent-messaging/client).
+  resolve: { alias: { '@agent-messaging/client': here('../packages/client/src/index.ts'), '@agent-messaging/protocol': here('../packages/protocol/src/index.ts') } },
   build: {
     outDir: here('../dist/console'),
     emptyOutDir: true,

@@ -1,6 +1,6 @@
-// examples/client-example.mjs: an agent on the client library (agent-messaging-service/client).
+// examples/client-example.mjs: an agent on the client library (@agent-messaging/client).
 // AMS_URL=http://127.0.0.1:3000 AMS_API_TOKEN=agt_... AMS_ROOM=<slug> node examples/client-example.mjs
-import { AmsClient, AmsError } from 'agent-messaging-service/client';
+import { AmsClient, AmsError } from '@agent-messaging/client';
 
 const client = new AmsClient({
   url: process.env.AMS_URL ?? 'http://127.0.0.1:3000',

@@ -1,3 +1,4 @@
+import type { WsErrorCode as WireErrorCode } from '@agent-messaging/protocol';
 import { isInvalidValue, isStorageUnavailable } from './store/driver-errors.js';
 
 /**
@@ -21,7 +22,7 @@ export const ERROR_CATALOG = {
   RATE_LIMITED: { status: 429, ws: 'RATE_LIMIT_EXCEEDED' },
   UNAVAILABLE: { status: 503, ws: 'UNAVAILABLE' },
   INTERNAL: { status: 500, ws: 'INTERNAL' },
-} as const;
+} as const satisfies Record<string, { status: number; ws: WireErrorCode }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 export type WsErrorCode = (typeof ERROR_CATALOG)[ErrorCode]['ws'];

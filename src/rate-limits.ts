@@ -20,7 +20,7 @@ export interface RateLimits {
    * send to others stays bounded however many sockets it opens.
    */
   wsAgentEvents: RateLimiterAbstract;
-  /** Per connection: the sustained-abuse rule (DESIGN.md section 3), which disconnects. */
+  /** Per connection: the sustained-abuse rule (docs/websocket.md, Limits), which disconnects. */
   abuseDetector(): AbuseDetector;
   /** Counters shared by every node (Redis): an agent's other connections may be on other nodes. */
   shared: boolean;
@@ -107,7 +107,7 @@ export interface AbuseDetector {
 }
 
 /**
- * Sustained-abuse detection (DESIGN.md section 3): every event the client sends counts, refused ones
+ * Sustained-abuse detection (docs/websocket.md, Limits): every event the client sends counts, refused ones
  * included, in one-second buckets; more than `eventsPerSecond` in each of more than `seconds`
  * consecutive buckets trips it. O(1) per event: a bucket is judged the moment it goes over.
  */

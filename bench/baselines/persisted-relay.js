@@ -6,7 +6,7 @@ import { coalesceWrites } from '../../dist/realtime/outbound/write-coalescing.js
 import { serveRelay, startSocketServer } from './socket-server.js';
 
 /**
- * R3, the ceiling of the design that issues 15 and 17 prescribe, for scenario 1: R1 (relay.js) plus
+ * R3, the ceiling of the service's design (a writer thread, the search entry and `seq` in the send's transaction), for scenario 1: R1 (relay.js) plus
  * only the writes the service must make for each message, made the way the service makes them,
  * and nothing else (no authentication, rate limit, validation beyond shape, membership check,
  * idempotency, webhooks, inbox or metrics):
@@ -24,10 +24,10 @@ const SPACED_FROM_RATE = 1000;
 
 /**
  * The write connection and what it does with one batch. Runs on the worker thread (the design), or
- * on the event loop with `BASELINE_WRITER=loop` (the reference build's design, before issue 15).
+ * on the event loop with `BASELINE_WRITER=loop` (the reference build's design, before the writer thread).
  * `phase2` false (`BASELINE_WRITES=phase1`): the message and its audit record only, as before
  * Phase 2 (no search entry, no `seq`, no counter): with both knobs, the price of the writes that
- * issues 15 and 17 prescribe is R3's cost less this one's, measured in the same run.
+ * the design prescribes is R3's cost less this one's, measured in the same run.
  * Its source is also the worker's (Function#toString): it may use only its parameters.
  */
 function openWriter(Database, path, phase2) {

@@ -1,4 +1,4 @@
-/** The headline table: one row per target of issue 6, with the ratio measured in this run. */
+/** The headline table: one row per target (docs/benchmarks.md), with the ratio measured in this run. */
 
 const fmt = (v, digits = 0) => (v === null || v === undefined ? '-' : Number(v).toFixed(digits));
 const r2 = (v) => (v === null || v === undefined || !Number.isFinite(v) ? null : Math.round(v * 100) / 100);

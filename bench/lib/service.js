@@ -72,7 +72,7 @@ export async function startBaseline({ name, script, env = {}, healthPath = '/hea
   return { proc, url };
 }
 
-/** Session JWTs exactly as SPEC.md describes them: HS256, {agentId, role, iat, exp}. */
+/** Session JWTs exactly as docs/protocol.md describes them: HS256, {agentId, role, iat, exp}. */
 export function jwtMinter(secret, ttlSeconds = BENCH_JWT_TTL_SECONDS) {
   const sign = createSigner({ key: Buffer.from(secret, 'utf8'), algorithm: 'HS256' });
   return (agentId, role = 'agent') => {

@@ -43,7 +43,7 @@ async function scrapeEventLoopDelay(url) {
 }
 
 /**
- * Issue 15, busy disk: one room of 10, nine members sending 1,000 msg/s in all, with and without a
+ * Scenario 12, busy disk: one room of 10, nine members sending 1,000 msg/s in all, with and without a
  * direct-I/O writer on the data disk; the event-loop delay p99 (the service's own
  * `nodejs_eventloop_lag_*` metrics, reset by each scrape), `/healthz` p99 (probed every 20 ms) and
  * the ack p99 of both. Quiet and busy steps alternate, twice each (once with `--quick`).

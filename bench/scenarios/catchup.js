@@ -8,7 +8,7 @@ import { SioClient } from '../lib/sio-client.js';
 const NSP = '/agents';
 /**
  * Messages per `room:sync` page. The brief asked for 1,000, but the service caps `limit` at 100 as
- * for history (PHASE2.md 1.2, "Limit and authorisation as for history"; a larger one is a
+ * for history (docs/catch-up.md: limit and authorisation as for history; a larger one is a
  * VALIDATION_ERROR), so both servers answer pages of 100: 1,000 round trips for 100,000 messages.
  */
 const PAGE = 100;
@@ -74,7 +74,7 @@ async function replay(url, query, roomId, total) {
 }
 
 /**
- * Scenario 9 (issue 17): a client replays 100,000 missed messages of one room (10,000 with
+ * Scenario 9: a client replays 100,000 missed messages of one room (10,000 with
  * --quick) with `room:sync`, against a bare Socket.IO server answering the same pages from the
  * same SQLite file with one prepared statement each. Best round of each (rounds alternate).
  */

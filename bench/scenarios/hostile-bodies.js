@@ -40,7 +40,7 @@ async function storm({ url, body, connections, durationSeconds }) {
 }
 
 /**
- * Issue 16 (2): bodies without credentials that cost the server CPU. Twelve clients send
+ * Scenario 7: bodies without credentials that cost the server CPU. Twelve clients send
  * `POST /api/v1/sessions` bodies one after another, each in full: 1 MiB of nested arrays (refused by
  * the route's body limit, 413, from its Content-Length) and small deeply nested ones (refused by
  * the nesting limit before parsing, 400), while `/healthz` is probed open-loop every 20 ms.

@@ -111,7 +111,7 @@ async function bareHoldMemory(count, profileDir) {
 }
 
 /**
- * Scenario 10 (issue 17): 2,000 agents (200 with --quick), in rooms of 10, each holding
+ * Scenario 10: 2,000 agents (200 with --quick), in rooms of 10, each holding
  * `GET /api/v1/inbox?wait=30` over its own keep-alive connection. Measured on the service:
  * RSS and JS heap (live objects, after a full GC through the inspector) before and while they wait
  * (per held request), CPU over a quiet 5 s window while

@@ -8,7 +8,7 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 const toolCall = (name, args) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
 /**
- * Scenario 11 (issue 19): MCP tool calls per second for `send_message` and `read_messages` against
+ * Scenario 11: MCP tool calls per second for `send_message` and `read_messages` against
  * the same operations over REST, in one run, on one service. REST carries a session JWT; MCP the
  * API token, as an MCP client does (its Argon2id verification cached after the first call). Each
  * MCP call is what a stateless client sends: one POST /mcp with a `tools/call`.

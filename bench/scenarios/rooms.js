@@ -86,8 +86,8 @@ export async function baselineClients(url, { rooms, roomSize, mint }) {
 /**
  * Scenarios 1 and 2: `message:send` in rooms of `roomSize`; the highest rate at which p99 ack
  * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved. With `webhooks`
- * (`{count, mode}`), a second service with that many webhook endpoints registered (PHASE2.md 6.1,
- * issue 21: it must keep 0.9 x the ratio of the one without) runs in the same interleaving.
+ * (`{count, mode}`), a second service with that many webhook endpoints registered (docs/webhooks.md;
+ * it must keep 0.9 x the ratio of the one without) runs in the same interleaving.
  */
 export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, ceiling = false }) {
   const { quick, tmp, log } = bench;
@@ -190,7 +190,7 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
           ...webhooks,
           maxRate: hooked,
           ratioVsR1: hooked !== null && byName.R1.maxRate > 0 ? hooked / byName.R1.maxRate : null,
-          // Issue 21: at least 0.9.
+          // The target: at least 0.9.
           ofServiceRatio: hooked !== null && svc ? hooked / svc : null,
           deliveriesReceived: receiver.received,
         },

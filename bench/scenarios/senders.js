@@ -4,7 +4,7 @@ import { describe, searchMaxRates } from '../lib/search.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 import { baselineClients, serviceClients } from './rooms.js';
 
-/** The rate at which delivery latency is compared (issue 15: the group-commit spacing at moderate load). */
+/** The rate at which delivery latency is compared (the group-commit spacing at moderate load). */
 const MODERATE_RATE = 500;
 
 const SHAPES = [
@@ -15,7 +15,7 @@ const SHAPES = [
 ];
 
 /**
- * Scenario 13 (issue 15): one room, and only one or two of its members send, open loop (a fixed
+ * Scenario 13: one room, and only one or two of its members send, open loop (a fixed
  * rate whatever the acknowledgements do), so each sending connection carries half or all of the
  * load: what pipelining one connection's sends is for. For each shape, the highest rate with ack
  * p99 < 50 ms and no loss, interleaved with R1 driven by the same senders, then one step each at

@@ -45,7 +45,7 @@ export async function sessionsScenario(bench) {
     const storm = await stormOf(service);
     // Warm-up to steady state. The exchange path runs only ~100 times a second (each waits for its
     // hash), so V8 takes ~3,000 exchanges to optimise it: the event loop's CPU per exchange falls by
-    // about a third over the first 30 s of a storm, then stays flat (README, "What limits each scenario").
+    // about a third over the first 30 s of a storm, then stays flat (docs/benchmarks.md, "What limits each scenario").
     await cannon({ ...storm, durationSeconds: quick ? 1 : WARM_UP_SECONDS });
     let otherStorm;
     if (bench.compareDist) {

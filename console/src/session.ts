@@ -1,4 +1,4 @@
-import { AmsClient, AmsError, type Directory } from 'agent-messaging-service/client';
+import { AmsClient, AmsError, type Directory } from '@agent-messaging/client';
 
 export type Role = 'admin' | 'agent';
 export type DirectoryEntry = Directory['agents'][number];

@@ -1,7 +1,6 @@
 import { buildConfig } from '../config/config.js';
 import { readEnv } from '../config/env.js';
-import type { Command, CommandInput } from './command.js';
-import { required } from './command.js';
+import { required, type Command, type CommandInput } from '@agent-messaging/client/cli';
 
 /**
  * The commands that work on the database itself (DATABASE_URL), with no server running: the way in

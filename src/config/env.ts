@@ -51,18 +51,3 @@ export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {
   }
   return env;
 }
-
-/** Where the `ams` client commands find the service and their API token (`--url`, `--token` win). */
-export interface ClientEnv {
-  AMS_URL?: string;
-  AMS_API_TOKEN?: string;
-}
-
-export function readClientEnv(source: NodeJS.ProcessEnv = process.env): ClientEnv {
-  const env: ClientEnv = {};
-  for (const key of ['AMS_URL', 'AMS_API_TOKEN'] as const) {
-    const value = source[key];
-    if (value !== undefined && value !== '') env[key] = value;
-  }
-  return env;
-}

@@ -14,7 +14,7 @@ export type DomainEvent =
   | { type: 'membership.removed'; roomId: string; agentIds: string[] }
   /** `sessionsEnded`: the policy (Authz.sessionsEndWithToken) ends the token's sessions, live sockets included. */
   | { type: 'token.revoked'; tokenId: string; agentId: string; sessionsEnded: boolean }
-  /** The agent's sessions end, live sockets included, on every node (PHASE2.md section 7). */
+  /** The agent's sessions end, live sockets included, on every node (docs/protocol.md, Disabled agents). */
   | { type: 'agent.disabled'; agentId: string }
   | { type: 'agent.enabled'; agentId: string }
   /** A webhook endpoint was registered: every node's outbox looks for endpoints again. */

@@ -1,12 +1,6 @@
-export type Role = 'admin' | 'agent';
-export const ROLES: readonly Role[] = ['admin', 'agent'];
+import type { Role, ScopeAction } from '@agent-messaging/protocol';
 
-/** What a scoped token may be limited to (PHASE2.md 6.2); authz.ts says which call needs which. */
-export type ScopeAction = 'messages:read' | 'messages:write' | 'rooms:read' | 'feed:read' | 'feed:write'
-  | 'directory:read' | 'webhooks:manage' | 'admin';
-export const SCOPE_ACTIONS: readonly ScopeAction[] = [
-  'messages:read', 'messages:write', 'rooms:read', 'feed:read', 'feed:write', 'directory:read', 'webhooks:manage', 'admin',
-];
+export { ROLES, SCOPE_ACTIONS, type Role, type ScopeAction } from '@agent-messaging/protocol';
 
 /** A scoped token's grant: absent `actions`, every right of the role; absent `rooms`, every room. */
 export interface Scope {

@@ -3,11 +3,11 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { ErrorBody, standardiseText } from '../core/common.schema.js';
+import { ErrorBody, standardiseText } from '@agent-messaging/protocol';
 import { buildAsyncApiDocument } from '../realtime/asyncapi.js';
 
 /**
- * The machine-readable description of the service (PHASE2.md section 3): `GET /openapi.json`
+ * The machine-readable description of the service (docs/protocol.md, The API describes itself): `GET /openapi.json`
  * (OpenAPI 3.1), `GET /docs` (Swagger UI, every asset served from here) and `GET /asyncapi.json`
  * (AsyncAPI 3.0, the WebSocket namespace: realtime/asyncapi.ts).
  *
@@ -41,7 +41,7 @@ const ERROR_DESCRIPTIONS: Record<ErrorStatus, string> = {
 const ALWAYS: readonly ErrorStatus[] = [429, 503];
 /** What any JSON body may cause before the service sees it. */
 const BODY_ERRORS: readonly ErrorStatus[] = [400, 413, 415];
-/** What a session JWT may cause: its token's scope may not grant the call (PHASE2.md 6.2). */
+/** What a session JWT may cause: its token's scope may not grant the call (docs/scopes.md). */
 const JWT_ERRORS: readonly ErrorStatus[] = [403];
 
 /** How a route authenticates, as OpenAPI security requirements. */

@@ -197,7 +197,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     directoryRoutes(api, ctx);
     mcpRoutes(api, ctx);
   });
-  // The web console (PHASE2.md section 5): a page, not part of the API documents.
+  // The web console (docs/console.md): a page, not part of the API documents.
   consoleRoutes(app, ctx);
   return app;
 }

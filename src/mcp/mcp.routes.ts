@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_PATH } from '@agent-messaging/protocol';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../core/principal.js';
@@ -9,7 +10,6 @@ import { AppError, unauthenticated } from '../errors.js';
 import { packageVersion } from '../config/version.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
-export const MCP_PATH = '/mcp';
 const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
 /**
  * What a Server builds for itself unless given one (an Ajv instance: most of a request's CPU when
@@ -28,7 +28,7 @@ const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messag
  *
  * The SDK's low-level `Server` rather than `McpServer.registerTool`: McpServer answers arguments
  * that fail its schema with its own text ("MCP error -32602: Input validation error ..."), where
- * the contract (PHASE2.md section 4) wants `VALIDATION_ERROR: ...` with the field, as REST says
+ * the protocol (docs/mcp.md) wants `VALIDATION_ERROR: ...` with the field, as REST says
  * it; and it would convert the 13 schemas for every request's `tools/list`.
  */
 function createMcpServer(ctx: AppContext, principal: Principal): Server {

@@ -1,16 +1,14 @@
 import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
-import { HISTORY_LIMITS, MESSAGE_BODY_MAX } from '../core/messages/messages.schema.js';
-import { INBOX_WAIT_MAX_SECONDS } from '../core/inbox/inbox.schema.js';
+import { HISTORY_LIMITS, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI } from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
-import { POST_BODY_MAX, REACTION_EMOJI } from '../core/social/social.schema.js';
 import { compile, Type } from '../core/validation.js';
 import { toPublicError } from '../errors.js';
 
 /**
- * The thirteen tools of PHASE2.md section 4. Each is a thin adapter, as a REST route is: arguments
+ * The thirteen tools (docs/protocol.md, MCP tools). Each is a thin adapter, as a REST route is: arguments
  * (checked for shape here, for meaning by the service), one call of the same domain service REST
  * and WebSocket call, and the result as `structuredContent` plus a text a model reads. A failure is
  * the service's AppError through `toPublicError`, as `isError` text starting with its code.

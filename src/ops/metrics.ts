@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DomainEvent, EventPublisher } from '../core/events.js';
 
-/** The five metrics of SPEC.md plus Node's default process metrics, on a registry of our own. */
+/** The service's own metrics (docs/protocol.md, Metrics) plus Node's default process metrics, on a registry of our own. */
 export interface Metrics {
   registry: Registry;
   httpRequests: Counter<'method' | 'route' | 'status'>;

@@ -1,14 +1,12 @@
 import type { TSchema } from '@sinclair/typebox';
-import { ReadCursorSchema } from '../core/rooms/rooms.schema.js';
-import { standardiseText } from '../core/common.schema.js';
-import { WsMessageSchema } from '../core/messages/messages.schema.js';
 import {
-  AckErrorSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema, SyncPayload,
+  ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema,
+  HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema, SyncPayload,
   RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, WsErrorSchema, type ClientEventName,
-} from './protocol.js';
+} from '@agent-messaging/protocol';
 
 /**
- * The AsyncAPI 3.0 document of the `/agents` namespace (PHASE2.md section 3), built from the schemas
+ * The AsyncAPI 3.0 document of the `/agents` namespace (docs/protocol.md, The API describes itself), built from the schemas
  * of protocol.ts. The document describes the server: client events are operations it `receive`s,
  * each with its acknowledgement as the operation's `reply`; server events are operations it `send`s.
  * Event names (which hold `:`) are in each message's `name`; the keys are camelCase.

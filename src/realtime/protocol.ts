@@ -1,56 +1,17 @@
-import { Type, type Static } from '@sinclair/typebox';
 import type { Namespace, Socket } from 'socket.io';
-import { IdString } from '../core/common.schema.js';
-import { HistoryLimit, SendMessageInput, WsMessageSchema } from '../core/messages/messages.schema.js';
+import type { ServerToClientEvents, WsMessage } from '@agent-messaging/protocol';
 import type { Message } from '../core/messages/message.js';
 import type { Principal } from '../core/principal.js';
-import { Text, Uuid } from '../core/validation.js';
-import { ERROR_CATALOG, type WsErrorCode } from '../errors.js';
 
 /**
- * The wire protocol of the `/agents` namespace (SPEC.md "Events", DESIGN.md section 3): event names,
- * payload shapes and the Socket.IO room names the server uses internally.
+ * The server's side of the wire protocol (the shapes themselves are the protocol package's, shared
+ * with clients): the socket types, the message as sockets carry it, and the Socket.IO room names.
  */
 
-export const NAMESPACE = '/agents';
-
-/** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read'] as const;
-export type ClientEventName = (typeof CLIENT_EVENTS)[number];
-
-/**
- * What the server sends back to a client, in the acknowledgement (`{error: {code, message}}`) or as
- * an `error` event (`{code, message, requestId?}`): exactly the shapes of DESIGN.md, nothing more.
- */
-export interface WsError {
-  code: WsErrorCode;
-  /** Human-readable; for VALIDATION_ERROR it names each failing field. */
-  message: string;
-  /** Echoes the request's `requestId` on `error` events. */
-  requestId?: string;
-}
-
-/** A message as WebSocket payloads carry it: the author is `authorAgentId` (REST says `senderId`). */
-export type WsMessage = Static<typeof WsMessageSchema>;
-
-export interface PresenceUpdate {
-  agentId: string;
-  status: 'online' | 'offline';
-}
-
-export interface HelloAck {
-  agentId: string;
-  rooms: string[];
-  /** `{roomId: lastSeq}` for every room in `rooms`, read after the socket joined them. */
-  lastSeqs: Record<string, number>;
-}
-
-export interface ServerToClientEvents {
-  'agent:hello-ack': (payload: HelloAck) => void;
-  'presence:update': (payload: PresenceUpdate) => void;
-  'message:new': (payload: WsMessage) => void;
-  error: (payload: WsError) => void;
-}
+export {
+  NAMESPACE, CLIENT_EVENTS, REQUEST_ID_MAX, type ClientEventName, type WsError, type WsMessage, type PresenceUpdate, type HelloAck,
+  type ServerToClientEvents,
+} from '@agent-messaging/protocol';
 
 /** Client payloads are untrusted: every handler receives `unknown` and validates it. */
 export type ClientToServerEvents = Record<string, (...args: unknown[]) => void>;
@@ -78,125 +39,13 @@ export function toWsMessage(message: Message): WsMessage {
   return out;
 }
 
-// ---------------------------------------------------------------- payload schemas
-// The schemas of every event and acknowledgement, from which /asyncapi.json is built
-// (realtime/asyncapi.ts). Client payloads are validated where they are used: the envelope and
-// `requestId` in register-event.ts, room ids by parseId (the UUID rule of `Uuid`), the message fields
-// by the services' schemas (SendMessageInput is the very object used here), paging by paging.ts.
-
-/** Longest `requestId` a client may send (it is echoed on `error` events). */
-export const REQUEST_ID_MAX = 128;
-const RequestId = Text({ maxLength: REQUEST_ID_MAX, description: 'Echoed on the `error` event of a failure that had no acknowledgement' });
-
-export const RoomRefPayload = Type.Object(
-  { roomId: Uuid({ description: 'Room id' }), requestId: Type.Optional(RequestId) },
-  { title: 'RoomRef', additionalProperties: true },
-);
-
-export const RoomListPayload = Type.Object({ requestId: Type.Optional(RequestId) }, { title: 'RoomListRequest', additionalProperties: true });
-
-export const SendPayload = Type.Object(
-  { ...SendMessageInput.properties, roomId: Uuid({ description: 'Room id' }), requestId: Type.Optional(RequestId) },
-  { title: 'SendMessage', additionalProperties: true },
-);
-
-export const HistoryPayload = Type.Object(
-  {
-    roomId: Uuid({ description: 'Room id' }),
-    before: Type.Optional(Uuid({ description: 'A message id: older messages (exclusive)' })),
-    cursor: Type.Optional(Uuid({ description: 'The same as before (the cursor of the previous page)' })),
-    limit: Type.Optional(HistoryLimit),
-    requestId: Type.Optional(RequestId),
-  },
-  { title: 'HistoryRequest', additionalProperties: true },
-);
-
-const WS_ERROR_CODES = [...new Set(Object.values(ERROR_CATALOG).map((entry) => entry.ws))];
-const WsErrorCodeSchema = Type.Union(WS_ERROR_CODES.map((code) => Type.Literal(code)));
-
-export const WsErrorSchema = Type.Object(
-  {
-    code: WsErrorCodeSchema,
-    message: Type.String({ description: 'Human-readable; for VALIDATION_ERROR it names each failing field' }),
-    requestId: Type.Optional(Type.String({ description: 'The request\'s requestId, when it gave one' })),
-  },
-  { title: 'WsError' },
-);
-
-/** Any acknowledgement of a failed event. */
-export const AckErrorSchema = Type.Object(
-  { error: Type.Object({ code: WsErrorCodeSchema, message: Type.String() }) },
-  { title: 'AckError' },
-);
-/** The acknowledgement of an event that returns nothing else (`room:join`, `room:leave`). */
-export const AckOkSchema = Type.Object({ ok: Type.Literal(true) }, { title: 'AckOk' });
-
-export const RoomListAckSchema = Type.Object(
-  {
-    rooms: Type.Array(Type.Object({
-      id: IdString(), slug: Type.String(), name: Type.String(),
-      lastSeq: Type.Integer({ minimum: 0 }),
-      readSeq: Type.Integer({ minimum: 0, description: "The agent's read cursor" }),
-      unreadCount: Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' }),
-    }, { title: 'RoomListItem' })),
-  },
-  { title: 'RoomListAck' },
-);
-
-export const SyncPayload = Type.Object(
-  {
-    roomId: Uuid({ description: 'Room id' }),
-    afterSeq: Type.Integer({ minimum: 0, description: 'The last seq the client processed: messages after it, oldest first' }),
-    limit: Type.Optional(HistoryLimit),
-    requestId: Type.Optional(RequestId),
-  },
-  { title: 'SyncRequest', additionalProperties: true },
-);
-export const SyncAckSchema = Type.Object(
-  {
-    messages: Type.Array(WsMessageSchema, { description: 'Oldest first, seq > afterSeq' }),
-    lastSeq: Type.Integer({ minimum: 0, description: "The room's latest seq" }),
-    hasMore: Type.Boolean({ description: 'Whether messages after this page exist' }),
-  },
-  { title: 'SyncAck' },
-);
-export const ReadPayload = Type.Object(
-  { roomId: Uuid({ description: 'Room id' }), seq: Type.Integer({ minimum: 0, description: 'The last seq processed (at most the room\'s lastSeq)' }), requestId: Type.Optional(RequestId) },
-  { title: 'ReadRequest', additionalProperties: true },
-);
-export const SendAckSchema = Type.Object(
-  { messageId: IdString(), seq: Type.Integer({ minimum: 1, description: 'The message\'s seq in its room' }) },
-  { title: 'SendAck' },
-);
-export const HistoryAckSchema = Type.Object(
-  {
-    messages: Type.Array(WsMessageSchema, { description: 'Newest first' }),
-    hasMore: Type.Boolean({ description: 'Whether older messages exist' }),
-    cursor: Type.Union([IdString(), Type.Null()], { description: 'Id of the oldest message on the page; null when the page is empty' }),
-  },
-  { title: 'HistoryAck' },
-);
-
-export const PresenceUpdateSchema = Type.Object(
-  { agentId: IdString(), status: Type.Union([Type.Literal('online'), Type.Literal('offline')]) },
-  { title: 'PresenceUpdate' },
-);
-export const HelloAckSchema = Type.Object(
-  {
-    agentId: IdString(),
-    rooms: Type.Array(IdString(), { description: 'The rooms the connection was joined to' }),
-    lastSeqs: Type.Record(Type.String({ format: 'uuid' }), Type.Integer({ minimum: 0 }), { description: '{roomId: lastSeq} for every room in rooms, read once the socket was in them: compare with the last seq processed and room:sync the difference' }),
-  },
-  { title: 'HelloAck' },
-);
-
 /** Socket.IO room names. Room ids and agent ids are lowercase UUIDs, so the names cannot collide. */
 export const ROOM_PREFIX = 'room:';
 export const roomChannel = (roomId: string): string => `${ROOM_PREFIX}${roomId}`;
 export const agentChannel = (agentId: string): string => `agent:${agentId}`;
 export const tokenChannel = (tokenId: string): string => `token:${tokenId}`;
 /**
- * Scoped tokens' sockets (PHASE2.md 6.2) are not in `agentChannel`, which follows every membership
+ * Scoped tokens' sockets (docs/scopes.md) are not in `agentChannel`, which follows every membership
  * of the agent: they are in `scopedAgentChannel` (to end them with the agent), and follow only
  * what their token reaches: `agentChannel` when it grants messages:read in every room,
  * `roomGrantChannel` per granted room otherwise.

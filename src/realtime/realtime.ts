@@ -47,7 +47,7 @@ export interface Realtime {
 }
 
 /**
- * The WebSocket interface of SPEC.md on the HTTP server of the REST API: namespace `/agents`,
+ * The WebSocket interface (docs/protocol.md, WebSocket) on the HTTP server of the REST API: namespace `/agents`,
  * in-memory adapter on one node, the Redis adapter when REDIS_URL is set.
  */
 export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, options: RealtimeOptions = {}): Promise<Realtime> {

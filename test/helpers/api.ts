@@ -117,7 +117,7 @@ export async function newAdminAgentRoom(api: Api): Promise<{ admin: TestAgent; a
   return { admin, agent, roomId: (await newRoom(api, admin, [agent])).id };
 }
 
-/** A session of `agent` from a new token with these scopes (PHASE2.md 6.2), issued as `asJwt` when given. */
+/** A session of `agent` from a new token with these scopes (docs/scopes.md), issued as `asJwt` when given. */
 export async function scopedSession(api: Api, agent: { id: string }, scopes: Record<string, unknown>, asJwt?: string): Promise<string> {
   const token = await api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes }, asJwt === undefined ? {} : { jwt: asJwt });
   expectStatus(token, 201, 'issue scoped token');

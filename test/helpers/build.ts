@@ -19,8 +19,12 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
+/** The workspace packages the server imports by name, built before it (`npm run build`'s order). */
+export const PACKAGES = ['protocol', 'client'].map((name) => join(ROOT, 'packages', name));
+
 // tsc rewrites only what changed, so compare the newest output with the newest source.
-const isBuilt = (): boolean => existsSync(MAIN_JS) && existsSync(CLI_JS) && newestMtime(join(ROOT, 'dist')) >= newestMtime(join(ROOT, 'src'));
+const isFresh = (dir: string): boolean => existsSync(join(dir, 'dist')) && newestMtime(join(dir, 'dist')) >= newestMtime(join(dir, 'src'));
+const isBuilt = (): boolean => existsSync(MAIN_JS) && existsSync(CLI_JS) && [ROOT, ...PACKAGES].every(isFresh);
 
 /**
  * Makes sure dist/ matches src/ (`npm test` builds first; a single file run with `npx vitest` may
@@ -45,12 +49,14 @@ export async function ensureBuilt(): Promise<void> {
   }
   try {
     if (isBuilt()) return;
-    // An incremental build trusts its .tsbuildinfo even when outputs were deleted.
-    if (!existsSync(MAIN_JS)) rmSync(join(ROOT, 'dist', '.tsbuildinfo'), { force: true });
-    await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.build.json')], {
-      cwd: ROOT,
-      timeout: 170_000,
-    });
+    for (const dir of [...PACKAGES, ROOT]) {
+      // An incremental build trusts its .tsbuildinfo even when outputs were deleted.
+      if (!existsSync(join(dir, 'dist', dir === ROOT ? 'main.js' : 'index.js'))) rmSync(join(dir, 'dist', '.tsbuildinfo'), { force: true });
+      await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.build.json')], {
+        cwd: dir,
+        timeout: 170_000,
+      });
+    }
     // What tsc does not copy (the presence scripts), as `npm run build` does.
     await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'copy-assets.js')], { cwd: ROOT, timeout: 30_000 });
   } finally {
@@ -67,7 +73,7 @@ export const CONSOLE_INDEX = join(ROOT, 'dist', 'console', 'index.html');
  */
 export async function ensureConsoleBuilt(): Promise<void> {
   // The bundle holds the client library too.
-  const newestSource = Math.max(newestMtime(CONSOLE_SOURCES), newestMtime(join(ROOT, 'src', 'client')));
+  const newestSource = Math.max(newestMtime(CONSOLE_SOURCES), ...PACKAGES.map((dir) => newestMtime(join(dir, 'src'))));
   if (existsSync(CONSOLE_INDEX) && statSync(CONSOLE_INDEX).mtimeMs >= newestSource) return;
   await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(CONSOLE_SOURCES, 'vite.config.ts')], {
     cwd: ROOT,

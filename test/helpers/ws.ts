@@ -99,7 +99,7 @@ export function disconnected(socket: ClientSocket, timeoutMs = DEFAULT_TIMEOUT_M
   return waitFor<string>(socket, 'disconnect', () => true, timeoutMs);
 }
 
-/** Expects the DESIGN.md auth failure: `error` AUTH_FAILED, then a server disconnect, and no hello. Resolves with the error message. */
+/** Expects the handshake's auth failure (docs/protocol.md, Connecting): `error` AUTH_FAILED, then a server disconnect, and no hello. Resolves with the error message. */
 export async function expectAuthFailed(socket: ClientSocket): Promise<string> {
   const hellos = record(socket, 'agent:hello-ack');
   const order: string[] = [];

@@ -29,7 +29,7 @@ async function expectHandshakeRefused(url: string, jwt: string): Promise<string>
   return message;
 }
 
-describe('session JWTs must name an existing agent, with a bounded lifetime (issue 16, items 1 and 4)', () => {
+describe('session JWTs must name an existing agent, with a bounded lifetime', () => {
   let server: TestServer;
   let api: Api;
   let agent: TestAgent;
@@ -105,7 +105,7 @@ describe('session JWTs must name an existing agent, with a bounded lifetime (iss
   });
 });
 
-describe('disabled agents (PHASE2.md section 7), open mode', () => {
+describe('disabled agents, open mode', () => {
   let server: TestServer;
   let api: Api;
   let admin: TestAgent;

@@ -9,7 +9,7 @@ import { closed } from '../helpers/schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
- * PHASE2.md section 3: /asyncapi.json (AsyncAPI 3.0 of the /agents namespace) validates with
+ * docs/protocol.md, The API describes itself: /asyncapi.json (AsyncAPI 3.0 of the /agents namespace) validates with
  * @asyncapi/parser and real events match it; /docs is served by the service itself, no CDN.
  */
 

@@ -5,7 +5,7 @@ import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRE
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
-// PHASE2.md section 1: seq, forward catch-up (afterSeq, room:sync), read cursors. Runs on the
+// docs/catch-up.md: seq, forward catch-up (afterSeq, room:sync), read cursors. Runs on the
 // suite's dialect (AMS_TEST_DATABASE=postgres for PostgreSQL).
 
 const UNKNOWN_ID = '0190a5d0-0000-7000-8000-000000000000';

@@ -6,7 +6,7 @@ import { spawnProcess } from '../helpers/processes.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// The `ams` client commands (PHASE2.md section 3) end to end: the built CLI against a running server.
+// The `ams` client commands (docs/client.md) end to end: the built CLI against a running server.
 
 interface CliResult {
   code: number;

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { AmsClient, type Message } from '../../src/client/index.js';
+import { AmsClient, type Message } from '@agent-messaging/client';
 import { Api, newAdmin, newAgent, newRoom } from '../helpers/api.js';
 import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { freePort } from '../helpers/services.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
 
-// PHASE2.md section 3: the client library across a server killed with SIGKILL and started again
+// docs/client.md: the client library across a server killed with SIGKILL and started again
 // (same database, same port) while messages are being sent.
 
 describe('AmsClient across a SIGKILLed and restarted server', () => {

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AmsClient, AmsError, type Message } from '../../src/client/index.js';
+import { AmsClient, AmsError, type Message } from '@agent-messaging/client';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// The client library (PHASE2.md section 3) against the real server in this process. The restart and
+// The client library (docs/client.md) against the real server in this process. The restart and
 // SIGKILL cases are in client-restart.test.ts.
 
 const clients: AmsClient[] = [];

@@ -141,7 +141,7 @@ describe.skipIf(!ready)('real-time across three nodes', () => {
     }
   });
 
-  // Open mode (SPEC.md Phase 1: JWTs are irrevocable); the strict-mode cross-node disconnect is
+  // Open mode (JWTs are irrevocable, docs/protocol.md); the strict-mode cross-node disconnect is
   // proven in realtime-redis.test.ts and test/reliability/ws-revocation.test.ts.
   it('revoking an API token on one node refuses new exchanges on every node and leaves live sockets up', async () => {
     const victim = await newAgent(apis[0]!);

@@ -10,7 +10,7 @@ import { sleep, waitUntil } from '../helpers/wait.js';
 import { connect, type ClientSocket } from '../helpers/ws.js';
 
 /**
- * The console (PHASE2.md section 5) in headless Chromium, driven by the accessible names the
+ * The console (docs/console.md) in headless Chromium, driven by the accessible names the
  * contract lists: sign in, rooms and unread counts, live messages both ways, the feed, the admin's
  * token issue, bodies shown as text, and reconnection with catch-up after a server restart.
  */

@@ -3,7 +3,7 @@ import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type Tes
 import { startTestNodes, type TestNodes } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
 
-// PHASE2.md 1.4: "a message committed on node B wakes a waiter on node A" (through the cluster bus,
+// docs/catch-up.md: "a message committed on node B wakes a waiter on node A" (through the cluster bus,
 // `messages.committed`, notified once per turn of B's event loop).
 
 const available = await servicesAvailable('inbox across nodes', ['redis']);

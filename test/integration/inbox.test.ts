@@ -3,7 +3,7 @@ import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type Tes
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import type { Payload } from '../helpers/ws.js';
 
-// PHASE2.md 1.4: GET /api/v1/inbox?limit=L&wait=S.
+// docs/catch-up.md: GET /api/v1/inbox?limit=L&wait=S.
 
 describe('GET /api/v1/inbox', () => {
   let server: TestServer;

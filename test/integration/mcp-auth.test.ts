@@ -7,7 +7,7 @@ import { startTestNodes, type TestNodes } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
 
-// PHASE2.md section 4: `Authorization: Bearer <JWT or API token>`; a missing, invalid, revoked or
+// docs/mcp.md: `Authorization: Bearer <JWT or API token>`; a missing, invalid, revoked or
 // expired credential gets 401 with `WWW-Authenticate: Bearer`, an API token on its next request.
 
 const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };

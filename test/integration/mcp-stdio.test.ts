@@ -7,7 +7,7 @@ import { CLI_JS, ensureBuilt, ROOT } from '../helpers/build.js';
 import { callTool } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 
-// PHASE2.md section 4: `ams mcp` (AMS_URL, AMS_API_TOKEN) gives the same tools over stdio, spawned
+// docs/mcp.md: `ams mcp` (AMS_URL, AMS_API_TOKEN) gives the same tools over stdio, spawned
 // by the SDK's own stdio client as an MCP host would.
 
 /** `ams mcp` as a client process of the SDK, with exactly this environment (plus PATH). */

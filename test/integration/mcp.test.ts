@@ -5,7 +5,7 @@ import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
-// PHASE2.md section 4: the service as MCP tools, through the SDK's own client.
+// docs/mcp.md: the service as MCP tools, through the SDK's own client.
 
 const TOOL_NAMES = [
   'whoami', 'list_rooms', 'read_messages', 'send_message', 'fetch_inbox', 'mark_read', 'search_messages',

@@ -8,7 +8,7 @@ import { partialClientMsgIdIndex } from '../../src/store/migrations/002-partial-
 import { Api } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, TEST_DIALECT, type TestDatabase, type TestServer } from '../helpers/server.js';
 
-// Migration 004 on a database that already holds messages (PHASE2.md 1.1 and 1.3): existing
+// Migration 004 on a database that already holds messages (docs/catch-up.md): existing
 // messages are numbered per room in id order, rooms get their lastSeq, memberships start there.
 
 function openRaw(db: TestDatabase): Kysely<unknown> {

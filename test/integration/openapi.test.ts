@@ -12,7 +12,7 @@ import { registeredRoutes } from '../helpers/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
- * PHASE2.md section 3: /openapi.json is a valid OpenAPI 3.1 document, it names every route the
+ * docs/protocol.md, The API describes itself: /openapi.json is a valid OpenAPI 3.1 document, it names every route the
  * server registers, and what it says is what the server does: every real response of a scenario
  * that hits each route (successes and errors) has a documented status and matches its schema.
  */
@@ -193,7 +193,7 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', `${messages()}?limit=500`, roomId, { jwt: alice.jwt })).status).toBe(400);
     expect((await call(t, 'GET', messages(), roomId)).status).toBe(401);
     expect((await call(t, 'GET', messages(), { id: '00000000-0000-7000-8000-000000000000' }, { jwt: alice.jwt })).status).toBe(404);
-    // Forward catch-up, read cursors, the inbox and search (PHASE2.md sections 1 and 2).
+    // Forward catch-up, read cursors, the inbox and search (docs/catch-up.md, docs/search.md).
     expect((await call(t, 'GET', `${messages()}?afterSeq=0`, roomId, { jwt: bob.jwt })).body.lastSeq).toBeGreaterThan(0);
     expect((await call(t, 'GET', `${messages()}?afterSeq=-1`, roomId, { jwt: bob.jwt })).status).toBe(400);
     expect((await call(t, 'GET', '/api/v1/inbox', none, { jwt: bob.jwt })).body.unreadTotal).toBeGreaterThan(0);
@@ -207,7 +207,7 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', '/api/v1/search/messages?q=%2B%2B', none, { jwt: bob.jwt })).status).toBe(400);
     expect((await call(t, 'GET', `/api/v1/search/messages?q=hello&roomId=${roomId.id}`, none, { jwt: outsider.jwt })).status).toBe(403);
     expect((await call(t, 'GET', '/api/v1/search/messages?q=hello&roomId=00000000-0000-7000-8000-000000000000', none, { jwt: bob.jwt })).status).toBe(404);
-    // Webhooks (PHASE2.md section 6.1); a public address literal, never attempted (its agent is in no room).
+    // Webhooks (docs/webhooks.md); a public address literal, never attempted (its agent is in no room).
     const hooked = await newAgent(api);
     const hooks = '/api/v1/agents/:id/webhooks';
     const hookUrl = 'https://198.51.100.7/hook';

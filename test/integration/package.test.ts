@@ -1,14 +1,27 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { build } from 'vite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newAdmin, newRoom } from '../helpers/api.js';
-import { ensureBuilt, ROOT } from '../helpers/build.js';
+import { ensureBuilt, PACKAGES, ROOT } from '../helpers/build.js';
 import { useTestServer } from '../helpers/suite.js';
 
 const run = promisify(execFile);
+
+/** What a client must never install: the server's own dependencies (and the server itself). */
+const SERVER_ONLY = ['agent-messaging-service', 'fastify', 'pg', 'ioredis', 'better-sqlite3', '@node-rs/argon2', 'kysely', 'socket.io', 'pino', 'prom-client'];
+
+/** `npm pack` of one folder into `destination`; the tarball's path. */
+async function pack(dir: string, destination: string): Promise<string> {
+  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', destination], { cwd: dir, timeout: 60_000 });
+  const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
+  return join(destination, filename);
+}
 
 describe('what the repository ships and what git keeps out', () => {
   beforeAll(ensureBuilt, 180_000);
@@ -18,9 +31,11 @@ describe('what the repository ships and what git keeps out', () => {
     const [pack] = JSON.parse(stdout) as [{ files: { path: string }[] }];
     const files = pack.files.map((f) => f.path);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
-    for (const needed of ['package.json', 'README.md', 'dist/main.js', 'dist/serve.js', 'dist/client/index.js', 'dist/client/index.d.ts', 'docs/reliability.md', 'docs/client.md', 'examples/walkthrough.sh', ...Object.values(pkg.bin)]) {
+    for (const needed of ['package.json', 'README.md', 'dist/main.js', 'dist/serve.js', 'docs/reliability.md', 'docs/client.md', 'examples/walkthrough.sh', ...Object.values(pkg.bin)]) {
       expect(files, needed).toContain(needed);
     }
+    // The client library is a package of its own (packages/client), not a part of the server's.
+    expect(files.filter((f) => f.startsWith('dist/client/') || f.startsWith('packages/'))).toEqual([]);
     const unwanted = files.filter((f) => /^(src|test|bench|data|scripts|\.ci)\//.test(f) || /\.(sqlite|tsbuildinfo|map|log|tgz)$|(^|\/)\.env|admin\.json$/.test(f));
     expect(unwanted).toEqual([]);
   }, 90_000);
@@ -33,49 +48,40 @@ describe('what the repository ships and what git keeps out', () => {
   });
 });
 
-describe('the packed package, unpacked in an empty folder', () => {
+describe('the client package, installed from its tarball into an empty folder as a user installs it', () => {
   const t = useTestServer();
   let folder: string;
-  const pkgDir = (): string => join(folder, 'node_modules', 'agent-messaging-service');
+  const installed = (...path: string[]): string => join(folder, 'node_modules', ...path);
 
-  // `npm install <tarball>` would fetch the dependencies from the registry; offline, the tarball is
-  // unpacked where npm would put it and the dependencies are the repository's installed ones.
+  // `npm install` of the two tarballs (the client and the protocol it takes its types from), the
+  // rest from the registry or npm's cache, exactly what a user of the client gets.
   beforeAll(async () => {
     await ensureBuilt();
-    folder = mkdtempSync(join(tmpdir(), 'ams-pack-'));
-    const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], { cwd: ROOT, timeout: 60_000 });
-    const [{ filename }] = JSON.parse(stdout) as [{ filename: string }];
-    mkdirSync(pkgDir(), { recursive: true });
-    await run('tar', ['-xzf', join(folder, filename), '-C', pkgDir(), '--strip-components=1']);
-    const pkg = JSON.parse(readFileSync(join(pkgDir(), 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    for (const dependency of Object.keys(pkg.dependencies)) {
-      const link = join(folder, 'node_modules', dependency);
-      mkdirSync(dirname(link), { recursive: true });
-      symlinkSync(join(ROOT, 'node_modules', dependency), link);
-    }
+    folder = mkdtempSync(join(tmpdir(), 'ams-client-pack-'));
+    const tarballs = [];
+    for (const dir of PACKAGES) tarballs.push(await pack(dir, folder));
+    writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'a-user-project', private: true, type: 'module' }));
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...tarballs], { cwd: folder, timeout: 170_000 });
     return () => rmSync(folder, { recursive: true, force: true });
   }, 180_000);
 
-  it('runs ams from the package', async () => {
-    const { stdout } = await run(process.execPath, [join(pkgDir(), 'dist', 'cli', 'main.js'), '--help'], { cwd: folder });
-    expect(stdout).toContain('tail ROOM');
+  it('installs no server dependency', () => {
+    expect(existsSync(installed('@agent-messaging', 'client', 'dist', 'index.js'))).toBe(true);
+    const present = SERVER_ONLY.filter((name) => existsSync(installed(name)));
+    expect(present).toEqual([]);
+    const pkg = JSON.parse(readFileSync(installed('@agent-messaging', 'client', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@agent-messaging/protocol', '@modelcontextprotocol/sdk', 'socket.io-client']);
   });
 
-  it('agent-messaging-service/client imports by its package name, with types, and talks to the service', async () => {
-    const pkg = JSON.parse(readFileSync(join(pkgDir(), 'package.json'), 'utf8')) as { exports: Record<string, { types: string; default: string }> };
-    expect(readdirSync(join(pkgDir(), 'dist', 'client'))).toContain(pkg.exports['./client']!.types.replace('./dist/client/', ''));
-    // What a browser bundle of it pulls in: socket.io-client and its own files, nothing of the server.
-    const specifiers = readdirSync(join(pkgDir(), 'dist', 'client')).filter((f) => f.endsWith('.js'))
-      .flatMap((f) => [...readFileSync(join(pkgDir(), 'dist', 'client', f), 'utf8').matchAll(/^(?:import|export)\b[^'"\n]*?(?:from\s*)?['"]([^'"]+)['"];?$/gm)].map((m) => m[1]!));
-    expect([...new Set(specifiers.filter((s) => !s.startsWith('./')))]).toEqual(['socket.io-client']);
-
+  it('imports by its package name in Node.js, with types, and talks to the service', async () => {
+    expect(readdirSync(installed('@agent-messaging', 'client', 'dist'))).toContain('index.d.ts');
     const admin = await newAdmin(t.api);
     const room = await newRoom(t.api, admin);
     const script = `
-      import { AmsClient, AmsError } from 'agent-messaging-service/client';
+      import { AmsClient, AmsError } from '@agent-messaging/client';
       const client = new AmsClient({ url: process.env.AMS_URL, apiToken: process.env.AMS_API_TOKEN });
       await client.connect();
-      const sent = await client.send(process.env.ROOM, 'from the packed client');
+      const sent = await client.send(process.env.ROOM, 'from the installed client');
       const refused = await client.send(process.env.ROOM, '').catch((err) => err);
       console.log(JSON.stringify({ seq: sent.seq, isAmsError: refused instanceof AmsError, code: refused.code }));
       await client.close();
@@ -86,5 +92,37 @@ describe('the packed package, unpacked in an empty folder', () => {
       timeout: 60_000,
     });
     expect(JSON.parse(stdout)).toEqual({ seq: 1, isAmsError: true, code: 'VALIDATION_ERROR' });
+  }, 90_000);
+
+  it('bundles for a browser: the library, socket.io-client and no Node.js module or server code', async () => {
+    writeFileSync(join(folder, 'entry.js'), "export { AmsClient } from '@agent-messaging/client';\n");
+    const output = await build({
+      root: folder, configFile: false, logLevel: 'silent',
+      build: { write: false, lib: { entry: join(folder, 'entry.js'), formats: ['es'], fileName: 'bundle' }, minify: false },
+    });
+    const [result] = (Array.isArray(output) ? output : [output]) as { output: { type: string; code?: string; moduleIds?: string[] }[] }[];
+    const chunk = result!.output.find((o) => o.type === 'chunk')!;
+    const modules = chunk.moduleIds ?? [];
+    expect(modules.some((id) => id.includes('socket.io-client'))).toBe(true);
+    expect(modules.filter((id) => /node:|@agent-messaging[\\/]protocol|typebox|fastify/.test(id))).toEqual([]);
+    expect(chunk.code).toContain('class AmsClient');
+  }, 90_000);
+
+  it('its ams runs the client commands and ams mcp, and has no database commands', async () => {
+    const ams = installed('.bin', 'ams');
+    const { stdout } = await run(ams, ['--help'], { cwd: folder });
+    expect(stdout).toContain('tail ROOM');
+    expect(stdout).not.toContain('admin create');
+
+    const admin = await newAdmin(t.api);
+    const transport = new StdioClientTransport({ command: ams, args: ['mcp'], cwd: folder, env: { PATH: process.env.PATH ?? '', AMS_URL: t.server.url, AMS_API_TOKEN: admin.apiToken } });
+    const client = new Client({ name: 'package-test', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('send_message');
+    } finally {
+      await client.close();
+    }
   }, 90_000);
 });

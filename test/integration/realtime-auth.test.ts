@@ -67,7 +67,7 @@ describe('WebSocket handshake authentication', () => {
     expect(await gone).toBe('io server disconnect');
   });
 
-  it('open mode (SPEC.md Phase 1: JWTs are irrevocable): revoking the API token leaves its live sockets up', async () => {
+  it('open mode (JWTs are irrevocable): revoking the API token leaves its live sockets up', async () => {
     // Strict mode ends them: test/reliability/ws-revocation.test.ts.
     const holder = await newAgent(t.api);
     const { socket } = await connectReady(t.server.url, holder.jwt);

@@ -8,7 +8,7 @@ import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, roundTrip, type ClientSocket, type Payload } from '../helpers/ws.js';
 import { rawAgentSocket } from '../reliability/ws-support.js';
 
-// Issue 16, items 5 and 7 (WebSocket part).
+// Hardening of the WebSocket side (docs/reliability.md, The WebSocket side).
 
 const wsConfig = (overrides: Partial<Config['ws']>): Config['ws'] => ({ ...testConfig().ws, ...overrides });
 

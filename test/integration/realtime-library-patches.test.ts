@@ -11,7 +11,7 @@ import { servicesAvailable } from '../helpers/services.js';
 import { connectReady, roundTrip, type ClientSocket } from '../helpers/ws.js';
 
 /**
- * The realtime layer leans on private parts of its libraries (issue 14): engine.io's WebSocket
+ * The realtime layer leans on private parts of its libraries (docs/architecture.md): engine.io's WebSocket
  * transport (`send`, `socket`: the `ws` WebSocket with `bufferedAmount` and `_socket`, the TCP socket)
  * for slow consumers and write coalescing, and the Redis adapter's habit of dropping the promises of a
  * few client commands. package.json pins socket.io and @socket.io/redis-adapter to patch releases;

@@ -11,7 +11,7 @@ import { waitUntil } from '../helpers/wait.js';
 import { connectReady, emitWithAck, record, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 /**
- * Issue 15: one connection's sends are pipelined (the next is validated and queued while the
+ * One connection's sends are pipelined (the next is validated and queued while the
  * previous commits), kept in order end to end, and bounded in flight per connection.
  */
 

@@ -316,7 +316,7 @@ describe('WebSocket namespace /agents', () => {
       const { socket: b } = await open(bob);
       const bobSees = record(b, 'presence:update');
 
-      // Joining a room the socket is already in announces nothing (DESIGN.md section 3).
+      // Joining a room the socket is already in announces nothing (docs/protocol.md, Client to server).
       expect(await emitWithAck(a, 'room:join', { roomId: room.id, requestId: 'j1' })).toEqual({ ok: true });
       await roundTrip(b);
       expect(bobSees.filter((p) => p.agentId === alice.id)).toEqual([]);

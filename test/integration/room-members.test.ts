@@ -10,7 +10,7 @@ type Member = { agentId: string; name: string; displayName: string; role: string
 const UNKNOWN_ROOM = '01900000-0000-7000-8000-000000000000';
 const members = async (api: Api, roomId: string, jwt?: string) => api.get(`/api/v1/rooms/${roomId}/members`, jwt === undefined ? {} : { jwt });
 
-describe('GET /api/v1/rooms/:id/members (PHASE2.md section 5)', () => {
+describe('GET /api/v1/rooms/:id/members', () => {
   const t = useTestServer();
 
   it('lists the members in the order they joined, with names, role, joinedAt and online', async () => {

@@ -5,7 +5,7 @@ import { useTestServer } from '../helpers/suite.js';
 import { connectReady, disconnected, emitWithAck, record, roundTrip, waitFor, type Payload } from '../helpers/ws.js';
 
 /**
- * A token's `rooms` (PHASE2.md 6.2): a room outside them is refused as strict mode refuses a
+ * A token's `rooms` (docs/scopes.md): a room outside them is refused as strict mode refuses a
  * non-member, and left out of every listing, auto-join, sync, inbox and search; sockets follow only
  * the memberships their token reaches.
  */

@@ -8,7 +8,7 @@ import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, emitWithAck, expectAuthFailed, type Payload } from '../helpers/ws.js';
 
 /**
- * Scoped tokens (PHASE2.md 6.2): issue validation, the `scp` claim, and every action on every
+ * Scoped tokens (docs/scopes.md): issue validation, the `scp` claim, and every action on every
  * transport. The matrix is a table of transports, each a table of operations naming the action
  * they need: another transport (MCP) is one more row.
  */

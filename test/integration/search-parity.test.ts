@@ -8,7 +8,7 @@ import { createTestDatabase, startTestServer, type TestServer } from '../helpers
 import { servicesAvailable } from '../helpers/services.js';
 
 /**
- * SQLite FTS5 and PostgreSQL give the same results for the same data (PHASE2.md section 2): one
+ * SQLite FTS5 and PostgreSQL give the same results for the same data (docs/search.md): one
  * corpus sent to a server on each engine, the same queries against both, and both compared with a
  * reference written here in plain JavaScript (the words of each body; every term of the query
  * matched as the query language says). Fixed queries, then generated ones.

@@ -4,7 +4,7 @@ import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type Tes
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 
-// GET /api/v1/search/messages (PHASE2.md section 2) on the suite's engine (AMS_TEST_DATABASE).
+// GET /api/v1/search/messages (docs/search.md) on the suite's engine (AMS_TEST_DATABASE).
 
 interface Item {
   id: string;

@@ -4,7 +4,7 @@ import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { connectReady, emitWithAck, type ClientSocket, type Payload } from '../helpers/ws.js';
 
-// PHASE2.md 1.1: seq is gapless and unique per room with several nodes writing at once, each node
+// docs/catch-up.md: seq is gapless and unique per room with several nodes writing at once, each node
 // group-committing its sends (a commit may hold messages of several rooms).
 const ready = await servicesAvailable('multi-node seq tests', ['postgres', 'redis']);
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin, newAgent, type TestAgent, uniqueName } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 
-describe('AUTHZ_MODE=strict (DESIGN.md section 6)', () => {
+describe('AUTHZ_MODE=strict', () => {
   const t = useTestServer({ config: { authzMode: 'strict' } });
   let admin: TestAgent;
   let alice: TestAgent;

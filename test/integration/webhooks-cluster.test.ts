@@ -6,7 +6,7 @@ import { sleep, waitUntil } from '../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { connectReady } from '../helpers/ws.js';
 
-// PHASE2.md 6.1: "with several nodes each [delivery] is attempted by one node at a time", and
+// docs/webhooks.md: "with several nodes each [delivery] is attempted by one node at a time", and
 // `offline` reads the presence of every node. Two nodes on one database: on PostgreSQL they claim
 // with FOR UPDATE SKIP LOCKED; on SQLite (one file, two servers in this process) the write lock
 // orders the claims.

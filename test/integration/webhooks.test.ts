@@ -8,7 +8,7 @@ import { sleep, waitUntil } from '../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { connectReady } from '../helpers/ws.js';
 
-// PHASE2.md section 6.1, with a real receiver on loopback (private targets allowed in these servers)
+// docs/webhooks.md, with a real receiver on loopback (private targets allowed in these servers)
 // and a short retry schedule: 1 s, then 1 s, then failed (3 attempts in all).
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -246,7 +246,7 @@ describe('webhook deliveries', () => {
   });
 
   it('an endpoint keeps the room restriction of the JWT that created it', async () => {
-    // Stored as the scoped-token JWT leaves it (PHASE2.md 6.2): only `roomId` is allowed.
+    // Stored as the scoped-token JWT leaves it (docs/scopes.md): only `roomId` is allowed.
     const other = (await newRoom(t.api, admin, [owner])).id;
     const db = t.server.app.ctx.database.db;
     const id = '0190f000-0000-7000-8000-000000000001';

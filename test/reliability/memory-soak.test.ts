@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../helpers/build.js';
 
 /**
- * Issue 16 item 8: after bursts of WebSocket connections that all close, the server holds none of
+ * After bursts of WebSocket connections that all close, the server holds none of
  * their objects. bench/soak.js (the documented soak) runs short here: churn, then rounds of
  * connections opened together and closed, with V8 heap snapshots at baseline and at the end
  * compared by constructor (sockets, clients, WebSockets, timers), the event loop's active handles,

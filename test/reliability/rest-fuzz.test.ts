@@ -62,7 +62,7 @@ interface RouteSpec {
   success: { status: number[]; schema: TSchema | 'metrics' | 'empty' };
 }
 
-/** Every REST route of SPEC.md and DESIGN.md. The test fails if the server has one not listed here. */
+/** Every REST route of docs/protocol.md. The test fails if the server has one not listed here. */
 const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/healthz', success: { status: [200], schema: Type.Object({ status: Type.Literal('ok') }) } },
   { method: 'GET', path: '/readyz', success: { status: [200], schema: Type.Object({ status: Type.Literal('ready'), checks: Type.Record(Type.String(), Type.Literal('ok')) }) } },
@@ -134,7 +134,7 @@ const ROUTES: RouteSpec[] = [
     method: 'GET', path: '/api/v1/social/posts/:id/reactions', params: { id: 'post' },
     success: { status: [200], schema: Type.Object({ reactions: Type.Array(Type.Object({ emoji: Emoji, count: Type.Integer({ minimum: 1 }), reactedByMe: Type.Boolean() })) }) },
   },
-  // PHASE2.md section 6.1.
+  // Webhooks (docs/webhooks.md).
   {
     method: 'POST', path: '/api/v1/agents/:id/webhooks', params: { id: 'agent' }, fields: ['url', 'events', 'mode'],
     success: {

@@ -7,7 +7,7 @@ import { servicesAvailable } from '../helpers/services.js';
 import { rawRequest } from './helpers/raw-http.js';
 
 /**
- * Hostile search queries (PHASE2.md section 2: punctuation, unbalanced quotes, `:`, `(`, `^`, SQL
+ * Hostile search queries (docs/search.md: punctuation, unbalanced quotes, `:`, `(`, `^`, SQL
  * never cause an error or a 5xx): arbitrary text full of FTS5 and tsquery syntax, SQL, NUL, lone
  * surrogates and invalid UTF-8, on SQLite and on PostgreSQL. The only answers are 200 with a page
  * or 400 with details. AMS_FUZZ_RUNS sets the number of cases per engine.

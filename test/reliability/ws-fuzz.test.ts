@@ -12,7 +12,7 @@ import { connectReady, emitWithAck, record, roundTrip, waitFor, type Payload } f
 import { RawWebSocket, rawAgentSocket } from './ws-support.js';
 
 /**
- * Issue 7: property-based fuzzing of every WebSocket event with arbitrary payloads (non-objects,
+ * Property-based fuzzing of every WebSocket event with arbitrary payloads (non-objects,
  * arrays, full-Unicode strings, NUL, lone surrogates, __proto__/constructor keys, huge numbers, deep
  * nesting, binary attachments; with and without acknowledgements; extra arguments; unknown events),
  * and of the raw Socket.IO frames underneath. The server never crashes or logs an internal error,
@@ -24,7 +24,7 @@ import { RawWebSocket, rawAgentSocket } from './ws-support.js';
 const SEED = Number(process.env.AMS_FUZZ_SEED ?? Date.now() % 1_000_000);
 const RUNS = Number(process.env.AMS_FUZZ_RUNS ?? 1000);
 
-// SPEC.md's WebSocket codes, and the rest of the catalog a client may meet (CONFLICT: clientMsgId
+// The WebSocket codes of docs/protocol.md, and the rest of the catalog a client may meet (CONFLICT: clientMsgId
 // reused with another body; NOT_FOUND). Never INTERNAL (a bug) nor UNAVAILABLE (the database is up).
 const SPEC_CODES = ['AUTH_FAILED', 'VALIDATION_ERROR', 'ROOM_NOT_FOUND', 'FORBIDDEN', 'RATE_LIMIT_EXCEEDED'];
 const ALLOWED_CODES = new Set([...SPEC_CODES, ...Object.values(ERROR_CATALOG).map((e) => e.ws)].filter((c) => c !== 'INTERNAL' && c !== 'UNAVAILABLE'));
@@ -49,7 +49,7 @@ function isErrorEvent(payload: unknown): boolean {
 const isWsMessage = (m: unknown): boolean =>
   isObject(m) && ['id', 'roomId', 'authorAgentId', 'body', 'createdAt'].every((k) => typeof m[k] === 'string') && Number.isInteger(m.seq);
 
-/** The success acknowledgement of each event (SPEC.md, docs/websocket.md). */
+/** The success acknowledgement of each event (docs/protocol.md, Client to server). */
 const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
   'room:join': (a) => keysAre(a, ['ok']) && a.ok === true,
   'room:leave': (a) => keysAre(a, ['ok']) && a.ok === true,

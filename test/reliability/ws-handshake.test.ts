@@ -10,7 +10,7 @@ import { anotherSession, bootstrapAdmin, RawWebSocket, rawAgentSocket } from './
 import { waitUntil } from '../helpers/wait.js';
 
 /**
- * Issue 7, abuse at the door: the per-agent connection cap, the Origin allow-list, and the JWT of
+ * Abuse at the door: the per-agent connection cap, the Origin allow-list, and the JWT of
  * the handshake URL never reaching the logs.
  */
 

@@ -8,7 +8,7 @@ import { anotherSession, bootstrapAdmin } from './ws-support.js';
 import { servicesAvailable } from '../helpers/services.js';
 
 /**
- * Issue 7: in strict mode only (SPEC.md makes JWTs irrevocable in Phase 1), revoking an API token
+ * In strict mode only (open mode keeps JWTs irrevocable, docs/protocol.md), revoking an API token
  * ends the JWTs issued from it: REST 401, handshake AUTH_FAILED, live sockets disconnected at once,
  * on every node. In open mode nothing of that happens.
  */
@@ -94,7 +94,7 @@ describe('strict mode: revoking an API token ends its sessions', () => {
   });
 });
 
-describe('open mode (SPEC.md Phase 1): JWTs are irrevocable', () => {
+describe('open mode: JWTs are irrevocable', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer();

@@ -9,7 +9,7 @@ import { waitUntil } from '../helpers/wait.js';
 import { servicesAvailable } from '../helpers/services.js';
 
 /**
- * Issue 7: graceful shutdown with live sockets. Events in flight when the close begins (a SIGTERM)
+ * Graceful shutdown with live sockets. Events in flight when the close begins (a SIGTERM)
  * finish: they are stored, broadcast and acknowledged before the sockets close; later events are
  * refused (UNAVAILABLE), never half-done.
  */

@@ -9,7 +9,7 @@ import { rawAgentSocket } from './ws-support.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
- * Issue 7: a client that never reads is disconnected before the server holds unbounded memory for
+ * A client that never reads is disconnected before the server holds unbounded memory for
  * it, while a normal client keeps receiving everything.
  */
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { fromHttpError, HTTP_STATUS_CODES } from '../../src/client/errors.js';
-import { renewalDelay } from '../../src/client/session.js';
+import { fromHttpError, HTTP_STATUS_CODES } from '../../packages/client/src/errors.js';
+import { renewalDelay } from '../../packages/client/src/session.js';
 import { ERROR_CATALOG } from '../../src/errors.js';
 
 describe('the client library', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RoomStreams, type SyncSource } from '../../src/client/room-streams.js';
-import type { Message, WsMessage } from '../../src/client/types.js';
+import { RoomStreams, type SyncSource } from '../../packages/client/src/room-streams.js';
+import type { Message, WsMessage } from '../../packages/client/src/types.js';
 
 const ROOM = '01900000-0000-7000-8000-000000000001';
 const msg = (seq: number, roomId = ROOM): WsMessage => ({ id: `m${seq}`, roomId, authorAgentId: 'a', body: `b${seq}`, createdAt: '2026-11-25T00:00:00.000Z', seq });

@@ -12,7 +12,7 @@ describe('readEnv', () => {
 });
 
 describe('buildConfig', () => {
-  it('has the defaults of DESIGN.md section 2', () => {
+  it('has the documented defaults (README.md, Configuration)', () => {
     const config = buildConfig({});
     expect(config).toMatchObject({
       port: 3000,

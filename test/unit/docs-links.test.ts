@@ -5,12 +5,18 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** README.md and every Markdown file of docs/. */
+/** The files under `dir` (relative to the repository), folders followed, node_modules and dist left out. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return ['node_modules', 'dist', 'results'].includes(entry.name) ? [] : filesUnder(path);
+    return [path];
+  });
+}
+
+/** README.md and every Markdown file of docs/, in subfolders too. */
 function documents(): string[] {
-  const docs = readdirSync(join(ROOT, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .map((f) => join('docs', f));
-  return ['README.md', ...docs];
+  return ['README.md', ...filesUnder('docs').filter((f) => f.endsWith('.md'))];
 }
 
 /** The text outside fenced code blocks, where a `[x](y)` is a link. */
@@ -64,5 +70,39 @@ describe('links in README.md and docs/*.md', () => {
     expect(readme.length).toBeGreaterThan(10);
     expect(slug('Strict mode (`AUTHZ_MODE=strict`)')).toBe('strict-mode-authz_modestrict');
     expect(slug('Scale-out: many nodes on PostgreSQL and Redis')).toBe('scale-out-many-nodes-on-postgresql-and-redis');
+  });
+});
+
+/**
+ * What a clone of the repository does not hold: the contracts the project was built from, a folder
+ * beside it, and an issue tracker. Comments and docs cite docs/*.md instead, or say the reason.
+ */
+const OUTSIDE_CITATION = /PHASE[0-9]|DESIGN\.md|SPEC\.md|\.\.\/shared\b|\b[Ii]ssues? #?[0-9]+/;
+
+describe('the repository explains itself', () => {
+  it('cites no document outside it and no issue number, in docs or in source comments', () => {
+    const self = relative(ROOT, fileURLToPath(import.meta.url));
+    const files = [
+      ...documents(),
+      ...['src', 'test', 'console/src', 'bench', 'scripts', 'packages/protocol/src', 'packages/client/src'].flatMap((dir) => filesUnder(dir)),
+      'console/vite.config.ts',
+    ].filter((f) => f !== self && /\.(md|ts|tsx|js|mjs)$/.test(f));
+    const found = files.flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (OUTSIDE_CITATION.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+    );
+    expect(found).toEqual([]);
+    // The pattern is not blind: each kind of citation it must catch, and what it must let through.
+    for (const cited of ['(PHASE2.md 1.2)', 'DESIGN.md section 3', 'SPEC.md "Room"', 'see ../shared/STYLE.md', 'issue 15', 'Issue #7']) {
+      expect(OUTSIDE_CITATION.test(cited), cited).toBe(true);
+    }
+    expect(OUTSIDE_CITATION.test('docs/protocol.md, Scoped tokens; issued tokens')).toBe(false);
+  });
+
+  it('keeps the README short enough to read: the reference is docs/protocol.md', () => {
+    const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n').length;
+    expect(lines).toBeLessThanOrEqual(600);
+    expect(links(readFileSync(join(ROOT, 'README.md'), 'utf8'))).toContain('docs/protocol.md');
   });
 });

@@ -1,29 +1,25 @@
 import type { Static } from '@sinclair/typebox';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { AgentSchema } from '../../src/core/agents/agents.schema.js';
+import type {
+  AgentSchema, IssuedTokenSchema, SessionSchema, DirectorySchema, HistoryPageSchema, MessageSchema, SyncPageSchema,
+  InboxPageSchema, SearchPageSchema, MembershipSchema, ReadCursorSchema, RoomMembersSchema, RoomSchema, ChannelSchema,
+  PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema, WsMessageSchema,
+  CreatedWebhookSchema, DeliverySchema, WebhookSchema, HelloAck, HelloAckSchema, PresenceUpdate, PresenceUpdateSchema,
+  WsError, WsErrorSchema, WsMessage,
+} from '@agent-messaging/protocol';
 import type { Agent } from '../../src/core/agents/agents.store.js';
-import type { IssuedTokenSchema, SessionSchema } from '../../src/core/auth/tokens.schema.js';
 import type { IssuedToken } from '../../src/core/auth/tokens.service.js';
 import type { Session } from '../../src/core/auth/sessions.service.js';
-import type { DirectorySchema } from '../../src/core/directory/directory.schema.js';
 import type { Directory } from '../../src/core/directory/directory.service.js';
 import type { Message } from '../../src/core/messages/message.js';
-import type { HistoryPageSchema, MessageSchema, SyncPageSchema } from '../../src/core/messages/messages.schema.js';
 import type { HistoryPage, SyncPage } from '../../src/core/messages/messages.service.js';
-import type { InboxPageSchema } from '../../src/core/inbox/inbox.schema.js';
 import type { InboxPage } from '../../src/core/inbox/inbox.service.js';
-import type { SearchPageSchema } from '../../src/core/search/search.schema.js';
 import type { SearchPage } from '../../src/core/search/search.service.js';
 import type { RoomListing } from '../../src/core/rooms/read-cursors.service.js';
-import type { MembershipSchema, ReadCursorSchema, RoomMembersSchema, RoomSchema } from '../../src/core/rooms/rooms.schema.js';
 import type { RoomMember } from '../../src/core/rooms/rooms.service.js';
 import type { Membership } from '../../src/core/rooms/rooms.store.js';
 import type { ReadState } from '../../src/core/rooms/read-cursors.service.js';
-import type { ChannelSchema, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema } from '../../src/core/social/social.schema.js';
 import type { Channel, Post, PostPage, ReactionSummary, Thread, ToggleResult } from '../../src/core/social/social.service.js';
-import type { HelloAck, HelloAckSchema, PresenceUpdate, PresenceUpdateSchema, WsError, WsErrorSchema, WsMessage } from '../../src/realtime/protocol.js';
-import type { WsMessageSchema } from '../../src/core/messages/messages.schema.js';
-import type { CreatedWebhookSchema, DeliverySchema, WebhookSchema } from '../../src/core/webhooks/webhooks.schema.js';
 import type { CreatedWebhook, Webhook, WebhookDelivery } from '../../src/core/webhooks/webhooks.service.js';
 
 /**

@@ -8,7 +8,7 @@ const AGENT = '0190a5d0-1234-7abc-8def-0123456789ab';
 const ROOM = '0190a5d0-5678-7abc-8def-0123456789ab';
 const OTHER_ROOM = '0190a5d0-9999-7abc-8def-0123456789ab';
 
-describe('token scopes (PHASE2.md 6.2)', () => {
+describe('token scopes', () => {
   it('a JWT carries scp as issued and verifies into principal.scope, room ids lowercase', () => {
     const codec = createJwtCodec('unit-test-secret-unit-test-secret-0123', 300);
     const scp = scopeClaim({ actions: ['messages:read'], rooms: [ROOM.toUpperCase()], other: 1 });

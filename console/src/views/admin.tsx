@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { Agent, Room } from 'agent-messaging-service/client';
+import type { Agent, Room } from '@agent-messaging/client';
 import { describeError, type Role, type Session } from '../session.js';
 
 interface Outcome {

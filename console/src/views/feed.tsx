@@ -1,9 +1,9 @@
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { Channel, Post, ReactionList } from 'agent-messaging-service/client';
+import type { Channel, Post, ReactionList } from '@agent-messaging/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 
-/** The reactions the service accepts (SPEC.md social reactions). */
+/** The reactions the service accepts (docs/protocol.md, Social feed). */
 const EMOJI = ['👍', '🤔', '💡'] as const;
 
 /** Channels, the feed (all channels, or one), new posts, threads, replies and reactions. */

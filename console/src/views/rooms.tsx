@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Room, RoomMember } from 'agent-messaging-service/client';
+import type { Message, Room, RoomMember } from '@agent-messaging/client';
 import { describeError, formatTime, nameOf, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 

@@ -9,7 +9,7 @@ import type { Authz } from '../auth/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
-import { CreateAgentInput } from './agents.schema.js';
+import { CreateAgentInput } from '@agent-messaging/protocol';
 import { findAgentById, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
@@ -21,7 +21,7 @@ export interface AgentsService {
   /** id -> name of the given agents (message items for language models show who wrote them). */
   names(ids: readonly string[]): Promise<Map<string, string>>;
   /**
-   * PHASE2.md section 7: a disabled agent cannot open sessions, its JWTs are refused and its live
+   * docs/protocol.md, Disabled agents: a disabled agent cannot open sessions, its JWTs are refused and its live
    * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
    * they are and work again once it is enabled. Both are idempotent: the state is the answer.
    */

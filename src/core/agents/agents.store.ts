@@ -10,7 +10,7 @@ export interface Agent {
   displayName: string;
   role: Role;
   createdAt: string;
-  /** When the agent was disabled; null while it is active (PHASE2.md section 7). */
+  /** When the agent was disabled; null while it is active (docs/protocol.md, Disabled agents). */
   disabledAt: string | null;
 }
 

@@ -8,7 +8,7 @@ import { AGENT_DISABLED, type SessionsService } from './sessions.service.js';
 import { findTokenState } from './tokens.store.js';
 
 /**
- * Authentication with an API token sent as a bearer on every request (PHASE2.md section 4, `/mcp`):
+ * Authentication with an API token sent as a bearer on every request (docs/mcp.md, `/mcp`):
  * a client keeps one static header instead of exchanging and renewing JWTs.
  *
  * The Argon2id verification (tens of milliseconds of CPU) runs once per token and node: it is the
@@ -84,7 +84,7 @@ export function createApiTokenAuth(deps: { db: Kysely<DB>; sessions: SessionsSer
     try {
       session = await sessions.exchange({ bearer: apiToken, body: undefined });
     } catch (err) {
-      // A disabled agent's JWTs are 401 here as on REST (PHASE2.md section 7), not the exchange's 403.
+      // A disabled agent's JWTs are 401 here as on REST (docs/protocol.md, Disabled agents), not the exchange's 403.
       if (err instanceof AppError && err.code === 'FORBIDDEN') throw unauthenticated(AGENT_DISABLED);
       throw err;
     }

@@ -3,7 +3,7 @@ import { AppError, forbidden, unauthenticated } from '../../errors.js';
 import type { Principal, ScopeAction } from '../principal.js';
 
 /**
- * Scoped tokens (PHASE2.md 6.2), enforced here for every transport: each domain service names the
+ * Scoped tokens (docs/scopes.md), enforced here for every transport: each domain service names the
  * action a call needs (`requireAgent(principal, action)`, `requireAction`) and keeps a token's calls
  * inside its rooms (`requireRoom`, `grantedRooms`). A principal without a scope pays one
  * `scope === undefined` test.
@@ -39,8 +39,8 @@ export function grantedRooms<T extends { id: string }>(principal: Principal, roo
 }
 
 /**
- * The authorisation policy in one place. SPEC.md Phase 1 ("open") marks admin-only and membership
- * checks on several endpoints as future enforcement; "strict" switches them on (DESIGN.md section 6).
+ * The authorisation policy in one place. Open mode (the default) leaves the admin-only and membership
+ * checks of several endpoints unenforced; "strict" switches them on (docs/protocol.md, Open and strict mode).
  */
 export interface Authz {
   readonly mode: AuthzMode;
@@ -59,7 +59,7 @@ export interface Authz {
   readonly historyNeedsMembership: boolean;
   /**
    * Whether a session JWT ends when the API token it was exchanged for is revoked (strict mode).
-   * SPEC.md Phase 1 makes JWTs irrevocable: in open mode a revocation only stops new exchanges.
+   * Open mode keeps JWTs irrevocable (docs/protocol.md): in open mode a revocation only stops new exchanges.
    */
   readonly sessionsEndWithToken: boolean;
 }

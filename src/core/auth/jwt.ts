@@ -11,7 +11,7 @@ export interface SessionClaims {
   exp: number;
   /** Id of the API token the session was exchanged for. */
   tid?: string;
-  /** A scoped token's `actions` and `rooms`, as issued (PHASE2.md 6.2). */
+  /** A scoped token's `actions` and `rooms`, as issued (docs/scopes.md). */
   scp?: { actions?: unknown[]; rooms?: unknown[] };
 }
 

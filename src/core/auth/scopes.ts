@@ -3,7 +3,7 @@ import { SCOPE_ACTIONS, type Scope, type ScopeAction } from '../principal.js';
 import { isUuid } from '../validation.js';
 
 /**
- * Scoped tokens (PHASE2.md 6.2): the `actions` and `rooms` keys of a token's `scopes`, checked when
+ * Scoped tokens (docs/scopes.md): the `actions` and `rooms` keys of a token's `scopes`, checked when
  * the token is issued, carried as issued in the session JWT's `scp` claim, and read back from it
  * into `Principal.scope`. Which call needs which action is authz.ts's business.
  */

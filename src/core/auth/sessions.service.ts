@@ -30,7 +30,7 @@ export interface SessionsService {
 const INVALID = 'Invalid or expired API token';
 export const AGENT_DISABLED = 'This agent is disabled';
 
-/** Picks the API token from the header and/or body per DESIGN.md section 3. */
+/** Picks the API token from the header and/or body per docs/protocol.md, Sessions. */
 function pickApiToken({ bearer, body }: SessionRequest): string {
   let fromBody: string | undefined;
   if (typeof body === 'object' && body !== null && !Array.isArray(body) && 'apiToken' in body) {

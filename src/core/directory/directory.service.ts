@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
-import { notFound } from '../../errors.js';
+import { notFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { listAgents } from '../agents/agents.store.js';
 import type { Authz } from '../auth/authz.js';
 import type { PresenceReader } from '../../presence/presence.js';
-import type { Principal, Role } from '../principal.js';
-import { parseRoleFilter } from './directory.schema.js';
+import { ROLES, type Principal, type Role } from '../principal.js';
 
 export interface DirectoryEntry {
   id: string;
@@ -47,4 +46,12 @@ export function createDirectoryService(deps: { db: Kysely<DB>; authz: Authz; com
       };
     },
   };
+}
+
+/** The `role` filter of the directory: absent or empty means every role. */
+export function parseRoleFilter(raw: unknown): Role | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string') throw validationError({ role: 'must be given once' });
+  if (!(ROLES as readonly string[]).includes(raw)) throw validationError({ role: `must be one of ${ROLES.map((r) => JSON.stringify(r)).join(', ')}` });
+  return raw as Role;
 }

@@ -2,8 +2,7 @@ import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import type { Authz } from '../auth/authz.js';
-import { HISTORY_LIMITS } from '../messages/messages.schema.js';
-import { INBOX_WAIT_MAX_SECONDS } from './inbox.schema.js';
+import { HISTORY_LIMITS, INBOX_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
 import { parsePageLimit } from '../paging.js';
 import type { Message } from '../messages/message.js';
 import type { Principal } from '../principal.js';
@@ -27,7 +26,7 @@ export interface InboxPage {
 }
 
 /**
- * The inbox (PHASE2.md 1.4): the caller's unread messages across all its rooms. Reading marks
+ * The inbox (docs/catch-up.md): the caller's unread messages across all its rooms. Reading marks
  * nothing read; the caller marks what it processed, per room (read cursors).
  */
 export interface InboxService {

@@ -19,7 +19,7 @@ export async function findUnread(
     .select((eb) => eb.fn.countAll<number | string>().over().as('unread_total'))
     .whereRef('m.seq', '>', 'rm.read_seq')
     .where('m.sender_id', '<>', agentId);
-  // Only a token's `rooms` (PHASE2.md 6.2), when it names them.
+  // Only a token's `rooms` (docs/scopes.md), when it names them.
   if (rooms !== null) query = query.where('m.room_id', 'in', rooms);
   const rows = await query
     .orderBy('m.created_at')

@@ -16,7 +16,7 @@ import { searchText } from '../search/search-text.js';
 import { searchEntryStatement } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
-import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
+import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
 import { findByClientMsgId, findMessageInRoom, insertMessageStatement, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
@@ -93,7 +93,7 @@ const sendInput = compile(SendMessageInput);
 /**
  * Group commits are spaced by COMMIT_SPACING_MS while sends arrive at SPACED_FROM_RATE per second or
  * more (write-batcher.ts): below that rate a send commits at once (delivery close to the
- * transport's, issue 15); above it a batch's fixed costs are shared by several sends (scenario 1's
+ * transport's); above it a batch's fixed costs are shared by several sends (scenario 1's
  * CPU per message; measured in docs/benchmarks.md).
  */
 const COMMIT_SPACING_MS = 4;

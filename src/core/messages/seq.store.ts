@@ -9,7 +9,7 @@ import { toMessage } from './messages.store.js';
 type Db = Kysely<DB> | Transaction<DB>;
 
 /**
- * Sequence numbers (PHASE2.md 1.1): `rooms.last_seq` is the counter, bumped in the transaction that
+ * Sequence numbers (docs/catch-up.md): `rooms.last_seq` is the counter, bumped in the transaction that
  * inserts the messages. On PostgreSQL the update takes the room row's lock until commit, so another
  * transaction (on any node) numbering the same room waits, then continues from the committed value:
  * no gap, no reuse, and the numbers follow the commit order. SQLite has one writer at a time anyway.

@@ -1,7 +1,7 @@
 import { validationError } from '../../errors.js';
 
 /**
- * Forward catch-up (PHASE2.md 1.2): the parameters of `?afterSeq=` (REST) and `room:sync`
+ * Forward catch-up (docs/catch-up.md): the parameters of `?afterSeq=` (REST) and `room:sync`
  * (WebSocket). Pure parsing, no storage.
  */
 

@@ -12,7 +12,7 @@ import type { Room } from './rooms.store.js';
 
 export type { ReadState } from './read-cursors.store.js';
 
-/** A room in a listing; a caller's member rooms carry its read state (PHASE2.md 1.3). */
+/** A room in a listing; a caller's member rooms carry its read state (docs/catch-up.md). */
 export type RoomListing = Room & { readSeq?: number; unreadCount?: number };
 
 /**

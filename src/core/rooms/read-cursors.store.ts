@@ -3,7 +3,7 @@ import type { DB } from '../../store/schema.js';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
-/** A membership's read cursor and what it leaves unread (PHASE2.md 1.3). */
+/** A membership's read cursor and what it leaves unread (docs/catch-up.md). */
 export interface ReadState {
   roomId: string;
   readSeq: number;

@@ -14,7 +14,7 @@ import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { findLastSeqs } from '../messages/seq.store.js';
 import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
-import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from './rooms.schema.js';
+import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
 import {
   deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
   type Membership, type Room, type RoomMemberRow,
@@ -175,7 +175,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       try {
         await db.transaction().execute(async (trx) => {
           await insertMemberships(trx, [membership]);
-          // Old history is not unread for a new member (PHASE2.md 1.3).
+          // Old history is not unread for a new member (docs/catch-up.md).
           await startReadCursorAtLastSeq(trx, roomId, agentId);
           await recordAudit(trx, { event: 'member-added', actorId: principal?.agentId ?? null, subjectId: roomId, detail: { agentId } });
         });

@@ -3,7 +3,7 @@ import { validationError } from '../../errors.js';
 import type { Dialect } from '../../store/database.js';
 import type { DB } from '../../store/schema.js';
 import { requireRoom, roomAllowed, type Authz } from '../auth/authz.js';
-import { HISTORY_LIMITS } from '../messages/messages.schema.js';
+import { HISTORY_LIMITS, SearchQueryInput } from '@agent-messaging/protocol';
 import { parsePageLimit } from '../paging.js';
 import type { Message } from '../messages/message.js';
 import type { Principal } from '../principal.js';
@@ -11,7 +11,6 @@ import type { RoomsService } from '../rooms/rooms.service.js';
 import { isMember } from '../rooms/rooms.store.js';
 import { compile, parseId } from '../validation.js';
 import { parseSearchQuery } from './search-query.js';
-import { SearchQueryInput } from './search.schema.js';
 import { findMessageRoom, searchMessages, type SearchScope } from './search.store.js';
 
 export interface SearchMessagesQuery {

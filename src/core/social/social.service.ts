@@ -13,7 +13,7 @@ import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import {
   CHANNEL_SLUG_PATTERN, CreateChannelInput, CreatePostInput, PAGE_LIMITS, REACTION_EMOJI, ToggleReactionInput,
   normaliseEmoji, type ReactionEmoji,
-} from './social.schema.js';
+} from '@agent-messaging/protocol';
 import {
   countReactions, deleteReaction, findChannelById, findChannelBySlug, findPostById, incrementReplyCount, insertChannel, insertPost,
   insertReactionIfAbsent, isTopLevelPost, listChannels, lockReactionKey, listReplies, pageTopLevelPosts,

@@ -12,7 +12,7 @@ export const DELIVERIES_IN_FLIGHT_MAX = 16;
 const POLL_MS = 1000;
 /** A claim holds a delivery this long: past the attempt's timeout, so only a dead node's claim runs out. */
 const LEASE_MS = DELIVERY_TIMEOUT_MS * 6;
-/** An endpoint whose last this many deliveries all failed is disabled (PHASE2.md section 6.1). */
+/** An endpoint whose last this many deliveries all failed is disabled (docs/webhooks.md). */
 export const FAILURES_TO_DISABLE = 20;
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
@@ -36,7 +36,7 @@ export interface DeliveryWorkerDeps {
   warn(detail: Record<string, unknown>, message: string): void;
 }
 
-/** The body of a `message.created` delivery (PHASE2.md section 6.1): the same on every attempt. */
+/** The body of a `message.created` delivery (docs/webhooks.md): the same on every attempt. */
 export const deliveryBody = (d: ClaimedDelivery): string =>
   JSON.stringify({ type: 'message.created', timestamp: d.createdAt, data: { message: d.message } });
 

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
- * The SSRF guard of webhook targets (PHASE2.md section 6.1): a receiver is somewhere on the
+ * The SSRF guard of webhook targets (docs/webhooks.md): a receiver is somewhere on the
  * public Internet, never this machine or its private networks. The host is resolved, every
  * address it resolves to is checked, and the request then connects to the checked address (the
  * caller pins it with a `lookup`), so a second resolution cannot swap in another (DNS rebinding).

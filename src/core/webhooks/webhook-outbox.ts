@@ -72,7 +72,7 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
         for (const c of candidates) {
           if (c.roomId !== message.roomId || c.agentId === message.senderId) continue;
           if (!c.events.includes('message.created')) continue;
-          // The room restriction of the scoped JWT that registered the endpoint (PHASE2.md 6.2).
+          // The room restriction of the scoped JWT that registered the endpoint (docs/scopes.md).
           if (c.rooms !== null && !c.rooms.includes(message.roomId)) continue;
           if (c.mode === 'offline' && online.has(c.agentId)) continue;
           deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: 'message.created', createdAt });

@@ -4,7 +4,7 @@ import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { CheckedTarget } from './ssrf-guard.js';
 
-/** A receiver has this long to answer with a 2xx (PHASE2.md section 6.1). */
+/** A receiver has this long to answer with a 2xx (docs/webhooks.md). */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** The failure of an attempt cut short by this node's shutdown: not counted, the delivery is given back. */
 export const INTERRUPTED = 'interrupted by shutdown';

@@ -12,7 +12,7 @@ import { parsePageLimit } from '../paging.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { checkTarget } from './ssrf-guard.js';
-import { CreateWebhookInput, DELIVERIES_LIMITS, WEBHOOK_ENDPOINTS_PER_AGENT_MAX } from './webhooks.schema.js';
+import { CreateWebhookInput, DELIVERIES_LIMITS, WEBHOOK_ENDPOINTS_PER_AGENT_MAX } from '@agent-messaging/protocol';
 import { countEndpoints, deleteEndpoint, findEndpoint, insertEndpoint, listDeliveries, listEndpoints, type Webhook, type WebhookDelivery } from './webhooks.store.js';
 
 export type { Webhook, WebhookDelivery } from './webhooks.store.js';

@@ -5,7 +5,7 @@ import type { DB, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../st
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { toMessage } from '../messages/messages.store.js';
 import type { Message } from '../messages/message.js';
-import type { WebhookEvent, WebhookMode } from './webhooks.schema.js';
+import type { WebhookEvent, WebhookMode } from '@agent-messaging/protocol';
 
 type Db = Kysely<DB> | Transaction<DB>;
 

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AgentList, AgentSchema, CreateAgentInput } from '../../core/agents/agents.schema.js';
-import { AgentIdParams } from '../../core/auth/tokens.schema.js';
+import { AgentList, AgentSchema, CreateAgentInput, AgentIdParams } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
 const agentState = (operationId: string, summary: string) =>
@@ -32,7 +31,7 @@ export function agentsRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   }, async (request) => ctx.agents.list(request.principal));
 
-  // PHASE2.md section 7.
+  // Disabling and enabling agents (docs/protocol.md, Disabled agents).
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/disable', { schema: agentState('disableAgent', 'Disable an agent (admin in strict mode)') },
     async (request) => ctx.agents.disable(request.principal, request.params.id));
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/enable', { schema: agentState('enableAgent', 'Enable an agent again (admin in strict mode)') },

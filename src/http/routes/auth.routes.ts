@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AgentIdParams, IssuedTokenSchema, IssueTokenInput, SessionInput, SessionSchema, TokenPrefixParams } from '../../core/auth/tokens.schema.js';
+import {
+  AgentIdParams, IssuedTokenSchema, IssueTokenInput, SessionInput, SessionSchema, TokenPrefixParams,
+} from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 import { bearerOf } from '../plugins/auth.js';
 

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.js';
 import { notFound } from '../../errors.js';
 
 /**
- * The console (PHASE2.md section 5): the single page Vite builds from `console/` into
+ * The console (docs/console.md): the single page Vite builds from `console/` into
  * `dist/console/` (`npm run build`), served from memory under /console/, with `/` redirecting
  * there. A handful of files read once at start: no static-file plugin, no path from the request
  * ever reaches the file system.

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { DirectoryParams, DirectoryQuerySchema, DirectorySchema } from '../../core/directory/directory.schema.js';
+import { DirectoryParams, DirectoryQuerySchema, DirectorySchema } from '@agent-messaging/protocol';
 import type { DirectoryQuery } from '../../core/directory/directory.service.js';
 import { describe, SECURITY } from '../openapi.js';
 

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { InboxPageSchema, InboxQuerySchema } from '../../core/inbox/inbox.schema.js';
+import { InboxPageSchema, InboxQuerySchema } from '@agent-messaging/protocol';
 import type { InboxQuery } from '../../core/inbox/inbox.service.js';
 import { describe, SECURITY } from '../openapi.js';
 
 export function inboxRoutes(app: FastifyInstance, ctx: AppContext): void {
-  // `wait` holds the request (PHASE2.md 1.4); a client that goes away withdraws its waiter.
+  // `wait` holds the request (docs/catch-up.md, the inbox); a client that goes away withdraws its waiter.
   app.get<{ Querystring: InboxQuery }>('/api/v1/inbox', {
     schema: describe({
       operationId: 'inbox', summary: "Unread messages of all the caller's rooms, oldest first; can wait for one", tags: ['messages'], security: SECURITY.jwt,

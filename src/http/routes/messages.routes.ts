@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { HistoryQuerySchema, MessageSchema, MessagesPageSchema, SendMessageInput } from '../../core/messages/messages.schema.js';
+import { HistoryQuerySchema, MessageSchema, MessagesPageSchema, SendMessageInput, RoomIdParams } from '@agent-messaging/protocol';
 import type { HistoryQuery } from '../../core/messages/messages.service.js';
 import { wantsAfterSeq } from '../../core/messages/sync.js';
-import { RoomIdParams } from '../../core/rooms/rooms.schema.js';
 import { describe, SECURITY } from '../openapi.js';
 
 // REST items name the author `senderId`, as the domain Message does; WebSocket payloads rename it.
@@ -18,7 +17,7 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   }, async (request) => {
     const { before, cursor, limit, afterSeq } = request.query;
-    // `afterSeq`: forward catch-up, oldest first (PHASE2.md 1.2); otherwise history, newest first.
+    // `afterSeq`: forward catch-up, oldest first (docs/catch-up.md); otherwise history, newest first.
     if (wantsAfterSeq(request.query)) {
       const page = await ctx.messages.sync(request.principal, request.params.id, { afterSeq, before, cursor, limit });
       return { messages: page.messages, lastSeq: page.lastSeq, hasMore: page.hasMore };

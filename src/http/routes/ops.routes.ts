@@ -59,7 +59,7 @@ export function opsRoutes(app: FastifyInstance, ctx: AppContext): void {
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'unavailable', checks });
   });
 
-  // Prometheus text format; left out of /openapi.json (PHASE2.md section 3).
+  // Prometheus text format; left out of /openapi.json (docs/protocol.md, The API describes itself).
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     const body = await ctx.metrics.registry.metrics();
     return reply.type(ctx.metrics.registry.contentType).send(body);

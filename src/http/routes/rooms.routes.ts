@@ -3,8 +3,9 @@ import type { AppContext } from '../../context.js';
 import { AGENT_DISABLED } from '../../core/auth/sessions.service.js';
 import type { Principal } from '../../core/principal.js';
 import {
-  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
-} from '../../core/rooms/rooms.schema.js';
+  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema,
+  ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+} from '@agent-messaging/protocol';
 import { isUuid } from '../../core/validation.js';
 import { unauthenticated } from '../../errors.js';
 import { describe, SECURITY } from '../openapi.js';
@@ -45,7 +46,7 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
     }),
   }, async (request) => ctx.rooms.list(request.principal));
 
-  // With a JWT, the caller's member rooms carry readSeq and unreadCount (PHASE2.md 1.3).
+  // With a JWT, the caller's member rooms carry readSeq and unreadCount (docs/catch-up.md).
   app.get('/api/v1/rooms', {
     schema: describe({
       operationId: 'listRooms', summary: 'List rooms (strict mode: a JWT, and an agent sees its own rooms)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,

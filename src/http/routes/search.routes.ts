@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { SearchPageSchema, SearchQuerySchema } from '../../core/search/search.schema.js';
+import { SearchPageSchema, SearchQuerySchema } from '@agent-messaging/protocol';
 import type { SearchMessagesQuery } from '../../core/search/search.service.js';
 import { describe, SECURITY } from '../openapi.js';
 

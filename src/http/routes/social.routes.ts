@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import {
-  ChannelIdParams, ChannelList, ChannelSchema, CreateChannelInput, CreatePostInput, PageQuerySchema, PostIdParams, PostPageSchema, PostSchema,
-  ReactionListSchema, ThreadSchema, ToggleReactionInput, ToggleResultSchema,
-} from '../../core/social/social.schema.js';
+  ChannelIdParams, ChannelList, ChannelSchema, CreateChannelInput, CreatePostInput, PageQuerySchema, PostIdParams,
+  PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleReactionInput, ToggleResultSchema,
+} from '@agent-messaging/protocol';
 import type { PageQuery } from '../../core/social/social.service.js';
 import { describe, SECURITY } from '../openapi.js';
 

@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AgentIdParams } from '../../core/auth/tokens.schema.js';
 import {
-  CreatedWebhookSchema, CreateWebhookInput, DeliveriesQuerySchema, DeliveryListSchema, WebhookListSchema, WebhookParams,
-} from '../../core/webhooks/webhooks.schema.js';
+  AgentIdParams, CreatedWebhookSchema, CreateWebhookInput, DeliveriesQuerySchema, DeliveryListSchema, WebhookListSchema,
+  WebhookParams,
+} from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
 type WebhookRoute = { Params: { id: string; webhookId: string } };
 
-// PHASE2.md section 6.1: the JWT of the agent itself or of an admin, in both modes.
+// docs/webhooks.md: the JWT of the agent itself or of an admin, in both modes.
 export function webhooksRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/webhooks', {
     schema: describe({

@@ -66,7 +66,7 @@ export interface ConnectionHandler {
  * The `/agents` connection handler. Authentication runs in a namespace middleware (it may read the
  * database: strict mode checks the session's API token), so no client event can arrive before it is
  * decided; its outcome is applied in the `connection` listener, so that a failure reaches the client
- * as an `error` event `AUTH_FAILED` followed by a server disconnect (DESIGN.md), not as a
+ * as an `error` event `AUTH_FAILED` followed by a server disconnect (docs/protocol.md, Connecting), not as a
  * `connect_error`. No other handler is ever registered for such a socket.
  *
  * Event handlers are registered synchronously, before any await, so nothing the client sends right

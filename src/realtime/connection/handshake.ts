@@ -7,7 +7,7 @@ type Handshake = Socket['handshake'];
 
 /**
  * The session JWT of a handshake: `auth.token` (the Socket.IO idiom, which a client can refresh on
- * every reconnect) and the query `token` of SPEC.md. When both are sent, the first that verifies wins,
+ * every reconnect) and the query `token` (docs/protocol.md, Connecting). When both are sent, the first that verifies wins,
  * so a client that refreshes `auth` while its URL still carries an old token keeps working.
  */
 export function handshakeTokens(handshake: Pick<Handshake, 'auth' | 'query'>): string[] {

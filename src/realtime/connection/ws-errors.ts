@@ -21,7 +21,7 @@ export function toWsError(err: unknown, logger: Logger, event: string): WsError 
   return { code: appError.wsCode, message: describe(appError) };
 }
 
-/** The ack error has no `details` key (DESIGN.md shape), so a validation message names the fields. */
+/** The ack error has no `details` key (docs/protocol.md's shape), so a validation message names the fields. */
 function describe(err: AppError): string {
   if (err.details === undefined) return err.message;
   const fields = Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`);

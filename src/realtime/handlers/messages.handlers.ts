@@ -30,7 +30,7 @@ export function messageHandlers(deps: { messages: MessagesService }): Record<'me
     },
 
     'room:sync': {
-      // Forward catch-up (PHASE2.md 1.2): what REST gives for ?afterSeq=, oldest first.
+      // Forward catch-up (docs/catch-up.md): what REST gives for ?afterSeq=, oldest first.
       requiresAck: true,
       async handle({ principal, payload }) {
         const { afterSeq, limit, before, cursor } = payload;

@@ -3,7 +3,7 @@ import type { RoomsService } from '../../core/rooms/rooms.service.js';
 import type { EventSpec } from '../connection/register-event.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
 
-/** `room:join`, `room:leave`, `room:list` (SPEC.md "Client to server"), `room:read` (PHASE2.md 1.3). */
+/** `room:join`, `room:leave`, `room:list` and `room:read` (docs/protocol.md, Client to server). */
 export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCursorsService; subscriptions: Subscriptions }): Record<'room:join' | 'room:leave' | 'room:list' | 'room:read', EventSpec> {
   const { rooms, readCursors, subscriptions } = deps;
   return {
@@ -16,7 +16,7 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
     },
 
     'room:leave': {
-      // Leaving is always allowed (SPEC.md shows no error): a room the socket is not in is a no-op.
+      // Leaving is always allowed (the protocol gives it no error): a room the socket is not in is a no-op.
       async handle({ socket, principal, payload }) {
         await subscriptions.leave(socket, rooms.authorizeLeave(principal, payload.roomId));
       },

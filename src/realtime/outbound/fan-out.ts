@@ -26,7 +26,7 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
       for (const agentId of agentIds) await subscriptions.membershipRemoved(agentId, roomId);
     },
     // Strict mode only (core decides): the token's sessions end, so do their live sockets, on every
-    // node (room operations go through the adapter). In open mode (SPEC.md Phase 1) they stay up.
+    // node (room operations go through the adapter). In open mode JWTs are irrevocable (docs/protocol.md), so they stay up.
     // Every node's session caches learned it already through the event bridge.
     'token.revoked': ({ tokenId, sessionsEnded }) => {
       if (!sessionsEnded) return;

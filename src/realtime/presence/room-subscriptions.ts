@@ -29,7 +29,7 @@ export interface Subscriptions {
   ): Promise<boolean>;
   /** After a socket disconnected: offline where it was the agent's last socket. */
   disconnect(socket: AgentSocket): Promise<void>;
-  /** `room:join`: subscribes the socket; online only when the agent had no socket in the room before (DESIGN.md). */
+  /** `room:join`: subscribes the socket; online only when the agent had no socket in the room before (docs/websocket.md). */
   join(socket: AgentSocket, roomId: string): Promise<void>;
   /** `room:leave`: unsubscribes the socket; offline when it was the agent's last socket there. */
   leave(socket: AgentSocket, roomId: string): Promise<void>;

@@ -3,7 +3,7 @@ import type { Dialect } from '../database-handle.js';
 import { columnTypes } from './column-types.js';
 
 /**
- * Disabled agents (PHASE2.md section 7): when an agent was disabled, null while it is active. Every
+ * Disabled agents (docs/protocol.md, Disabled agents): when an agent was disabled, null while it is active. Every
  * existing agent stays active. Authentication reads it by primary key, so it needs no index.
  */
 export function agentDisabled(dialect: Dialect): Migration {

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Sequence numbers (PHASE2.md 1.1) and read cursors (1.3).
+ * Sequence numbers and read cursors (docs/catch-up.md).
  * - `rooms.last_seq`: the room's latest `seq` (0 without messages). A send increments it in its own
  *   transaction; on PostgreSQL that update takes the room row's lock, so sends to one room are
  *   numbered one after the other in commit order, on any number of nodes.

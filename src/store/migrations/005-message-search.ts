@@ -11,7 +11,7 @@ interface Tables {
 const BACKFILL_BATCH = 500;
 
 /**
- * Message search (PHASE2.md section 2). Both engines index the same folded words (see
+ * Message search (docs/search.md). Both engines index the same folded words (see
  * 005-search-text.ts, a frozen copy of core/search/search-text.ts), computed in JavaScript, so
  * neither engine's tokenizer or locale decides what a word is:
  * - SQLite: an FTS5 table with the `ascii` tokenizer, which splits the stored text on its spaces

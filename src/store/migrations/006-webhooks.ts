@@ -3,7 +3,7 @@ import type { Dialect } from '../database-handle.js';
 import { columnTypes } from './column-types.js';
 
 /**
- * Webhooks (PHASE2.md section 6.1): the endpoints agents register, and the outbox of deliveries,
+ * Webhooks (docs/webhooks.md): the endpoints agents register, and the outbox of deliveries,
  * written in the transaction of the message they carry.
  * - `webhook_endpoints.secret` is kept as issued: it signs every delivery, so it cannot be hashed.
  *   `rooms` is the room restriction of the scoped JWT that created the endpoint (null: none).

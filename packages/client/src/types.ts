@@ -1,19 +1,13 @@
 import type { Static } from '@sinclair/typebox';
-import type { AgentSchema, CreateAgentInput } from '../core/agents/agents.schema.js';
-import type { IssuedTokenSchema, IssueTokenInput, SessionSchema } from '../core/auth/tokens.schema.js';
-import type { DirectorySchema } from '../core/directory/directory.schema.js';
-import type { InboxPageSchema } from '../core/inbox/inbox.schema.js';
-import type { HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema } from '../core/messages/messages.schema.js';
-import type { CreateRoomInput, MembershipSchema, ReadCursorSchema, RoomMembersSchema, RoomSchema } from '../core/rooms/rooms.schema.js';
-import type { SearchPageSchema } from '../core/search/search.schema.js';
-import type { CreatedWebhookSchema, CreateWebhookInput, DeliverySchema, WebhookSchema } from '../core/webhooks/webhooks.schema.js';
 import type {
-  ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema, ToggleResultSchema,
-} from '../core/social/social.schema.js';
-import type {
-  AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload,
-  RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema,
-} from '../realtime/protocol.js';
+  AgentSchema, CreateAgentInput, IssuedTokenSchema, IssueTokenInput, SessionSchema, DirectorySchema, InboxPageSchema,
+  HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema, CreateRoomInput, MembershipSchema, ReadCursorSchema,
+  RoomMembersSchema, RoomSchema, SearchPageSchema, CreatedWebhookSchema, CreateWebhookInput, DeliverySchema,
+  WebhookSchema, ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema, ThreadSchema,
+  ToggleResultSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema, ReadPayload,
+  RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema, SyncPayload,
+  WsErrorSchema,
+} from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
 // described with (type imports only: none of this reaches the built JavaScript).

@@ -1,5 +1,5 @@
-import { IdString, Nullable, Timestamp } from '../common.schema.js';
-import { Type, Text, Uuid } from '../validation.js';
+import { IdString, Nullable, Timestamp } from './common.schema.js';
+import { Type, Text, Uuid } from './text.js';
 
 /** Longest endpoint URL, in characters (a URL longer than this is not a receiver's address). */
 export const WEBHOOK_URL_MAX = 2048;

@@ -22,7 +22,7 @@ export const toRestMessage = (m: WsMessage): Message => {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Exactly once, in `seq` order, per room (PHASE2.md 1.2 and docs/catch-up.md's recipe): the last
+ * Exactly once, in `seq` order, per room (docs/catch-up.md's recipe): the last
  * `seq` delivered per room; live `message:new` ahead of it is buffered (and a repeat dropped) while
  * `room:sync` fills the gap from the last `seq` delivered.
  */

@@ -1,5 +1,5 @@
-import { MessageSchema, HistoryLimit } from '../messages/messages.schema.js';
-import { Type } from '../validation.js';
+import { MessageSchema, HistoryLimit } from './messages.schema.js';
+import { Type } from './text.js';
 
 /** Longest `wait` of `GET /api/v1/inbox`, in seconds. */
 export const INBOX_WAIT_MAX_SECONDS = 30;

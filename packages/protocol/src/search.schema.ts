@@ -1,6 +1,6 @@
-import { IdString } from '../common.schema.js';
-import { HistoryLimit, MessageSchema } from '../messages/messages.schema.js';
-import { Text, Type, Uuid } from '../validation.js';
+import { IdString } from './common.schema.js';
+import { HistoryLimit, MessageSchema } from './messages.schema.js';
+import { Text, Type, Uuid } from './text.js';
 
 /** Longest query, in code points. */
 export const SEARCH_QUERY_MAX = 256;

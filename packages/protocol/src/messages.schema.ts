@@ -1,5 +1,5 @@
-import { IdString, Timestamp } from '../common.schema.js';
-import { Type, Text, Uuid } from '../validation.js';
+import { IdString, Timestamp } from './common.schema.js';
+import { Type, Text, Uuid } from './text.js';
 
 export const MESSAGE_BODY_MAX = 16_384;
 export const HISTORY_LIMIT_DEFAULT = 50;

@@ -1,6 +1,6 @@
-import { IdString, Nullable, Timestamp } from '../common.schema.js';
-import { SCOPE_ACTIONS } from '../principal.js';
-import { Type, Uuid } from '../validation.js';
+import { IdString, Nullable, Timestamp } from './common.schema.js';
+import { SCOPE_ACTIONS } from './roles.js';
+import { Type, Uuid } from './text.js';
 
 /**
  * Token issuance and session exchange. Their input is checked by tokens.service.ts and
@@ -9,7 +9,7 @@ import { Type, Uuid } from '../validation.js';
  * rules for the documents.
  */
 
-/** PHASE2.md 6.2: `actions` and `rooms` limit the token; other keys are stored and ignored. */
+/** docs/scopes.md: `actions` and `rooms` limit the token; other keys are stored and ignored. */
 export const TokenScopes = Type.Object(
   {
     actions: Type.Optional(Type.Array(Type.Union(SCOPE_ACTIONS.map((action) => Type.Literal(action))), {

@@ -1,5 +1,5 @@
 /**
- * The one error every failure of the client library rejects with (PHASE2.md section 3).
+ * The one error every failure of the client library rejects with (docs/client.md, Errors).
  *
  * `code` is the WebSocket error code of the failure (`VALIDATION_ERROR`, `AUTH_FAILED`, `FORBIDDEN`,
  * `NOT_FOUND`, `ROOM_NOT_FOUND`, `CONFLICT`, `RATE_LIMIT_EXCEEDED`, `UNAVAILABLE`, `INTERNAL`), the
@@ -43,7 +43,7 @@ export const HTTP_STATUS_CODES: Readonly<Record<number, string>> = {
   503: 'UNAVAILABLE',
 };
 
-/** The REST error body `{error, details?}` (DESIGN.md) as an AmsError. */
+/** The REST error body `{error, details?}` (docs/protocol.md, Errors) as an AmsError. */
 export function fromHttpError(status: number, body: unknown): AmsError {
   const { error, details } = (typeof body === 'object' && body !== null ? body : {}) as { error?: unknown; details?: unknown };
   const message = typeof error === 'string' ? error : `HTTP ${status}`;

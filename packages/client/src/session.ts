@@ -1,7 +1,7 @@
 import { isTransient } from './errors.js';
 import type { Session } from './types.js';
 
-/** Renew this long before `exp` when the lifetime allows it (PHASE2.md section 5: at least 60 s). */
+/** Renew this long before `exp` when the lifetime allows it (the console needs at least 60 s). */
 const RENEW_BEFORE_MS = 60_000;
 /** A shorter lifetime is renewed at this fraction of it. */
 const RENEW_AT_FRACTION = 0.8;

@@ -1,5 +1,5 @@
-import { IdString, Nullable, RoleSchema, Timestamp } from '../common.schema.js';
-import { Type, Text } from '../validation.js';
+import { IdString, Nullable, RoleSchema, Timestamp } from './common.schema.js';
+import { Type, Text } from './text.js';
 
 export const AGENT_NAME_PATTERN = '^[a-z0-9][a-z0-9-]{0,63}$';
 
@@ -13,7 +13,7 @@ export const CreateAgentInput = Type.Object(
   { additionalProperties: true },
 );
 
-/** The Agent object (SPEC.md "Agent"; `disabledAt` from PHASE2.md section 7). */
+/** The Agent object (docs/protocol.md, Agents and tokens; `disabledAt`: Disabled agents). */
 export const AgentSchema = Type.Object(
   {
     id: IdString(),

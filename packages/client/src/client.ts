@@ -73,7 +73,7 @@ function newClientMsgId(): string {
 const enc = encodeURIComponent;
 
 /**
- * A client of the Agent Messaging Service for Node.js and browsers (PHASE2.md section 3; docs/client.md).
+ * A client of the Agent Messaging Service for Node.js and browsers (docs/client.md).
  * REST goes through global `fetch`, events through Socket.IO; the API token is exchanged for a JWT that
  * is renewed before `exp`, and reconnections use the fresh one.
  */

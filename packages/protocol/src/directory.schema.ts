@@ -1,15 +1,5 @@
-import { ROLES, type Role } from '../principal.js';
-import { validationError } from '../../errors.js';
-import { IdString, RoleSchema } from '../common.schema.js';
-import { Type } from '../validation.js';
-
-/** The `role` filter of the directory: absent or empty means every role. */
-export function parseRoleFilter(raw: unknown): Role | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string') throw validationError({ role: 'must be given once' });
-  if (!(ROLES as readonly string[]).includes(raw)) throw validationError({ role: `must be one of ${ROLES.map((r) => JSON.stringify(r)).join(', ')}` });
-  return raw as Role;
-}
+import { IdString, RoleSchema } from './common.schema.js';
+import { Type } from './text.js';
 
 export const DirectoryQuerySchema = Type.Object({ role: Type.Optional(Type.Union([RoleSchema, Type.Literal('')], { description: 'Only agents of this role; absent or empty: every role' })) });
 export const DirectoryParams = Type.Object({ companyId: Type.String({ description: 'This deployment\'s COMPANY_ID (default "default")' }) });

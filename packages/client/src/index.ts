@@ -1,5 +1,5 @@
 /**
- * `agent-messaging-service/client`: the client library (PHASE2.md section 3, docs/client.md).
+ * `agent-messaging-service/client`: the client library (docs/client.md).
  * Works in Node.js 20 and browsers: global `fetch` and `socket.io-client`, nothing of the server at
  * run time (its schemas are imported as types only).
  */

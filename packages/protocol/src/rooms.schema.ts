@@ -1,5 +1,5 @@
-import { IdString, RoleSchema, Timestamp } from '../common.schema.js';
-import { Type, Text, Uuid } from '../validation.js';
+import { IdString, RoleSchema, Timestamp } from './common.schema.js';
+import { Type, Text, Uuid } from './text.js';
 
 export const ROOM_SLUG_PATTERN = '^[a-z0-9-]{1,64}$';
 
@@ -15,7 +15,7 @@ export const CreateRoomInput = Type.Object(
 
 export const AddMemberInput = Type.Object({ agentId: Uuid() }, { additionalProperties: true });
 
-/** The Room object (SPEC.md "Room"). */
+/** The Room object (docs/protocol.md, Rooms and members). */
 export const RoomSchema = Type.Object(
   {
     id: IdString(),
@@ -45,7 +45,7 @@ export const MembershipSchema = Type.Object(
   { title: 'Membership' },
 );
 
-/** `GET /api/v1/rooms/:id/members` (PHASE2.md section 5). */
+/** `GET /api/v1/rooms/:id/members` (docs/protocol.md, Rooms and members). */
 export const RoomMembersSchema = Type.Object(
   {
     members: Type.Array(Type.Object(
@@ -63,5 +63,5 @@ export const RoomIdParams = Type.Object({ id: Uuid({ description: 'Room id' }) }
 export const MemberParams = Type.Object({ roomId: Uuid({ description: 'Room id' }), agentId: Uuid({ description: 'Agent id' }) });
 /** `POST /rooms` authenticates with X-Agent-Id (open mode) or an admin JWT. */
 export const CreateRoomHeaders = Type.Object({
-  'x-agent-id': Type.Optional(Uuid({ description: 'Open mode only: the id of the admin agent creating the room (temporary authentication of SPEC.md)' })),
+  'x-agent-id': Type.Optional(Uuid({ description: 'Open mode only: the id of the admin agent creating the room, in place of authentication' })),
 });

@@ -1,8 +1,8 @@
-import { IdString, Nullable, Timestamp } from '../common.schema.js';
-import { ROOM_SLUG_PATTERN } from '../rooms/rooms.schema.js';
-import { Type, Text, Uuid } from '../validation.js';
+import { IdString, Nullable, Timestamp } from './common.schema.js';
+import { ROOM_SLUG_PATTERN } from './rooms.schema.js';
+import { Type, Text, Uuid } from './text.js';
 
-/** Channel slugs follow the room slug rule (DESIGN.md section 3). */
+/** Channel slugs follow the room slug rule (docs/protocol.md, Conventions). */
 export const CHANNEL_SLUG_PATTERN = ROOM_SLUG_PATTERN;
 export const POST_BODY_MAX = 16_384;
 export const PAGE_LIMIT_DEFAULT = 50;

@@ -1,9 +1,9 @@
-import { readClientEnv, readEnv } from '../config/env.js';
-import { AmsClient, type AmsClientOptions, type Message, type Room } from '../client/index.js';
+import { readClientEnv } from './env.js';
+import { AmsClient, type AmsClientOptions, type Message, type Room } from '../index.js';
 import { optionalString, required, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
- * The commands that talk to a running service through the client library (PHASE2.md section 3):
+ * The commands that talk to a running service through the client library (docs/client.md):
  * `--url` or AMS_URL, `--token` or AMS_API_TOKEN; a room named by id or slug, an agent by id or name.
  */
 
@@ -26,7 +26,7 @@ function serviceOf(input: CommandInput): { url: string; apiToken: string } {
 /** A client of the service `--url`/AMS_URL names, with the API token of `--token`/AMS_API_TOKEN. */
 function clientFor(input: CommandInput, options: Pick<AmsClientOptions, 'lastSeqs'> = {}): AmsClient {
   const { url, apiToken } = serviceOf(input);
-  const companyId = readEnv().COMPANY_ID;
+  const companyId = readClientEnv().COMPANY_ID;
   return new AmsClient({ url, apiToken, ...(companyId === undefined ? {} : { companyId }), ...options });
 }
 
@@ -80,6 +80,10 @@ function senderNames(client: AmsClient): (id: string) => Promise<string> {
 async function messageLine(m: Message, nameOf: (id: string) => Promise<string>, room?: string): Promise<string> {
   return `${m.createdAt} ${room === undefined ? '' : `${room} `}#${m.seq} ${await nameOf(m.senderId)}: ${m.body}`;
 }
+
+/** How `ams --help` introduces these commands. */
+export const CLIENT_COMMANDS_TITLE = `Commands on a running service (--url or AMS_URL, default ${DEFAULT_URL}; --token or
+AMS_API_TOKEN, an API token; a ROOM is an id or a slug, an AGENT an id or a name):`;
 
 export const CLIENT_COMMANDS: Record<string, Command> = {
   'agents list': {
@@ -282,7 +286,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     fields: {},
     async run(input) {
       // Loaded only here: the MCP SDK is not needed by the other commands.
-      const { runStdioProxy } = await import('../mcp/stdio.js');
+      const { runStdioProxy } = await import('../mcp-stdio.js');
       await runStdioProxy(serviceOf(input));
       return 0;
     },

@@ -1,7 +1,7 @@
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_PATH } from './mcp.routes.js';
+import { MCP_PATH } from '@agent-messaging/protocol';
 
 export interface StdioProxyOptions {
   /** The running service, e.g. http://localhost:3000 (its `/mcp` is used). */
