@@ -24,7 +24,7 @@ export default tseslint.config(
         patterns: [
           { group: ['fastify', 'fastify/*', '@fastify/*'], message: 'core/ is transport-free: no Fastify (see docs/architecture.md).' },
           { group: ['socket.io', 'socket.io/*', 'socket.io-client', '@socket.io/*', 'engine.io', 'engine.io/*'], message: 'core/ is transport-free: no Socket.IO (see docs/architecture.md).' },
-          { group: ['ioredis', 'ioredis/*'], message: 'core/ is transport-free: no Redis client; use the cluster bus port (see docs/architecture.md).' },
+          { group: ['ioredis', 'ioredis/*'], message: 'core/ is transport-free: no Redis client; publish domain events, the event bridge carries them (see docs/architecture.md).' },
           { group: ['**/http/*', '**/http/**', '**/realtime/*', '**/realtime/**'], message: 'core/ must not import the transports (http/, realtime/).' },
         ],
       }],

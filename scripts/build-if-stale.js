@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyAssets } from './copy-assets.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -26,6 +27,8 @@ function buildIfStale(dir, entryPoints) {
   // An incremental build trusts its .tsbuildinfo even when outputs were deleted.
   if (!entryPoints.every((f) => existsSync(f))) rmSync(buildInfo, { force: true });
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.build.json')], { stdio: 'inherit', cwd: dir });
+  // What tsc does not copy (the presence scripts) goes next to the server's output.
+  if (dir === root) copyAssets();
   // tsc leaves outputs alone when a touched source compiles to the same text: mark the build as done.
   if (existsSync(buildInfo)) utimesSync(buildInfo, new Date(), new Date());
 }

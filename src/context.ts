@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { ClusterBus } from './cluster/bus.js';
+import { createEventBridge, type EventBridge } from './cluster/event-bridge.js';
 import { createMemoryBus } from './cluster/memory-bus.js';
 import { createRedisBus } from './cluster/redis-bus.js';
 import type { Config } from './config/config.js';
@@ -15,7 +16,7 @@ import { createTokensService, type TokensService } from './core/auth/tokens.serv
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
 import { createInboxService, type InboxService } from './core/inbox/inbox.service.js';
-import { crossNodeWakePublisher, InboxWaiters, inboxWakePublisher } from './core/inbox/inbox-waiters.js';
+import { InboxWaiters } from './core/inbox/inbox-waiters.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
@@ -27,10 +28,10 @@ import { createWebhookOutbox } from './core/webhooks/webhook-outbox.js';
 import { createWebhooksService, type WebhooksService } from './core/webhooks/webhooks.service.js';
 import { createLimits, type Limits } from './limits/index.js';
 import { createMetrics, type Metrics } from './ops/metrics.js';
-import { createMemoryPresence, type PresenceTracker } from './realtime/presence/presence-tracker.js';
-import { createRedisPresence } from './realtime/presence/redis-presence.js';
+import { createMemoryPresence, type PresenceTracker } from './presence/presence-tracker.js';
+import { createRedisPresence } from './presence/redis-presence.js';
 import { openDatabase, type Database } from './store/database.js';
-import { connectRedis } from './store/redis.js';
+import { connectRedis } from './cluster/redis-client.js';
 
 /**
  * The composition root: everything is built here, once, from the configuration. Tests pass
@@ -41,8 +42,13 @@ export interface AppContext {
   logger: Logger;
   database: Database;
   redis: Redis | null;
-  /** What crosses between nodes (membership changes, token revocations): in-process on one node, Redis pub/sub on several. */
+  /** Carries what crosses between nodes: in-process on one node, Redis pub/sub on several. Only `bridge` uses it. */
   bus: ClusterBus;
+  /**
+   * The one road from domain events to the other nodes (cluster/event-bridge.ts): attached to
+   * `events`; the real-time layer attaches its socket moves to it.
+   */
+  bridge: EventBridge;
   metrics: Metrics;
   /** Every limit (rate limits, caps, gates), built once by src/limits/. */
   limits: Limits;
@@ -61,10 +67,7 @@ export interface AppContext {
   /** Read cursors, unread counts and the room listings that show them. */
   readCursors: ReadCursorsService;
   inbox: InboxService;
-  /**
-   * Held inbox requests. Its `wake(roomId, senderId)` is fed by this node's message.created events;
-   * a cluster bus subscriber calls it for messages committed on other nodes.
-   */
+  /** Held inbox requests, woken by the event bridge for messages committed here and on other nodes. */
   inboxWaiters: InboxWaiters;
   search: SearchService;
   social: SocialService;
@@ -91,7 +94,7 @@ const MEMBERSHIP_TTL_MS_MULTI_NODE = 5000;
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
   const database = overrides.database ?? (await openDatabase(config.database, logger));
   const { db } = database;
-  // Fail-fast client settings and the startup wait live in store/redis.ts.
+  // Fail-fast client settings and the startup wait live in cluster/redis-client.ts.
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, logger) : null;
 
   const metrics = createMetrics();
@@ -103,40 +106,27 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const bus = redis ? await createRedisBus(redis, { keyPrefix: config.redisKeyPrefix, logger }) : createMemoryBus(logger);
   // Membership checks from memory; with several nodes, removals travel through the bus and entries
   // expire after a few seconds in case a message was lost (see membership-cache.ts).
-  const membershipCache = new MembershipCache(redis ? { ttlMs: MEMBERSHIP_TTL_MS_MULTI_NODE } : {});
+  const membershipCache = new MembershipCache(redis ? { ttlMs: MEMBERSHIP_TTL_MS_MULTI_NODE, trusted: () => bus.live } : {});
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
-  const rooms = createRoomsService({ db, authz, events, bus, membershipCache, presence });
+  const rooms = createRoomsService({ db, authz, events, membershipCache, presence });
   const sessions = createSessionsService({ db, jwt, gate: limits.exchangeGate });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
-  events.attach(sessionAuth.publisher);
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
-  events.attach(apiTokenAuth.publisher);
-  // A revocation reaches every node's caches before the revoking request answers: the API-token
-  // cache always, the session cache in strict mode. The same for a disabled (or enabled) agent.
-  bus.subscribe('token.revoked', ({ tokenId, sessionsEnded }) => {
-    apiTokenAuth.revoked(tokenId);
-    if (sessionsEnded !== false) sessionAuth.revoked(tokenId);
-  });
-  bus.subscribe('agent.changed', ({ agentId }) => sessionAuth.agentChanged(agentId));
-  events.attach({
-    publish(event) {
-      if (event.type === 'token.revoked') return bus.publish('token.revoked', { tokenId: event.tokenId, sessionsEnded: event.sessionsEnded });
-      if (event.type === 'agent.disabled' || event.type === 'agent.enabled') return bus.publish('agent.changed', { agentId: event.agentId });
-      if (event.type === 'webhook.created') return bus.publish('webhook.created', { agentId: event.agentId });
-    },
-  });
-  // Held inbox requests wake for messages committed here, and (through the bus) on other nodes.
   const inboxWaiters = new InboxWaiters();
-  events.attach(inboxWakePublisher(inboxWaiters));
-  if (redis) events.attach(crossNodeWakePublisher(bus)); // one node: nobody else to tell
-  bus.subscribe('messages.committed', ({ messages }) => {
-    for (const { roomId, senderId } of messages) inboxWaiters.wake(roomId, senderId);
-  });
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
   // presence at commit. The worker is woken after a commit that recorded deliveries here.
-  const webhookOutbox = createWebhookOutbox({ db, presence, bus });
+  const webhookOutbox = createWebhookOutbox({ db, presence, crossNodeLive: () => bus.live });
+  // What the domain's events change on every node (caches, held inbox requests, sockets), this
+  // one included, before (or, for hints, without) waiting: before the real-time fan-out, which
+  // is attached later and finds the sockets moved.
+  const bridge = createEventBridge({
+    bus,
+    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters },
+    otherNodes: redis !== null,
+  });
+  events.attach(bridge);
   const webhookWorker = createDeliveryWorker({
     db,
     retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
@@ -156,6 +146,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     database,
     redis,
     bus,
+    bridge,
     metrics,
     limits,
     authz,

@@ -82,6 +82,14 @@ interface CodedError {
 }
 
 /**
+ * Driver errors as AppErrors where they mean something to a client (see toPublicError, which does
+ * the mapping); any other error is returned as it is.
+ */
+export function classifyStorageError(err: unknown): unknown {
+  return err instanceof AppError || isStorageUnavailable(err) || isInvalidValue(err) ? toPublicError(err) : err;
+}
+
+/**
  * The one mapping from any thrown value to what a client may see, for REST and WebSocket alike:
  * AppErrors as they are; storage outages as 503 and a value the engine refuses as 400 (see
  * store/driver-errors.ts); the HTTP layer's client errors as their catalog entry; anything else

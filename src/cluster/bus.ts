@@ -10,20 +10,26 @@ import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
  * is committed already.
  *
  * One node: handlers run in-process (memory-bus.ts). Several nodes: Redis pub/sub (redis-bus.ts).
- * This file imports neither Redis nor Socket.IO, so core services publish through it.
+ * Only the event bridge (event-bridge.ts) publishes and subscribes: services publish domain events.
  */
 
 const Id = Type.String({ minLength: 1, maxLength: 64 });
+/** The most agents of one membership message: a room has at most 1001 at creation; event-bridge.ts splits a larger set. */
+export const MAX_AGENTS_PER_MEMBERSHIP_MESSAGE = 1024;
+/** The most (room, sender) pairs in one `messages.committed`: the bridge sends a fuller turn's as several. */
+export const MAX_WAKES_PER_MESSAGE = 1024;
+const AgentIds = Type.Array(Id, { minItems: 1, maxItems: MAX_AGENTS_PER_MEMBERSHIP_MESSAGE });
 
 /**
  * Topic -> payload schema; payloads are checked against it when they arrive from another node.
- * Adding a topic is one line here.
+ * Adding a topic is one line here, and an entry in event-bridge.ts (the only publisher and
+ * subscriber of the bus).
  */
 export const BUS_TOPICS = {
-  /** A membership was added: every node subscribes the agent's live sockets to the room. */
-  'membership.added': Type.Object({ roomId: Id, agentId: Id }),
-  /** A membership was removed: every node forgets its cached membership and unsubscribes the agent's sockets. */
-  'membership.removed': Type.Object({ roomId: Id, agentId: Id }),
+  /** Memberships were added (one change set: a room's creation is one message): every node subscribes the agents' live sockets to the room. */
+  'membership.added': Type.Object({ roomId: Id, agentIds: AgentIds }),
+  /** Memberships were removed: every node forgets its cached memberships and unsubscribes the agents' sockets. */
+  'membership.removed': Type.Object({ roomId: Id, agentIds: AgentIds }),
   /**
    * A token was revoked: every node stops accepting it as a bearer (`/mcp`) and, when its sessions
    * ended with it (strict mode; absent means true), stops trusting its cached session state.
@@ -37,7 +43,7 @@ export const BUS_TOPICS = {
    * Messages committed on the sending node (batched per turn of its event loop): every other node
    * wakes its held inbox requests of those rooms. Sent with `notify` (no acknowledgement).
    */
-  'messages.committed': Type.Object({ messages: Type.Array(Type.Object({ roomId: Id, senderId: Id }), { maxItems: 1024 }) }),
+  'messages.committed': Type.Object({ messages: Type.Array(Type.Object({ roomId: Id, senderId: Id }), { maxItems: MAX_WAKES_PER_MESSAGE }) }),
 } satisfies Record<string, TSchema>;
 
 export type BusTopic = keyof typeof BUS_TOPICS;

@@ -1,14 +1,17 @@
 import type { Message } from './messages/message.js';
 
 /**
- * The outbound fan-out port. Services publish these after their transaction commits; the
- * real-time layer (Socket.IO, with the Redis adapter when configured) implements it. Publishing
- * is awaited so that e.g. a removed member is unsubscribed before the request answers.
+ * The outbound fan-out port. Services publish these after their transaction commits, and nothing
+ * else: the real-time layer (Socket.IO, with the Redis adapter when configured) shows them to
+ * sockets, and the event bridge (cluster/event-bridge.ts) alone decides what reaches the other
+ * nodes. Publishing is awaited so that e.g. a removed member is unsubscribed on every node before
+ * the request answers.
  */
 export type DomainEvent =
   | { type: 'message.created'; message: Message }
-  | { type: 'membership.added'; roomId: string; agentId: string }
-  | { type: 'membership.removed'; roomId: string; agentId: string }
+  /** One change set: a room's creation adds all its members in one event. */
+  | { type: 'membership.added'; roomId: string; agentIds: string[] }
+  | { type: 'membership.removed'; roomId: string; agentIds: string[] }
   /** `sessionsEnded`: the policy (Authz.sessionsEndWithToken) ends the token's sessions, live sockets included. */
   | { type: 'token.revoked'; tokenId: string; agentId: string; sessionsEnded: boolean }
   /** The agent's sessions end, live sockets included, on every node (docs/protocol.md, Disabled agents). */

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { packageVersion } from '../config/version.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TSchema } from '@sinclair/typebox';
@@ -191,8 +191,6 @@ export function nameSchemas(document: JsonObject): void {
   for (const title of [...named.keys()].sort()) schemas[title] = named.get(title)!.schema;
 }
 
-export const packageVersion = (): string =>
-  (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /**
  * Registers the document builder, /openapi.json and /docs. The document collects the routes

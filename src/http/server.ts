@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { mcpRoutes } from '../mcp/mcp.routes.js';
-import { opsRoutes } from '../ops/ops.routes.js';
+import { opsRoutes } from './routes/ops.routes.js';
 import { registerOpenApi } from './openapi.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';

@@ -7,6 +7,11 @@ declare module 'fastify' {
     principal: Principal | null;
     /** Why the request's bearer was refused (invalid, expired, revoked...), or null: none was sent, or it was accepted. */
     authFailure: AppError | null;
+    /**
+     * Charges this request's rate limit `points` more (a JSON-RPC batch on `/mcp` costs one point per
+     * call); rejects with RATE_LIMITED when the budget cannot pay.
+     */
+    chargeMore(points: number): Promise<void>;
   }
   interface FastifyContextConfig {
     /** The route takes an API token as its bearer (`/mcp`), besides a session JWT. */

@@ -7,9 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Principal } from '../core/principal.js';
 import { AppError, unauthenticated } from '../errors.js';
-import { packageVersion } from '../http/openapi.js';
-import { chargeRequest } from '../http/plugins/auth.js';
-import { sendError } from '../http/plugins/errors.js';
+import { packageVersion } from '../config/version.js';
 import { registerResources } from './resources.js';
 import { callTool, isToolName, TOOL_LIST } from './tools.js';
 
@@ -62,10 +60,12 @@ function toWebRequest(request: FastifyRequest): Request {
 /**
  * 401 with the challenge an MCP client expects (RFC 6750): why the credential sent was refused
  * (decided by core/auth: invalid, expired, revoked, agent disabled), or that one is required.
+ * Refusals are thrown: the HTTP layer's error handler sends them as every route's, with the
+ * headers set here.
  */
-function refuseUnauthenticated(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const refusal = request.authFailure ?? unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>');
-  return sendError(reply.header('WWW-Authenticate', 'Bearer'), refusal);
+function refuseUnauthenticated(request: FastifyRequest, reply: FastifyReply): never {
+  void reply.header('WWW-Authenticate', 'Bearer');
+  throw request.authFailure ?? unauthenticated('A JWT or an API token is required: Authorization: Bearer <token>');
 }
 
 type JsonObject = Record<string, unknown>;
@@ -122,7 +122,7 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
     // A JSON-RPC batch costs a rate-limit point per message, as that many POSTs would: the auth
     // hook took the first (docs/mcp.md).
     const batch = Array.isArray(request.body) ? (request.body as unknown[]) : null;
-    if (batch !== null) await chargeRequest(ctx, request, batch.length - 1);
+    if (batch !== null) await request.chargeMore(batch.length - 1);
     const messages = batch ?? [request.body];
     const refused = messages.map(invalidToolCall);
     if (refused.every((r) => r === null)) return send(reply, await runTransport(ctx, principal, request, reply, request.body));
@@ -149,7 +149,8 @@ export function mcpRoutes(app: FastifyInstance, ctx: AppContext): void {
     schema: { hide: true },
     handler: async (request, reply) => {
       if (request.principal === null) return refuseUnauthenticated(request, reply);
-      return sendError(reply.header('Allow', 'POST'), new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only'));
+      void reply.header('Allow', 'POST');
+      throw new AppError('METHOD_NOT_ALLOWED', 'This MCP endpoint is stateless: POST only');
     },
   });
 }

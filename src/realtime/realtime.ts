@@ -2,17 +2,16 @@ import type { Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { syncMembershipsFromBus } from './cluster/membership-sync.js';
-import { adapterKey, createRedisAdapter } from './cluster/redis-adapter.js';
+import { adapterKey, createRedisAdapter } from '../cluster/redis-adapter.js';
 import { createConnectionHandler } from './connection/connection.js';
 import { safeParser } from './connection/safe-parser.js';
 import { toWsError } from './connection/ws-errors.js';
 import { InFlight } from './drain.js';
 import { createRealtimePublisher } from './outbound/fan-out.js';
-import type { PresenceTracker } from './presence/presence-tracker.js';
+import type { PresenceTracker } from '../presence/presence-tracker.js';
 import { announcePresence, createSubscriptions } from './presence/room-subscriptions.js';
 import {
-  NAMESPACE, ROOM_PREFIX,
+  membershipFollowers, NAMESPACE, ROOM_PREFIX, roomChannel,
   type AgentsNamespace, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
 } from './protocol.js';
 
@@ -89,7 +88,17 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
   const inFlight = new InFlight();
-  syncMembershipsFromBus(ctx.bus, nsp);
+  // Each node's part of a membership change: the agents' sockets here join or leave the room's
+  // channel. The bridge applies it on every node before the change's request answers; the
+  // adapter's own socketsJoin/socketsLeave would not wait for the other nodes, hence `local`.
+  ctx.bridge.attachSockets({
+    joinRoom(roomId, agentIds) {
+      for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).socketsJoin(roomChannel(roomId));
+    },
+    leaveRoom(roomId, agentIds) {
+      for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).socketsLeave(roomChannel(roomId));
+    },
+  });
   const subscriptions = createSubscriptions(nsp, presence);
   const connections = createConnectionHandler({
     config: config.ws,

@@ -57,6 +57,8 @@ export async function ensureBuilt(): Promise<void> {
         timeout: 170_000,
       });
     }
+    // What tsc does not copy (the presence scripts), as `npm run build` does.
+    await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'copy-assets.js')], { cwd: ROOT, timeout: 30_000 });
   } finally {
     rmdirSync(lock);
   }

@@ -30,9 +30,9 @@ describe('the memory bus (one node)', () => {
     bus.subscribe('membership.removed', () => {
       throw new Error('boom');
     });
-    bus.subscribe('membership.removed', ({ agentId }) => void seen.push(`c:${agentId}`));
+    bus.subscribe('membership.removed', ({ agentIds }) => void seen.push(`c:${agentIds.join()}`));
     bus.subscribe('token.revoked', () => void seen.push('other topic'));
-    await bus.publish('membership.removed', { roomId: 'r', agentId: 'x' });
+    await bus.publish('membership.removed', { roomId: 'r', agentIds: ['x'] });
     expect(seen).toEqual(['a:r', 'c:x']);
     expect(log.warnings.map((w) => w.msg)).toEqual(['cluster bus handler failed']);
     expect(bus.live).toBe(true);
@@ -78,11 +78,11 @@ describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
       return publish(channel, message);
     }) as typeof a.redis.publish;
 
-    await a.bus.publish('membership.removed', { roomId: 'room-1', agentId: 'agent-1' });
+    await a.bus.publish('membership.removed', { roomId: 'room-1', agentIds: ['agent-1'] });
     expect(done.sort()).toEqual(['a:cache', 'a:sockets', 'b:cache', 'b:sockets', 'c:cache', 'c:sockets']);
     expect(a.log.warnings).toEqual([]);
     // The removal crossed once: one message for both jobs of every node.
-    expect(published).toEqual([[`${keyPrefix}bus`, expect.objectContaining({ topic: 'membership.removed', payload: { roomId: 'room-1', agentId: 'agent-1' } })]]);
+    expect(published).toEqual([[`${keyPrefix}bus`, expect.objectContaining({ topic: 'membership.removed', payload: { roomId: 'room-1', agentIds: ['agent-1'] } })]]);
   });
 
   it('a payload that is not what its topic says is dropped on receipt, not acknowledged: the sender logs the timeout and goes on', async () => {
@@ -101,7 +101,7 @@ describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
     const [a, b] = await Promise.all([node(keyPrefix, 300), node(keyPrefix, 300)]);
     b.bus.subscribe('membership.added', () => new Promise(() => undefined)); // never finishes
     const started = Date.now();
-    await a.bus.publish('membership.added', { roomId: 'r', agentId: 'x' });
+    await a.bus.publish('membership.added', { roomId: 'r', agentIds: ['x'] });
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
     expect(Date.now() - started).toBeLessThan(2000);
     expect(a.log.warnings).toHaveLength(1);

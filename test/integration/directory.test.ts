@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { createMemoryPresence, type PresenceTracker } from '../../src/realtime/presence/presence-tracker.js';
+import { createMemoryPresence, type PresenceTracker } from '../../src/presence/presence-tracker.js';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Server } from 'socket.io';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisAdapter, GUARDED_ADAPTER_COMMANDS } from '../../src/realtime/cluster/redis-adapter.js';
+import { createRedisAdapter, GUARDED_ADAPTER_COMMANDS } from '../../src/cluster/redis-adapter.js';
 import type { AgentSocket } from '../../src/realtime/protocol.js';
 import { Api, newAgent, type TestAgent } from '../helpers/api.js';
 import { REDIS_TEST_URL, startTestServer, type TestServer } from '../helpers/server.js';

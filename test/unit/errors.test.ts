@@ -2,8 +2,7 @@ import SQLite from 'better-sqlite3';
 import { errorCodes } from 'fastify';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { AppError, toPublicError, validationError } from '../../src/errors.js';
-import { classifyStorageError } from '../../src/store/errors.js';
+import { AppError, classifyStorageError, toPublicError, validationError } from '../../src/errors.js';
 
 /** The public form as a client sees it: status, WebSocket code, message, details. */
 const seen = (err: unknown) => {

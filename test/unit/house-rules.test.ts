@@ -6,11 +6,14 @@ import { ROOT } from '../helpers/build.js';
 
 /**
  * The rules of the house that hold the architecture together (docs/architecture.md): core/ stays
- * transport-free (an ESLint rule), and no module imports itself back through others, type-only
- * imports included (a cycle makes load order matter and the layers meaningless).
+ * transport-free (an ESLint rule), no module imports itself back through others, type-only
+ * imports included (a cycle makes load order matter and the layers meaningless), and every import
+ * between folders is one the page's "may import" table allows (the test reads that table, so the
+ * page and the check cannot disagree).
  */
 
 const SRC = join(ROOT, 'src');
+const ARCHITECTURE = join(ROOT, 'docs', 'architecture.md');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -25,6 +28,38 @@ function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const specifiers = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
   return specifiers.map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')));
+}
+
+/** The folder of a source file: `src/<name>/...` or the top-level file `src/<name>.ts`. */
+function unitOf(file: string): string {
+  const [first, ...rest] = relative(SRC, file).split('/');
+  return rest.length === 0 ? first!.replace(/\.ts$/, '') : first!;
+}
+
+/**
+ * The "may import" table of docs/architecture.md, as folder -> what it may import: a folder name
+ * (`core`, `core/`) allows the whole folder, a path (`store/driver-errors.ts`) that one file. A row
+ * belongs to the folder its first cell names first (`src/http/`, `src/errors.ts`); rows of one
+ * folder add up; backticked words that name no folder (packages, prose) are not allowances.
+ */
+function importTable(markdown: string, units: ReadonlySet<string>): Map<string, Set<string>> {
+  const section = markdown.split(/^## /m).find((s) => s.startsWith('Folders and what each may import'));
+  if (section === undefined) throw new Error('docs/architecture.md has no "Folders and what each may import" section');
+  const table = new Map<string, Set<string>>();
+  for (const line of section.split('\n')) {
+    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    if (cells.length < 3) continue;
+    const owners = [...cells[0]!.matchAll(/`src\/([^`/]+?)(?:\.ts)?(?:\/[^`]*)?`/g)].map((m) => m[1]!).filter((u) => units.has(u));
+    if (owners.length === 0) continue;
+    const allowances: string[] = [];
+    for (const [, raw] of cells[cells.length - 1]!.matchAll(/`([^`]+)`/g)) {
+      const name = raw!.replace(/^src\//, '');
+      const unit = name.split('/')[0]!.replace(/\.ts$/, '');
+      if (units.has(unit)) allowances.push(name.endsWith('/') || !name.includes('/') ? unit : name);
+    }
+    for (const owner of new Set(owners)) table.set(owner, new Set([...(table.get(owner) ?? []), ...allowances]));
+  }
+  return table;
 }
 
 /** Every cycle in the graph, each as the list of files around it (Tarjan's strongly connected components). */
@@ -70,6 +105,48 @@ describe('house rules', () => {
     expect(graph.size).toBeGreaterThan(20);
     const named = cycles(graph).map((c) => c.map((f) => relative(ROOT, f)).sort());
     expect(named).toEqual([]);
+  });
+
+  it('every import between folders is one docs/architecture.md\'s table allows, and the table itself has no cycle', () => {
+    const files = sourceFiles(SRC);
+    const units = new Set(files.map(unitOf));
+    const table = importTable(readFileSync(ARCHITECTURE, 'utf8'), units);
+    expect([...units].filter((u) => !table.has(u)).sort()).toEqual([]); // every folder has its row
+    const refused: string[] = [];
+    for (const file of files) {
+      const from = unitOf(file);
+      for (const target of importsOf(file)) {
+        const to = unitOf(target);
+        if (to === from) continue;
+        const allowed = table.get(from)!;
+        if (!allowed.has(to) && !allowed.has(relative(SRC, target))) refused.push(`${relative(ROOT, file)} -> ${relative(ROOT, target)}`);
+      }
+    }
+    expect(refused).toEqual([]);
+    const byFolder = new Map([...table].map(([unit, allowed]) => [unit, [...allowed].map((a) => a.split('/')[0]!.replace(/\.ts$/, '')).filter((a) => a !== unit)]));
+    expect(cycles(byFolder)).toEqual([]);
+  });
+
+  it('reads the table as the page writes it', () => {
+    const units = new Set(['http', 'core', 'errors', 'store', 'mcp']);
+    const page = [
+      '## Folders and what each may import',
+      '| folder | its job | may import |',
+      '|---|---|---|',
+      '| `src/http/` | Fastify (`server.ts`) | `core/`, `errors`, `mcp` (the tools), `fastify` |',
+      '| `src/errors.ts`, `src/mcp/` | two at once | `store/driver-errors.ts` only |',
+      '| `src/core/<feature>/` | the domain | `errors` |',
+      '| `src/core/events.ts` | the port | `store/` types |',
+      '| `realtime/connection/` | one connection | |',
+      '## Next section',
+      '| `src/mcp/` | not in the section | `http` |',
+    ].join('\n');
+    expect(importTable(page, units)).toEqual(new Map([
+      ['http', new Set(['core', 'errors', 'mcp'])],
+      ['errors', new Set(['store/driver-errors.ts'])],
+      ['mcp', new Set(['store/driver-errors.ts'])],
+      ['core', new Set(['errors', 'store'])],
+    ]));
   });
 
   it('the cycle finder finds a cycle through type-only imports', () => {

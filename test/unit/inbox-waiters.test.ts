@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InboxWaiters, inboxWakePublisher } from '../../src/core/inbox/inbox-waiters.js';
+import { InboxWaiters } from '../../src/core/inbox/inbox-waiters.js';
 
 const ROOM_A = 'room-a';
 const ROOM_B = 'room-b';
@@ -33,15 +33,5 @@ describe('InboxWaiters (the wake-up port a cluster bus subscriber calls)', () =>
     expect(await held.outcome).toBe('closed');
     expect(await waiters.wait('a', [ROOM_A], 10_000).outcome).toBe('closed');
     expect(waiters.size).toBe(0);
-  });
-
-  it('is fed by this node\'s message.created events', async () => {
-    const waiters = new InboxWaiters();
-    const held = waiters.wait('reader', [ROOM_A], 10_000);
-    const publisher = inboxWakePublisher(waiters);
-    await publisher.publish({ type: 'membership.added', roomId: ROOM_A, agentId: 'x' });
-    expect(waiters.size).toBe(1);
-    await publisher.publish({ type: 'message.created', message: { id: 'm', roomId: ROOM_A, senderId: 'writer', body: 'hi', createdAt: '', seq: 1 } });
-    expect(await held.outcome).toBe('woken');
   });
 });

@@ -53,10 +53,10 @@ describe('SessionAuth: the agent of a session JWT', () => {
     expect((await refusal(auth.authenticate(token()))).message).toBe('This agent is disabled');
   });
 
-  it('refuses at once after the agent.disabled event, and accepts again after enabling', async () => {
+  it('refuses at once once told the agent changed (the event bridge does), and accepts again after enabling', async () => {
     await auth.authenticate(token());
     await setAgentDisabledAt(database.db, agentId, new Date(now()).toISOString());
-    await auth.publisher.publish({ type: 'agent.disabled', agentId });
+    auth.agentChanged(agentId);
     await refusal(auth.authenticate(token()));
     await setAgentDisabledAt(database.db, agentId, null);
     await expect(auth.authenticate(token())).resolves.toMatchObject({ agentId });

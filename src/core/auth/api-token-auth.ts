@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError, unauthenticated } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
-import type { EventPublisher } from '../events.js';
 import { looksLikeApiToken } from './api-token.js';
 import { ACTIVE_TTL_MS, REVOKED, type SessionAuth, type SessionPrincipal } from './session-auth.js';
 import { AGENT_DISABLED, type SessionsService } from './sessions.service.js';
@@ -16,8 +15,8 @@ import { findTokenState } from './tokens.store.js';
  * session exchange itself (sessions.service.ts: the same checks, the same hashing gate, the same
  * `jwt-issued` audit record), and the session JWT it gives is kept, keyed by a SHA-256 of the token,
  * for at most VERIFIED_TTL_MS. Every request still checks that cached entry:
- * - revocation: applied at once on this node (`publisher`) and on the others (the cluster bus calls
- *   `revoked()`), and the token's row is read again once ACTIVE_TTL_MS passed (as SessionAuth does),
+ * - revocation: applied on every node, this one included, before the revocation answers (the event
+ *   bridge, cluster/event-bridge.ts, calls `revoked()`), and the token's row is read again once ACTIVE_TTL_MS passed (as SessionAuth does),
  *   so a node that missed a bus message is wrong for at most that long;
  * - expiry (`expiresAt`), against the clock, on every request;
  * - then the kept JWT goes through SessionAuth.authenticate like any other: the agent disabled, the
@@ -30,8 +29,6 @@ export interface ApiTokenAuth {
   isVerified(apiToken: string): boolean;
   /** The token was revoked (here or on another node). */
   revoked(tokenId: string): void;
-  /** Applies revocations made on this node before their request answers. */
-  publisher: EventPublisher;
 }
 
 /** How long a verification is reused; the token's state is checked far more often (ACTIVE_TTL_MS). */
@@ -139,11 +136,5 @@ export function createApiTokenAuth(deps: { db: Kysely<DB>; sessions: SessionsSer
       return cached !== undefined && cached.until > now();
     },
     revoked: markRevoked,
-    publisher: {
-      publish(event) {
-        // Whatever the policy says of the token's sessions, the token itself no longer authenticates.
-        if (event.type === 'token.revoked') markRevoked(event.tokenId);
-      },
-    },
   };
 }

@@ -2,7 +2,6 @@ import type { Kysely } from 'kysely';
 import { unauthenticated } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { agentStatus } from '../agents/agents.store.js';
-import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { isUuid } from '../validation.js';
 import { looksLikeApiToken } from './api-token.js';
@@ -22,9 +21,9 @@ export type SessionPrincipal = Principal & { exp: number };
  * Agent and token state come from the database, behind small per-node caches (a primary-key lookup
  * on every request cost 25 to 40 % of the throughput of a cheap endpoint; docs/reliability.md):
  * - "active" / "not revoked" is kept for at most ACTIVE_TTL_MS; nothing else is cached;
- * - a change made on this node applies here before its request answers (the `agent.disabled` and
- *   `token.revoked` events, see `publisher`); other nodes learn of them through the cluster bus,
- *   which calls `revoked()` and `agentChanged()` on every node before the change's request answers;
+ * - a change (the `agent.disabled`, `agent.enabled` and `token.revoked` events) applies on every
+ *   node, this one included, before its request answers: the event bridge
+ *   (cluster/event-bridge.ts) calls `revoked()` and `agentChanged()`;
  * - so a node that missed a relay (Redis away) is wrong for at most ACTIVE_TTL_MS.
  * Checks that must not trust the cache (after a socket joined its agent's and token's channels) pass `fresh`.
  */
@@ -40,8 +39,6 @@ export interface SessionAuth {
   revoked(tokenId: string): void;
   /** The agent was disabled or enabled (here or on another node): its state is read again. */
   agentChanged(agentId: string): void;
-  /** Applies revocations and disabled agents on this node as soon as they commit. */
-  publisher: EventPublisher;
 }
 
 export const ACTIVE_TTL_MS = 5_000;
@@ -129,11 +126,5 @@ export function createSessionAuth(deps: { db: Kysely<DB>; authz: Authz; jwt: Jwt
     assertLive,
     revoked: markRevoked,
     agentChanged,
-    publisher: {
-      publish(event) {
-        if (event.type === 'token.revoked' && event.sessionsEnded) markRevoked(event.tokenId);
-        else if (event.type === 'agent.disabled' || event.type === 'agent.enabled') agentChanged(event.agentId);
-      },
-    },
   };
 }

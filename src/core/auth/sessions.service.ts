@@ -79,12 +79,19 @@ export function createSessionsService(deps: SessionsDeps): SessionsService {
   // time as a wrong secret. Computed up front so that not even the first one takes longer.
   const decoyHash = hashSecret(generateApiToken().secret);
   decoyHash.catch(() => undefined); // awaited (and reported) by the exchange that needs it
-  // The token's `lastUsedAt`, when due (at most once a minute per token), shares the record's commit.
+  // The token's `lastUsedAt`, when due (at most once a minute per token), shares the record's commit:
+  // one update per token and commit, however many of its exchanges the commit holds (the latest time).
   const issuedRecords = createWriteBatcher<{ record: AuditEntry; lastUsed?: { tokenId: string; at: string } }>(db, {
-    write: (db, items) => ({
-      statements: items.flatMap(({ record, lastUsed }) =>
-        lastUsed ? [auditStatement(db, record), touchTokenStatement(db, lastUsed.tokenId, lastUsed.at)] : [auditStatement(db, record)]),
-    }),
+    write: (db, items) => {
+      const touched = new Map<string, string>();
+      for (const { lastUsed } of items) if (lastUsed) touched.set(lastUsed.tokenId, lastUsed.at);
+      return {
+        statements: [
+          ...items.map(({ record }) => auditStatement(db, record)),
+          ...[...touched].map(([tokenId, at]) => touchTokenStatement(db, tokenId, at)),
+        ],
+      };
+    },
   }, deps.issuedCommits ?? { minIntervalMs: ISSUED_COMMIT_SPACING_MS, spaceFromRate: ISSUED_SPACED_FROM_RATE });
 
   return {

@@ -3,7 +3,7 @@ import { notFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { listAgents } from '../agents/agents.store.js';
 import type { Authz } from '../auth/authz.js';
-import type { PresenceReader } from '../presence.js';
+import type { PresenceReader } from '../../presence/presence.js';
 import { ROLES, type Principal, type Role } from '../principal.js';
 
 export interface DirectoryEntry {

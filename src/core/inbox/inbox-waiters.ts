@@ -1,14 +1,11 @@
-import type { ClusterBus } from '../../cluster/bus.js';
-import type { EventPublisher } from '../events.js';
-
 /**
  * Held inbox requests (`GET /api/v1/inbox?wait=S`), woken when a message from someone else arrives
  * in one of the waiting agent's rooms. A waiter is a few small objects in memory: no timer per room,
  * no database connection.
  *
- * `wake(roomId, senderId)` is the one entry point for "a message was committed": this node's
- * after-commit publisher calls it (inboxWakePublisher), and with several nodes a subscriber of the
- * cluster bus calls it on every node for messages committed elsewhere.
+ * `wake(roomId, senderId)` is the one entry point for "a message was committed": the event bridge
+ * (cluster/event-bridge.ts) calls it for every `message.created` committed here and, with several
+ * nodes, for the messages other nodes committed.
  */
 export interface InboxWaker {
   wake(roomId: string, senderId: string): void;
@@ -104,40 +101,4 @@ export class InboxWaiters implements InboxWaker {
       if (set.size === 0) this.byRoom.delete(roomId);
     }
   }
-}
-
-/** This node's after-commit events feed the waker (a message committed here). */
-export function inboxWakePublisher(waker: InboxWaker): EventPublisher {
-  return {
-    publish(event) {
-      if (event.type === 'message.created') waker.wake(event.message.roomId, event.message.senderId);
-    },
-  };
-}
-
-/** At most this many (room, sender) pairs in one bus notification (the topic's schema allows 1024). */
-const WAKES_PER_NOTIFICATION = 1024;
-
-/**
- * Tells the other nodes which rooms got messages from whom, so their held inbox requests wake too:
- * one bus notification per turn of the event loop (a group commit's messages travel together),
- * each (room, sender) pair once. Lost notifications cost a waiter its wait, never a message.
- */
-export function crossNodeWakePublisher(bus: Pick<ClusterBus, 'notify'>): EventPublisher {
-  let batch = new Map<string, { roomId: string; senderId: string }>();
-  const flush = (): void => {
-    if (batch.size === 0) return;
-    const messages = [...batch.values()];
-    batch = new Map();
-    bus.notify('messages.committed', { messages });
-  };
-  return {
-    publish(event) {
-      if (event.type !== 'message.created') return;
-      const { roomId, senderId } = event.message;
-      if (batch.size === 0) setImmediate(flush);
-      batch.set(`${roomId} ${senderId}`, { roomId, senderId });
-      if (batch.size >= WAKES_PER_NOTIFICATION) flush();
-    },
-  };
 }

@@ -5,9 +5,10 @@
  * its now stale answer afterwards (the generation moved on).
  *
  * On one node every change goes through this process, so the cache is exact. With several nodes a
- * removal made elsewhere arrives through the cluster bus (`membership.removed`, milliseconds); while
- * the bus is not live the cache is not consulted, it is cleared when the bus is live again, and
- * entries expire after `ttlMs` so that even a lost announcement cannot be trusted for long.
+ * removal made elsewhere arrives through the event bridge (cluster/event-bridge.ts, milliseconds);
+ * while the bus is not live (`trusted` says false) the cache answers nothing, it is cleared when the
+ * bus is live again, and entries expire after `ttlMs` so that even a lost announcement cannot be
+ * trusted for long.
  */
 export class MembershipCache {
   private readonly rooms = new Map<string, Map<string, number>>();
@@ -15,13 +16,17 @@ export class MembershipCache {
   private generation = 0;
   private readonly maxEntries: number;
   private readonly ttlMs: number;
+  private readonly trusted: () => boolean;
 
-  constructor(options: { maxEntries?: number; ttlMs?: number } = {}) {
+  /** `trusted`: whether removals made on other nodes are known to reach this one now (always, on one node). */
+  constructor(options: { maxEntries?: number; ttlMs?: number; trusted?: () => boolean } = {}) {
     this.maxEntries = options.maxEntries ?? 100_000;
     this.ttlMs = options.ttlMs ?? Infinity;
+    this.trusted = options.trusted ?? (() => true);
   }
 
   has(roomId: string, agentId: string): boolean {
+    if (!this.trusted()) return false;
     const expires = this.rooms.get(roomId)?.get(agentId);
     return expires !== undefined && expires > Date.now();
   }

@@ -6,11 +6,10 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import type { ClusterBus } from '../../cluster/bus.js';
 import { grantedRooms, hasAction, requireRoom, type Authz } from '../auth/authz.js';
 import { actorTokenDetail } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
-import type { PresenceReader } from '../presence.js';
+import type { PresenceReader } from '../../presence/presence.js';
 import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { findLastSeqs } from '../messages/seq.store.js';
@@ -72,26 +71,18 @@ export interface RoomsServiceDeps {
   db: Kysely<DB>;
   authz: Authz;
   events: EventPublisher;
-  /** Answers membership checks from memory (see membership-cache.ts). */
-  membershipCache?: MembershipCache | null;
   /**
-   * Membership changes cross to every node through it (their sockets follow, their caches forget),
-   * and it says whether other nodes' removals are known to reach this one.
+   * Answers membership checks from memory (see membership-cache.ts); removals reach it, on every
+   * node, through the `membership.removed` event (cluster/event-bridge.ts).
    */
-  bus: ClusterBus;
+  membershipCache?: MembershipCache | null;
   /** Who is online, for the member list. */
   presence: PresenceReader;
 }
 
 export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
-  const { db, authz, events, bus, presence } = deps;
+  const { db, authz, events, presence } = deps;
   const cache = deps.membershipCache ?? null;
-  if (cache) {
-    // A removal, made here or on another node, forgets its entry on every node; after a gap in the
-    // bus, removals may have been missed: everything is forgotten.
-    bus.subscribe('membership.removed', ({ roomId, agentId }) => cache.forget(roomId, agentId));
-    bus.onResume(() => cache.clear());
-  }
 
   // A room, once created, is never changed or deleted: one seen in the database exists for good,
   // on every node. A bounded cache spares the lookup every message and history page starts with.
@@ -111,8 +102,8 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     const roomId = parseId(rawRoomId, 'roomId');
     // Every message sent asks: a known room costs no lookup, copy or await.
     if (!knownRooms.has(roomId)) await getRoomOr404(roomId);
-    // With several nodes the cache is trusted only while other nodes' removals reach it.
-    if (cache && bus.live && cache.has(roomId, agentId)) return;
+    // With several nodes the cache answers only while other nodes' removals reach it (membership-cache.ts).
+    if (cache?.has(roomId, agentId)) return;
     const since = cache?.begin() ?? 0;
     if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
     cache?.remember(since, roomId, agentId);
@@ -139,10 +130,8 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         if (isUniqueViolation(err)) throw conflict(`Room slug "${slug}" already exists`);
         throw err;
       }
-      for (const m of memberships) {
-        await bus.publish('membership.added', { roomId: m.roomId, agentId: m.agentId });
-        await events.publish({ type: 'membership.added', roomId: m.roomId, agentId: m.agentId });
-      }
+      // One change set: every member's sockets, on every node, in one event.
+      await events.publish({ type: 'membership.added', roomId: room.id, agentIds: wanted });
       return room;
     },
 
@@ -198,8 +187,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         if (isUniqueViolation(err)) throw conflict('Agent is already a member of this room');
         throw err;
       }
-      await bus.publish('membership.added', { roomId, agentId });
-      await events.publish({ type: 'membership.added', roomId, agentId });
+      await events.publish({ type: 'membership.added', roomId, agentIds: [agentId] });
       return membership;
     },
 
@@ -217,10 +205,9 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
         return deleted;
       });
       if (!removed) throw notFound('Membership');
-      // Once, to every node: the cache entry is forgotten and the agent's sockets leave the room,
-      // acknowledged after both, so no node delivers this room to the agent once this answers.
-      await bus.publish('membership.removed', { roomId, agentId: agent });
-      await events.publish({ type: 'membership.removed', roomId, agentId: agent });
+      // Every node forgets the cached membership and the agent's sockets leave the room before this
+      // answers, so no node delivers this room to the agent afterwards (cluster/event-bridge.ts).
+      await events.publish({ type: 'membership.removed', roomId, agentIds: [agent] });
     },
 
     async members(principal, rawRoomId) {

@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { ClusterBus } from '../../cluster/bus.js';
 import { v7 as uuidv7 } from 'uuid';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import type { Message } from '../messages/message.js';
 import type { OutboxWrites } from '../messages/messages.service.js';
-import type { PresenceReader } from '../presence.js';
+import type { PresenceReader } from '../../presence/presence.js';
 import { anyActiveEndpoint, endpointsInRooms, insertDeliveriesStatement, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
 
 /**
@@ -18,8 +17,8 @@ import { anyActiveEndpoint, endpointsInRooms, insertDeliveriesStatement, type Ne
  * Without an active endpoint anywhere (most deployments) it costs nothing: that is remembered,
  * instead of asked on every group commit (a read there costs tens of microseconds under writes,
  * the read connection's cache being reset by each commit), until an endpoint is registered on any
- * node (the bus topic `webhook.created`, published before the registration answers) or the bus
- * was down (`onResume`). Endpoints are only ever added by registration; removal and disabling can
+ * node (the `webhook.created` event, applied on every node before the registration answers:
+ * `lookAgain`, called by cluster/event-bridge.ts, as after a gap in the bus). Endpoints are only ever added by registration; removal and disabling can
  * only make "none" truer.
  */
 export interface WebhookOutbox {
@@ -27,17 +26,21 @@ export interface WebhookOutbox {
   prepare(messages: readonly Message[]): Promise<OutboxWrites | null>;
   /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
   takeRecorded(): boolean;
+  /** An endpoint may have been registered (here or on another node): "no endpoint" is no longer known. */
+  lookAgain(): void;
 }
 
-export function createWebhookOutbox(deps: { db: Kysely<DB>; presence: PresenceReader; bus: ClusterBus }): WebhookOutbox {
-  const { db, presence, bus } = deps;
+export interface WebhookOutboxDeps {
+  db: Kysely<DB>;
+  presence: PresenceReader;
+  /** Whether registrations made on other nodes are known to reach this one now (the cluster bus is live). */
+  crossNodeLive: () => boolean;
+}
+
+export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
+  const { db, presence, crossNodeLive } = deps;
   let recorded = false;
   let noEndpoint = false;
-  const lookAgain = (): void => {
-    noEndpoint = false;
-  };
-  bus.subscribe('webhook.created', lookAgain);
-  bus.onResume(lookAgain);
 
   /**
    * `offline` endpoints are decided here, at commit: the agents with a live WebSocket anywhere now
@@ -53,7 +56,7 @@ export function createWebhookOutbox(deps: { db: Kysely<DB>; presence: PresenceRe
   return {
     async prepare(messages) {
       // Only while registrations on other nodes are known to reach this one.
-      if (noEndpoint && bus.live) return null;
+      if (noEndpoint && crossNodeLive()) return null;
       if (!(await anyActiveEndpoint(db))) {
         noEndpoint = true;
         return null;
@@ -85,6 +88,9 @@ export function createWebhookOutbox(deps: { db: Kysely<DB>; presence: PresenceRe
       const was = recorded;
       recorded = false;
       return was;
+    },
+    lookAgain() {
+      noEndpoint = false;
     },
   };
 }

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { authenticateCredential, costsHash } from '../../core/auth/authenticate.js';
 import { AppError } from '../../errors.js';
 import { admit } from '../../limits/index.js';
-import { OPS_ROUTES } from '../../ops/ops.routes.js';
+import { OPS_ROUTES } from '../routes/ops.routes.js';
 
 /** The bearer value of the Authorization header, if any. */
 export function bearerOf(request: FastifyRequest): string | undefined {
@@ -25,6 +25,9 @@ export function bearerOf(request: FastifyRequest): string | undefined {
 export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('authFailure', null);
+  app.decorateRequest('chargeMore', function chargeMore(this: FastifyRequest, points: number) {
+    return chargeRequest(ctx, this, points);
+  });
   app.addHook('onRequest', async (request) => {
     const bearer = bearerOf(request);
     if (bearer !== undefined) {

@@ -18,12 +18,16 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'message.created': ({ message }) => {
       nsp.to(roomChannel(message.roomId)).emit('message:new', toWsMessage(message));
     },
-    // The sockets moved already, on every node, through the cluster bus (cluster/membership-sync.ts).
-    'membership.added': ({ agentId, roomId }) => subscriptions.membershipAdded(agentId, roomId),
-    'membership.removed': ({ agentId, roomId }) => subscriptions.membershipRemoved(agentId, roomId),
+    // The sockets moved already, on every node, through the event bridge (cluster/event-bridge.ts).
+    'membership.added': async ({ agentIds, roomId }) => {
+      for (const agentId of agentIds) await subscriptions.membershipAdded(agentId, roomId);
+    },
+    'membership.removed': async ({ agentIds, roomId }) => {
+      for (const agentId of agentIds) await subscriptions.membershipRemoved(agentId, roomId);
+    },
     // Strict mode only (core decides): the token's sessions end, so do their live sockets, on every
     // node (room operations go through the adapter). In open mode JWTs are irrevocable (docs/protocol.md), so they stay up.
-    // The other nodes' session caches learn it through the cluster bus (context.ts).
+    // Every node's session caches learned it already through the event bridge.
     'token.revoked': ({ tokenId, sessionsEnded }) => {
       if (!sessionsEnded) return;
       const sockets = nsp.in(tokenChannel(tokenId));

@@ -1,5 +1,5 @@
 import { roomChannel, type AgentsNamespace, type AgentSocket, type PresenceUpdate } from '../protocol.js';
-import type { PresenceTracker } from './presence-tracker.js';
+import type { PresenceTracker } from '../../presence/presence-tracker.js';
 
 /** The one place `presence:update` is sent from: to everyone subscribed to the room. */
 export function announcePresence(nsp: AgentsNamespace, roomId: string, agentId: string, status: PresenceUpdate['status']): void {

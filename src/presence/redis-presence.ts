@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { unavailable } from '../../errors.js';
+import { unavailable } from '../errors.js';
+import { PRESENCE_SCRIPTS, type ScriptName } from './lua-scripts.js';
 import type { PresenceHooks, PresenceTracker } from './presence-tracker.js';
 
 /**
@@ -18,9 +19,10 @@ import type { PresenceHooks, PresenceTracker } from './presence-tracker.js';
  *   agent:<agent>              set of the agent's socket ids, on every node (online = non-empty)
  *   agent:<agent>:room:<room>  set of the agent's socket ids in that room (present = non-empty)
  *
- * Every change is one Lua script, so it is atomic: two nodes racing on the same agent never both
- * see "first socket" (double online) or both miss "last socket" (a lost offline). Expiry is judged
- * by Redis's own clock (TIME), so clock skew between nodes does not matter.
+ * Every change is one Lua script (`lua/*.lua`, loaded by lua-scripts.ts), so it is atomic: two
+ * nodes racing on the same agent never both see "first socket" (double online) or both miss "last
+ * socket" (a lost offline). Expiry is judged by Redis's own clock (TIME), so clock skew between
+ * nodes does not matter.
  *
  * Nothing depends on a node living to clean up: each node refreshes its entry in `nodes` every
  * third of the TTL, and every node sweeps, on the same timer, the nodes whose entry expired: each
@@ -41,165 +43,7 @@ import type { PresenceHooks, PresenceTracker } from './presence-tracker.js';
  * hash-tagged prefix such as `{ams}:`.
  */
 
-const PRELUDE = `
-pcall(redis.replicate_commands)
-local base = ARGV[1]
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function touch(node, ttl)
-  return redis.call('ZADD', base .. 'nodes', now_ms() + tonumber(ttl), node)
-end
-local function remove_socket(sid, agent, node, absent)
-  local skey = base .. 'socket:' .. sid
-  local akey = base .. 'agent:' .. agent
-  for _, room in ipairs(redis.call('SMEMBERS', skey .. ':rooms')) do
-    local key = akey .. ':room:' .. room
-    redis.call('SREM', key, sid)
-    if redis.call('SCARD', key) == 0 then absent[#absent + 1] = room end
-  end
-  redis.call('SREM', akey, sid)
-  redis.call('SREM', base .. 'node:' .. node, sid)
-  redis.call('DEL', skey, skey .. ':rooms')
-end
-`;
 
-const SCRIPTS = {
-  // ARGV: base, node, ttl ms, agent, socket, room... -> {connections of the agent, node entry was new (1/0), {rooms where first}}
-  connect: `${PRELUDE}
-local node, ttl, agent, sid = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local fresh = touch(node, ttl)
-local skey = base .. 'socket:' .. sid
-local akey = base .. 'agent:' .. agent
-redis.call('HSET', skey, 'agent', agent, 'node', node)
-redis.call('SADD', base .. 'node:' .. node, sid)
-redis.call('SADD', akey, sid)
-local first = {}
-for i = 6, #ARGV do
-  local room = ARGV[i]
-  local key = akey .. ':room:' .. room
-  local others = redis.call('SCARD', key) - redis.call('SISMEMBER', key, sid)
-  redis.call('SADD', key, sid)
-  redis.call('SADD', skey .. ':rooms', room)
-  if others == 0 then first[#first + 1] = room end
-end
-return {redis.call('SCARD', akey), fresh, first}`,
-
-  // ARGV: base, socket -> {agent, rooms where it was the last...} or {} for an unknown socket
-  disconnect: `${PRELUDE}
-local sid = ARGV[2]
-local skey = base .. 'socket:' .. sid
-local agent = redis.call('HGET', skey, 'agent')
-if not agent then return {} end
-local absent = {}
-remove_socket(sid, agent, redis.call('HGET', skey, 'node'), absent)
-table.insert(absent, 1, agent)
-return absent`,
-
-  // ARGV: base, agent, socket, room -> 1 when the agent had no socket in the room before
-  join: `${PRELUDE}
-local agent, sid, room = ARGV[2], ARGV[3], ARGV[4]
-local skey = base .. 'socket:' .. sid
-if redis.call('EXISTS', skey) == 0 then return 0 end
-local key = base .. 'agent:' .. agent .. ':room:' .. room
-local before = redis.call('SCARD', key)
-redis.call('SADD', key, sid)
-redis.call('SADD', skey .. ':rooms', room)
-if before == 0 then return 1 end
-return 0`,
-
-  // ARGV: base, agent, socket, room -> 1 when it was the agent's last socket in the room
-  leave: `${PRELUDE}
-local agent, sid, room = ARGV[2], ARGV[3], ARGV[4]
-if redis.call('SREM', base .. 'socket:' .. sid .. ':rooms', room) == 0 then return 0 end
-local key = base .. 'agent:' .. agent .. ':room:' .. room
-redis.call('SREM', key, sid)
-if redis.call('SCARD', key) == 0 then return 1 end
-return 0`,
-
-  // ARGV: base, agent, room -> 1 when the agent has sockets and had none in the room
-  joinAll: `${PRELUDE}
-local agent, room = ARGV[2], ARGV[3]
-local akey = base .. 'agent:' .. agent
-local sids = redis.call('SMEMBERS', akey)
-if #sids == 0 then return 0 end
-local key = akey .. ':room:' .. room
-local before = redis.call('SCARD', key)
-for _, sid in ipairs(sids) do
-  redis.call('SADD', key, sid)
-  redis.call('SADD', base .. 'socket:' .. sid .. ':rooms', room)
-end
-if before == 0 then return 1 end
-return 0`,
-
-  // ARGV: base, agent, room -> 1 when the agent was present in the room
-  leaveAll: `${PRELUDE}
-local agent, room = ARGV[2], ARGV[3]
-local key = base .. 'agent:' .. agent .. ':room:' .. room
-local sids = redis.call('SMEMBERS', key)
-for _, sid in ipairs(sids) do
-  redis.call('SREM', base .. 'socket:' .. sid .. ':rooms', room)
-end
-redis.call('DEL', key)
-if #sids > 0 then return 1 end
-return 0`,
-
-  // ARGV: base, node, ttl ms -> 1 when the node's entry was missing (first heartbeat, or it was swept / lost)
-  heartbeat: `${PRELUDE}
-return touch(ARGV[2], ARGV[3])`,
-
-  // ARGV: base, batch -> {} when there is nothing to sweep, else {dead node, agent, room, agent, room, ...}
-  // for up to `batch` of its sockets. A node whose entry expired is taken out of `nodes` and its
-  // socket set moved aside (dead:<node>) in one step; its sockets are then removed batch by batch,
-  // so Redis is never blocked long. A socket the node registered again meanwhile (it was only
-  // paused, came back and re-registered) is in a fresh node:<node> set and is left alone.
-  sweep: `${PRELUDE}
-local node = redis.call('SRANDMEMBER', base .. 'dead')
-local dkey
-if not node then
-  local expired = redis.call('ZRANGEBYSCORE', base .. 'nodes', '-inf', now_ms(), 'LIMIT', 0, 1)
-  if #expired == 0 then return {} end
-  node = expired[1]
-  redis.call('ZREM', base .. 'nodes', node)
-  local nkey = base .. 'node:' .. node
-  dkey = base .. 'dead:' .. node
-  if redis.call('EXISTS', nkey) == 1 then
-    if redis.call('EXISTS', dkey) == 1 then
-      redis.call('SUNIONSTORE', dkey, dkey, nkey)
-      redis.call('DEL', nkey)
-    else
-      redis.call('RENAME', nkey, dkey)
-    end
-  end
-  redis.call('SADD', base .. 'dead', node)
-else
-  dkey = base .. 'dead:' .. node
-end
-local out = {node}
-local live = base .. 'node:' .. node
-for _, sid in ipairs(redis.call('SPOP', dkey, tonumber(ARGV[2]))) do
-  local agent = redis.call('HGET', base .. 'socket:' .. sid, 'agent')
-  if agent and redis.call('SISMEMBER', live, sid) == 0 then
-    local absent = {}
-    remove_socket(sid, agent, node, absent)
-    for _, room in ipairs(absent) do
-      out[#out + 1] = agent
-      out[#out + 1] = room
-    end
-  end
-end
-if redis.call('SCARD', dkey) == 0 then redis.call('SREM', base .. 'dead', node) end
-return out`,
-
-  // ARGV: base, node -> 1 when the node left no socket behind and its entry was removed
-  deregister: `${PRELUDE}
-if redis.call('SCARD', base .. 'node:' .. ARGV[2]) > 0 then return 0 end
-redis.call('ZREM', base .. 'nodes', ARGV[2])
-return 1`,
-} as const;
-
-type ScriptName = keyof typeof SCRIPTS;
 
 /**
  * Sockets removed per sweep script. Sweeping costs about 20 µs of Redis time per socket in 3 rooms
@@ -242,7 +86,7 @@ export function createRedisPresence(redis: Redis, options: RedisPresenceOptions)
 
   const call = async <T>(name: ScriptName, args: (string | number)[]): Promise<T> => {
     try {
-      return (await redis.eval(SCRIPTS[name], 0, base, ...args)) as T;
+      return (await redis.eval(PRESENCE_SCRIPTS[name], 0, base, ...args)) as T;
     } catch (err) {
       // The caller logs it; clients see a clear UNAVAILABLE rather than an internal error.
       log.debug({ err: { message: err instanceof Error ? err.message : String(err) }, script: name }, 'presence script failed');

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { AppContext } from '../context.js';
-import { describe, SECURITY } from '../http/openapi.js';
+import type { AppContext } from '../../context.js';
+import { describe, SECURITY } from '../openapi.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 

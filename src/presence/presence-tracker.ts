@@ -1,4 +1,4 @@
-import type { PresenceReader } from '../../core/presence.js';
+import type { PresenceReader } from './presence.js';
 
 /** A live socket of this node, as the realtime layer knows it (Socket.IO's own room membership). */
 export interface LocalSocket {

@@ -1,7 +1,7 @@
 import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BUS_ACK_TIMEOUT_MS } from '../../cluster/bus.js';
+import { BUS_ACK_TIMEOUT_MS } from './bus.js';
 
 export interface RedisAdapterHandle {
   adapter: ReturnType<typeof createAdapter>;
@@ -25,7 +25,7 @@ export const adapterKey = (redisKeyPrefix: string): string => `${redisKeyPrefix}
 export async function createRedisAdapter(redis: Redis, key: string, logger: Logger): Promise<RedisAdapterHandle> {
   // The publisher fails fast while Redis is away (a stale broadcast is worth nothing later). The
   // subscriber queues its (re)subscriptions until it is connected, and has no command timeout: a
-  // SUBSCRIBE sent while Redis is away must wait for the connection, not fail (store/redis.ts).
+  // SUBSCRIBE sent while Redis is away must wait for the connection, not fail (redis-client.ts).
   const pub = redis.duplicate({ enableOfflineQueue: false });
   const sub = redis.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined });
 
