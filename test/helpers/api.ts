@@ -22,7 +22,12 @@ export interface RequestOptions {
 }
 
 export class Api {
-  constructor(readonly baseUrl: string) {}
+  /** `base` may be a function: the URL of a server started later (useTestServer). */
+  constructor(private readonly base: string | (() => string)) {}
+
+  get baseUrl(): string {
+    return typeof this.base === 'string' ? this.base : this.base();
+  }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...options.headers };

@@ -10,6 +10,7 @@ import { Api, newAdmin, newAgent, uniqueName, type ApiResponse, type RequestOpti
 import { closed } from '../helpers/schema.js';
 import { registeredRoutes } from '../helpers/routes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 /**
  * PHASE2.md section 3: /openapi.json is a valid OpenAPI 3.1 document, it names every route the
@@ -46,8 +47,7 @@ const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g
 const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route);
 
 describe('/openapi.json', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let document: OpenApiDocument;
   const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
   const validators = new Map<Json, ValidateFunction>();
@@ -55,13 +55,10 @@ describe('/openapi.json', () => {
   const seen = new Set<string>();
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     const res = await api.get('/openapi.json');
     expect(res.status).toBe(200);
     document = res.body as OpenApiDocument;
   });
-  afterAll(() => server.close());
 
   /**
    * Sends a request to the route `method path` (path with `:params`, filled from `params`) and
