@@ -5,7 +5,7 @@ import { WS_AGENT_EVENTS_CONNECTIONS } from '../../src/rate-limits.js';
 import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, roundTrip, type ClientSocket, type Payload } from '../helpers/ws.js';
-import { rawAgentSocket } from '../reliability/ws-support.js';
+import { rawAgentSocket } from '../helpers/raw-ws.js';
 
 // Issue 16, items 5 and 7 (WebSocket part).
 

@@ -4,7 +4,7 @@ import type { DomainEvent } from '../../src/core/events.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { createTestDatabase, startTestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { metricValue } from './helpers/metrics.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /** Idempotent sending over REST: a clientMsgId repeat is the original message, never a second one. */
 describe('idempotent REST send (clientMsgId)', () => {

@@ -8,7 +8,7 @@ import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../hel
 import { registeredRoutes } from '../helpers/routes.js';
 import { TEST_DIALECT } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { rawRequest, type RawRequest, type RawResponse } from './helpers/raw-http.js';
+import { rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
 
 /**
  * Property-based fuzzing of every REST route: arbitrary methods, path ids, query strings, headers,

@@ -3,11 +3,11 @@ import { startApp } from '../../src/app.js';
 import type { Config } from '../../src/config/config.js';
 import { testConfig } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
-import { Api, newAgent, type TestAgent } from '../helpers/api.js';
+import { anotherSession, Api, bootstrapAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, disconnected, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
-import { anotherSession, bootstrapAdmin, RawWebSocket, rawAgentSocket } from './ws-support.js';
+import { RawWebSocket, rawAgentSocket } from '../helpers/raw-ws.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { Api, newAgent, type TestAgent } from '../helpers/api.js';
+import { anotherSession, Api, bootstrapAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { startTestNodes, type TestNodes } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, emitWithAck, expectAuthFailed, record } from '../helpers/ws.js';
-import { anotherSession, bootstrapAdmin } from './ws-support.js';
 import { servicesAvailable } from '../helpers/services.js';
 
 /**

@@ -5,7 +5,7 @@ import { testConfig } from '../helpers/config.js';
 import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, roundTrip, type Payload } from '../helpers/ws.js';
-import { rawAgentSocket } from './ws-support.js';
+import { rawAgentSocket } from '../helpers/raw-ws.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
