@@ -22,7 +22,12 @@ export interface RequestOptions {
 }
 
 export class Api {
-  constructor(readonly baseUrl: string) {}
+  /** `base` may be a function: the URL of a server started later (useTestServer). */
+  constructor(private readonly base: string | (() => string)) {}
+
+  get baseUrl(): string {
+    return typeof this.base === 'string' ? this.base : this.base();
+  }
 
   async request(method: string, path: string, options: RequestOptions = {}): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...options.headers };
@@ -124,4 +129,13 @@ export async function scopedSession(api: Api, agent: { id: string }, scopes: Rec
   const session = await api.exchange(token.body.token);
   expectStatus(session, 201, 'exchange scoped token');
   return session.body.token;
+}
+
+/** A second API token (and a session from it) for an existing agent. */
+export async function anotherSession(api: Api, agent: TestAgent, asJwt?: string): Promise<TestAgent> {
+  const issued = await api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes: {} }, asJwt === undefined ? {} : { jwt: asJwt });
+  if (issued.status !== 201) throw new Error(`issue token: ${issued.status}`);
+  const session = await api.post('/api/v1/sessions', { apiToken: issued.body.token });
+  if (session.status !== 201) throw new Error(`exchange: ${session.status}`);
+  return { ...agent, apiToken: issued.body.token, prefix: issued.body.prefix, jwt: session.body.token };
 }

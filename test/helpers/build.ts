@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runProcess } from './processes.js';
+import { sleep } from './wait.js';
 
 /** The repository root and the compiled entry points that process-level tests spawn. */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,7 +44,7 @@ export async function ensureBuilt(): Promise<void> {
       // A lock left by a killed run is stale after two minutes (a build takes seconds).
       if (existsSync(lock) && Date.now() - statSync(lock).mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
       if (Date.now() > deadline) throw new Error('timed out waiting for another test worker to build dist/');
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250); // polls the other worker's lock
     }
   }
   try {
@@ -52,13 +52,10 @@ export async function ensureBuilt(): Promise<void> {
     for (const dir of [...PACKAGES, ROOT]) {
       // An incremental build trusts its .tsbuildinfo even when outputs were deleted.
       if (!existsSync(join(dir, 'dist', dir === ROOT ? 'main.js' : 'index.js'))) rmSync(join(dir, 'dist', '.tsbuildinfo'), { force: true });
-      await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.build.json')], {
-        cwd: dir,
-        timeout: 170_000,
-      });
+      await runNode([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(dir, 'tsconfig.build.json')]);
     }
     // What tsc does not copy (the presence scripts), as `npm run build` does.
-    await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'copy-assets.js')], { cwd: ROOT, timeout: 30_000 });
+    await runNode([join(ROOT, 'scripts', 'copy-assets.js')]);
   } finally {
     rmdirSync(lock);
   }
@@ -75,8 +72,11 @@ export async function ensureConsoleBuilt(): Promise<void> {
   // The bundle holds the client library too.
   const newestSource = Math.max(newestMtime(CONSOLE_SOURCES), ...PACKAGES.map((dir) => newestMtime(join(dir, 'src'))));
   if (existsSync(CONSOLE_INDEX) && statSync(CONSOLE_INDEX).mtimeMs >= newestSource) return;
-  await promisify(execFile)(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(CONSOLE_SOURCES, 'vite.config.ts')], {
-    cwd: ROOT,
-    timeout: 170_000,
-  });
+  await runNode([join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(CONSOLE_SOURCES, 'vite.config.ts')]);
+}
+
+/** `node <args>` in the repository with this process's environment; throws with its output unless it exits 0. */
+async function runNode(args: string[]): Promise<void> {
+  const { code, signal, stdout, stderr } = await runProcess({ argv: [process.execPath, ...args], cwd: ROOT, env: process.env, timeoutMs: 170_000 });
+  if (code !== 0) throw new Error(`node ${args.join(' ')} failed (code ${code}, signal ${signal}):\n${stdout}${stderr}`);
 }

@@ -42,3 +42,19 @@ export interface SpawnedProcess {
 }
 
 export function spawnProcess(options: SpawnOptions): SpawnedProcess;
+
+export interface RunOptions extends Pick<SpawnOptions, 'argv' | 'env' | 'cwd'> {
+  /** Killed, and the promise rejected, after this long; 120 s by default. */
+  timeoutMs?: number;
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** All of stdout, exactly. */
+  stdout: string;
+  /** All of stderr, exactly. */
+  stderr: string;
+}
+
+export function runProcess(options: RunOptions): Promise<RunResult>;

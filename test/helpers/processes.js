@@ -124,3 +124,32 @@ export function spawnProcess({ name = 'process', argv, env, cwd = process.cwd(),
   };
   return spawned;
 }
+
+/**
+ * Runs `argv` to its end with exactly `env` and resolves with its exit code and its whole output,
+ * byte for byte (for commands whose exact output a test compares, such as the CLI). Killed (and
+ * rejected) after `timeoutMs`; killed with this process too.
+ * @param {import('./processes.js').RunOptions} options
+ * @returns {Promise<import('./processes.js').RunResult>}
+ */
+export function runProcess({ argv, env, cwd = process.cwd(), timeoutMs = 120_000 }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0], argv.slice(1), { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    killOnExit(child);
+    const out = { stdout: [], stderr: [] };
+    child.stdout.on('data', (chunk) => out.stdout.push(chunk));
+    child.stderr.on('data', (chunk) => out.stderr.push(chunk));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${argv.join(' ')}: still running after ${timeoutMs} ms`));
+    }, timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(out.stdout).toString('utf8'), stderr: Buffer.concat(out.stderr).toString('utf8') });
+    });
+  });
+}

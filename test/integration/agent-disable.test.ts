@@ -5,7 +5,8 @@ import { startApp, type RunningApp } from '../../src/app.js';
 import { listAudit } from '../../src/core/audit/audit.store.js';
 import { AppError } from '../../src/errors.js';
 import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, type TestAgent, uniqueName } from '../helpers/api.js';
-import { configFor, createTestDatabase, REDIS_TEST_URL, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { configFor, createTestDatabase, REDIS_TEST_URL, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { connect, connectReady, expectAuthFailed, record } from '../helpers/ws.js';
 
@@ -30,16 +31,13 @@ async function expectHandshakeRefused(url: string, jwt: string): Promise<string>
 }
 
 describe('session JWTs must name an existing agent, with a bounded lifetime', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { jwtSecret: TEST_JWT_SECRET } });
   let agent: TestAgent;
   let roomId: string;
   let channelId: string;
   let postId: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { jwtSecret: TEST_JWT_SECRET } });
-    api = new Api(server.url);
     const admin = await newAdmin(api);
     agent = await newAgent(api);
     roomId = (await newRoom(api, admin, [agent])).id;
@@ -49,7 +47,6 @@ describe('session JWTs must name an existing agent, with a bounded lifetime', ()
     expect(post.status).toBe(201);
     postId = post.body.id;
   });
-  afterAll(() => server.close());
 
   const writes = (jwt: string) => [
     ['social post', api.post(`/api/v1/social/channels/${channelId}/posts`, { body: 'x' }, { jwt })],
@@ -106,16 +103,12 @@ describe('session JWTs must name an existing agent, with a bounded lifetime', ()
 });
 
 describe('disabled agents, open mode', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
   });
-  afterAll(() => server.close());
 
   const exchange = (agent: TestAgent) => api.post('/api/v1/sessions', { apiToken: agent.apiToken });
 
@@ -192,19 +185,15 @@ describe('disabled agents, open mode', () => {
 });
 
 describe('disabled agents, strict mode: admin only', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { authzMode: 'strict' } });
   let admin: TestAgent;
   let alice: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { authzMode: 'strict' } });
-    api = new Api(server.url);
     // The first admin comes from outside the API, as `ams admin create` makes it.
     admin = await bootstrapAdmin(server.app.ctx.database.db, api);
     alice = await newAgent(api, { asJwt: admin.jwt });
   });
-  afterAll(() => server.close());
 
   it('refuses anonymous callers (401) and non-admins (403); an admin disables and enables', async () => {
     for (const action of ['disable', 'enable']) {

@@ -4,9 +4,9 @@ import addFormatsModule from 'ajv-formats';
 import { io, type Socket } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLIENT_EVENTS } from '../../src/realtime/protocol.js';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { closed } from '../helpers/schema.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 /**
  * docs/protocol.md, The API describes itself: /asyncapi.json (AsyncAPI 3.1 of the /agents namespace) validates with
@@ -24,21 +24,17 @@ interface AsyncApiDocument {
 }
 
 describe('/asyncapi.json and /docs', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let document: AsyncApiDocument;
   const sockets: Socket[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     const res = await api.get('/asyncapi.json');
     expect(res.status).toBe(200);
     document = res.body as AsyncApiDocument;
   });
   afterAll(async () => {
     for (const socket of sockets) socket.disconnect();
-    await server.close();
   });
 
   const messages = (): AsyncMessage[] => Object.values(document.channels.agents!.messages);

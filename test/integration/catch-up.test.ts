@@ -4,19 +4,12 @@ import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, sendMessage, type Tes
 import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type TestDatabase } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/catch-up.md: seq, forward catch-up (afterSeq, room:sync), read cursors. Runs on the
 // suite's dialect (AMS_TEST_DATABASE=postgres for PostgreSQL).
 
 const UNKNOWN_ID = '0190a5d0-0000-7000-8000-000000000000';
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
@@ -65,7 +58,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
         const seqs = acks.filter((a) => a.roomId === target.id).map((a) => a.seq as number).sort((a, b) => a - b);
         expect(seqs).toEqual(range(1, senders.length * PER_SOCKET));
       }
-      await until(() => seen.filter((m) => m.roomId === room.id).length === senders.length * PER_SOCKET);
+      await waitUntil('every message seen', () => seen.filter((m) => m.roomId === room.id).length === senders.length * PER_SOCKET, 5000);
       // Broadcast after commit, in commit order: a listener sees each room's seqs in order.
       expect(seen.filter((m) => m.roomId === room.id).map((m) => m.seq)).toEqual(range(1, senders.length * PER_SOCKET));
       // The stored numbers are the acknowledged ones.
@@ -390,7 +383,7 @@ describe.each(Object.entries(RESTARTS))('exact catch-up across %s', (_how, start
 
       await connectClient(server.url);
       await sendSome(3, 'live');
-      await until(() => rooms.every((r) => processed.get(r.id)!.length === 3));
+      await waitUntil('three processed per room', () => rooms.every((r) => processed.get(r.id)!.length === 3), 5000);
       socket!.disconnect();
       await sendSome(4, 'while away');
 
@@ -402,7 +395,7 @@ describe.each(Object.entries(RESTARTS))('exact catch-up across %s', (_how, start
       const more = sendSome(5, 'during reconnect');
       await connectClient(server.url);
       await more;
-      await until(() => rooms.every((r) => processed.get(r.id)!.length === sent.get(r.id)!.length));
+      await waitUntil('every sent message processed', () => rooms.every((r) => processed.get(r.id)!.length === sent.get(r.id)!.length), 5000);
       await chain;
       for (const room of rooms) {
         expect(processed.get(room.id)).toEqual(sent.get(room.id));

@@ -1,18 +1,12 @@
-import { execFile } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent } from '../helpers/api.js';
-import { CLI_JS, ensureBuilt, ROOT } from '../helpers/build.js';
+import { CLI_JS, ensureBuilt } from '../helpers/build.js';
+import { runAms, type CliResult } from '../helpers/cli.js';
 import { spawnProcess } from '../helpers/processes.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
 // The `ams` client commands (docs/client.md) end to end: the built CLI against a running server.
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe('ams client commands', { timeout: 120_000 }, () => {
   const t = useTestServer();
@@ -23,15 +17,8 @@ describe('ams client commands', { timeout: 120_000 }, () => {
   }, 180_000);
 
   /** `ams <args>` with AMS_URL and the given token in the environment (and nothing else but PATH). */
-  function ams(token: string | undefined, ...args: string[]): Promise<CliResult> {
-    const env: Record<string, string> = { PATH: process.env.PATH ?? '', AMS_URL: t.server.url };
-    if (token !== undefined) env.AMS_API_TOKEN = token;
-    return new Promise((resolve) => {
-      execFile(process.execPath, [CLI_JS, ...args], { cwd: ROOT, env }, (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr });
-      });
-    });
-  }
+  const ams = (token: string | undefined, ...args: string[]): Promise<CliResult> =>
+    runAms({ AMS_URL: t.server.url, ...(token === undefined ? {} : { AMS_API_TOKEN: token }) }, ...args);
   const ok = async (token: string, ...args: string[]): Promise<string> => {
     const res = await ams(token, ...args);
     expect(res, args.join(' ')).toMatchObject({ code: 0, stderr: '' });

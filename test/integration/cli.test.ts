@@ -1,37 +1,17 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../helpers/build.js';
+import { CLI_JS, ensureBuilt, ROOT } from '../helpers/build.js';
 import { Api, uniqueName } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { runAms, type CliResult } from '../helpers/cli.js';
+import { runProcess } from '../helpers/processes.js';
+import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type TestDatabase, type TestServer } from '../helpers/server.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `ams <args>` (dist/cli/main.js) against `databaseUrl`, with no other configuration. */
-function ams(databaseUrl: string, ...args: string[]): Promise<CliResult> {
-  return amsWithEnv({ DATABASE_URL: databaseUrl }, ...args);
-}
-
-/** Runs `ams <args>` with exactly `env` (plus PATH). */
-function amsWithEnv(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['dist/cli/main.js', ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** Runs `ams <args>` against `databaseUrl`, with no other configuration. */
+const ams = (databaseUrl: string, ...args: string[]): Promise<CliResult> => runAms({ DATABASE_URL: databaseUrl }, ...args);
+const amsWithEnv = runAms;
 
 interface AdminCreated {
   agent: { id: string; name: string; displayName: string; role: string; createdAt: string };
@@ -201,26 +181,12 @@ describe('the ams command line', { timeout: 120_000 }, () => {
 
   it('serve starts the server from the environment, as node dist/main.js does, and stops on SIGTERM', async () => {
     db = await createTestDatabase();
-    const child = spawn(process.execPath, ['dist/cli/main.js', 'serve'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', JWT_SECRET: TEST_JWT_SECRET },
-    });
-    const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        const listening = /"url":"(http:\/\/127\.0\.0\.1:\d+)"[^\n]*"msg":"agent messaging service listening"/.exec(output);
-        if (listening) resolve(listening[1]!);
-      });
-      void exit.then((code) => reject(new Error(`ams serve exited (${code}) before listening: ${output}`)));
-    });
-    const api = new Api(url);
+    const child = await startServerProcess({ DATABASE_URL: db.url, JWT_SECRET: TEST_JWT_SECRET }, { name: 'ams serve', argv: [process.execPath, CLI_JS, 'serve'] });
+    const api = new Api(child.url);
     expect((await api.get('/healthz')).status).toBe(200);
     const name = uniqueName('served');
     expect((await api.post('/api/v1/agents', { name, displayName: 'S', role: 'agent' })).status).toBe(201);
-    child.kill('SIGTERM');
-    expect(await exit).toBe(0);
+    expect((await child.kill('SIGTERM')).code).toBe(0);
     // The same database: the agent is there for the next process.
     server = await startTestServer({ db });
     expect(((await new Api(server.url).get('/api/v1/agents')).body as { name: string }[]).map((a) => a.name)).toContain(name);
@@ -238,7 +204,7 @@ describe('the ams command line', { timeout: 120_000 }, () => {
     const buildInfo = join(ROOT, 'dist', '.tsbuildinfo');
     const before = statSync(buildInfo).mtimeMs;
     // The script marks every build it runs on dist/.tsbuildinfo, so an unchanged time means no build.
-    await promisify(execFile)(process.execPath, ['scripts/build-if-stale.js'], { cwd: ROOT });
+    expect((await runProcess({ argv: [process.execPath, 'scripts/build-if-stale.js'], cwd: ROOT, env: process.env })).code).toBe(0);
     expect(statSync(buildInfo).mtimeMs).toBe(before);
   });
 

@@ -3,7 +3,7 @@ import { AmsClient, type Message } from '@agent-messaging/client';
 import { Api, newAdmin, newAgent, newRoom } from '../helpers/api.js';
 import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { freePort } from '../helpers/services.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 
 // docs/client.md: the client library across a server killed with SIGKILL and started again
 // (same database, same port) while messages are being sent.
@@ -55,7 +55,8 @@ describe('AmsClient across a SIGKILLed and restarted server', () => {
       downResolved = true;
       return m;
     });
-    await sleep(1_500);
+    // Nothing listens: the send must still be pending after a few of the client's retries.
+    await waitToProveAbsence(1_500);
     expect(downResolved).toBe(false);
     node = await start();
     sent.push(await whileDown);
@@ -73,7 +74,7 @@ describe('AmsClient across a SIGKILLed and restarted server', () => {
 
     // The reader got exactly those, in seq order per room, with no gap and no repeat.
     await waitUntil('the reader caught up', () => rooms.every((r) => delivered.get(r.id)!.length >= stored.get(r.id)!.length), 30_000);
-    await sleep(300); // a duplicate would arrive now
+    await waitToProveAbsence(300); // a duplicate would arrive now
     for (const room of rooms) {
       expect(delivered.get(room.id)!.map((m) => m.id)).toEqual(stored.get(room.id)!.map((m) => m.id));
       expect(delivered.get(room.id)!.map((m) => m.seq)).toEqual(stored.get(room.id)!.map((_, i) => i + 1));

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AmsClient, AmsError, type Message } from '@agent-messaging/client';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
-import { waitUntil } from '../helpers/wait.js';
+import { sleep, waitUntil } from '../helpers/wait.js';
 
 // The client library (docs/client.md) against the real server in this process. The restart and
 // SIGKILL cases are in client-restart.test.ts.
@@ -163,7 +163,7 @@ describe('AmsClient', () => {
     // close() while a send waits for an unreachable service, and while connect() waits: both end with CLOSED.
     const closing = new AmsClient({ url: 'http://127.0.0.1:9', apiToken: alice.apiToken });
     const waiting = failure(closing.send(room.id, 'x'));
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300); // the send is then in its retry wait (no event says so)
     await closing.close();
     expect(await waiting).toMatchObject({ code: 'CLOSED' });
     const slow = new AmsClient({ url: t.server.url, apiToken: alice.apiToken });
@@ -261,7 +261,7 @@ describe('AmsClient JWT renewal (JWT_TTL_SECONDS=3)', () => {
     while (Date.now() < deadline) {
       sent.push((await client.send(room.id, `tick ${sent.length}`)).id);
       expect(expOf(await client.jwt()) * 1000).toBeGreaterThan(Date.now());
-      await new Promise((r) => setTimeout(r, 500));
+      await sleep(500); // pacing: a send every half second
     }
     expect(expOf(await client.jwt())).toBeGreaterThan(expOf(firstJwt));
     expect(Date.now()).toBeGreaterThan(expOf(firstJwt) * 1000);

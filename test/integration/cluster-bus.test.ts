@@ -6,6 +6,7 @@ import { createMemoryBus } from '../../src/cluster/memory-bus.js';
 import { createRedisBus } from '../../src/cluster/redis-bus.js';
 import { REDIS_TEST_URL } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
+import { sleep, waitUntil } from '../helpers/wait.js';
 
 // The cluster bus (src/cluster): what nodes tell each other, acknowledged.
 
@@ -24,7 +25,7 @@ describe('the memory bus (one node)', () => {
     const bus = createMemoryBus(log);
     const seen: string[] = [];
     bus.subscribe('membership.removed', async ({ roomId }) => {
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5); // a handler that takes a while
       seen.push(`a:${roomId}`);
     });
     bus.subscribe('membership.removed', () => {
@@ -67,7 +68,7 @@ describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
     for (const [name, n] of [['a', a], ['b', b], ['c', c]] as const) {
       n.bus.subscribe('membership.removed', () => void done.push(`${name}:cache`));
       n.bus.subscribe('membership.removed', async () => {
-        await new Promise((resolve) => setTimeout(resolve, name === 'c' ? 100 : 1));
+        await sleep(name === 'c' ? 100 : 1); // node c's handler is the slow one
         done.push(`${name}:sockets`);
       });
     }
@@ -118,12 +119,11 @@ describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
     const list = (await admin.client('LIST')) as string;
     const subscribers = list.split('\n').filter((line) => / cmd=(p?subscribe|ssubscribe)/.test(line) && line.includes('sub=2'));
     for (const line of subscribers) await admin.client('KILL', 'ID', /id=(\d+)/.exec(line)![1]!);
-    const deadline = Date.now() + 5000;
     let sawDown = !bus.live;
-    while (resumed === 0 && Date.now() < deadline) {
+    await waitUntil('the bus resumed', () => {
       sawDown ||= !bus.live;
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+      return resumed > 0;
+    }, 5000, 5);
     expect(sawDown).toBe(true);
     expect(resumed).toBe(1);
     expect(bus.live).toBe(true);

@@ -11,7 +11,7 @@ import { REDIS_CLIENT_DEFAULTS } from '../../src/cluster/redis-client.js';
 import { deleteRedisKeys } from '../helpers/cluster.js';
 import { REDIS_TEST_URL } from '../helpers/server.js';
 import { freePort, servicesAvailable } from '../helpers/services.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 
 // The Redis presence tracker itself, several "nodes" in one process on the machine's Redis (under
 // a prefix of this file's own): atomicity under races, sweeping of dead nodes, re-registration.
@@ -204,7 +204,7 @@ describe.skipIf(!ready)('Redis presence tracker', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
     // Its timer keeps failing quietly; stopping is prompt.
     tracker.start({ localSockets: () => [], announce: () => undefined });
-    await sleep(50);
+    await waitToProveAbsence(50); // a failing tick would throw out of the timer by now
     await tracker.stop();
   });
 });

@@ -1,27 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connectReady, disconnected, type ClientSocket } from '../helpers/ws.js';
 import { waitUntil } from '../helpers/wait.js';
 
 type Entry = { id: string; online: boolean };
 
 describe('directory online flag from live WebSocket connections', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
   let alice: TestAgent;
   const sockets: ClientSocket[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
     alice = await newAgent(api);
   });
   afterAll(async () => {
     for (const s of sockets) s.disconnect();
-    await server.close();
   });
 
   const onlineOf = async (agentId: string): Promise<boolean> => {

@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { createMemoryPresence, type PresenceTracker } from '../../src/presence/presence-tracker.js';
 import { Api, newAdmin, newAgent, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 
 /** Presence the test controls; asserts the directory asks about exactly the agents it lists. */
@@ -19,7 +18,7 @@ type Entry = { id: string; name: string; displayName: string; role: string; onli
 
 describe('agent directory', () => {
   const presence = fakePresence();
-  let server: TestServer;
+  const { server } = useTestServer({ config: { companyId: 'acme' }, context: { presence } });
   let app: RunningApp;
   let api: Api;
   let admin: TestAgent;
@@ -28,14 +27,12 @@ describe('agent directory', () => {
   const path = (companyId = 'acme', query = '') => `/api/companies/${companyId}/agents/directory${query}`;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { companyId: 'acme' }, context: { presence } });
     app = server.app;
     api = new Api(app.url);
     admin = await newAdmin(api);
     alice = await newAgent(api);
     bob = await newAgent(api);
   });
-  afterAll(() => server.close());
 
   it('lists every agent with the documented fields and total', async () => {
     const res = await api.get(path(), { jwt: alice.jwt });

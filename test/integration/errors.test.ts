@@ -8,7 +8,8 @@ import type { Database } from '../../src/store/database.js';
 import { migrateToLatest } from '../../src/store/migrations/index.js';
 import type { DB } from '../../src/store/schema.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
-import { configFor, startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.js';
+import { configFor, TEST_JWT_SECRET } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 /** Every error body is {error: string} plus `details` (an object of strings) for validation errors. */
 function expectErrorShape(body: unknown): void {
@@ -24,18 +25,14 @@ function expectErrorShape(body: unknown): void {
 }
 
 describe('errors: one JSON shape for every client mistake', () => {
-  let server: TestServer;
-  let api: Api;
+  const { api } = useTestServer();
   let agent: TestAgent;
   let roomId: string;
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     const admin = await newAdmin(api);
     agent = await newAgent(api);
     roomId = (await newRoom(api, admin, [agent])).id;
   });
-  afterAll(() => server.close());
 
   it('unknown routes and methods: 404 {error: "Not Found"} as JSON', async () => {
     for (const [method, path] of [['GET', '/nope'], ['POST', '/api/v1/nope'], ['DELETE', '/api/v1/agents'], ['PUT', '/rooms'], ['GET', '/api/v2/agents'], ['PATCH', `/api/v1/rooms/${roomId}/messages`]] as const) {

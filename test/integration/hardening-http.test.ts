@@ -1,12 +1,13 @@
-import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BODY_LIMIT_BYTES, JSON_MAX_DEPTH, ROUTE_BODY_LIMITS } from '../../src/http/server.js';
-import { ensureBuilt, MAIN_JS } from '../helpers/build.js';
+import { ensureBuilt, MAIN_JS, ROOT } from '../helpers/build.js';
+import { spawnProcess } from '../helpers/processes.js';
 import { newAgent, type TestAgent, newAdminAgentRoom } from '../helpers/api.js';
 import { registeredRoutes } from '../helpers/routes.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { LISTENING_LOG, startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
 
 interface RawResponse {
   status: number;
@@ -182,7 +183,7 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
         const res = await fetch(`${t.server.url}/healthz`);
         await res.text();
         latencies.push(performance.now() - started);
-        await new Promise((r) => setTimeout(r, 10));
+        await sleep(10); // pacing: a probe every 10 ms or so
       }
     })();
     // Twelve attackers at once, for about three seconds: announced, chunked and deep small bodies.
@@ -257,20 +258,13 @@ describe('startup: the bind address and open mode', () => {
 
   /** Starts `node dist/main.js` with the environment given, returns its log lines once it listens, and stops it. */
   async function startupLines(env: Record<string, string>): Promise<{ level: number; msg: string }[]> {
-    const child = spawn(process.execPath, [MAIN_JS], {
-      env: { PATH: process.env.PATH ?? '', PORT: '0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    const deadline = Date.now() + 20_000;
-    // The warning, when there is one, follows the "listening" line at once.
-    while (!/listening/.test(output) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 200));
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
+    // HOST only when `env` names it: unset is the case under test.
+    const child = spawnProcess({ name: 'server', argv: [process.execPath, MAIN_JS], cwd: ROOT, env: { PATH: process.env.PATH ?? '', PORT: '0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'info', ...env } });
+    await child.waitForLog((line) => line.msg === LISTENING_LOG, 20_000);
+    // The warning, when there is one, is written in the same tick as the "listening" line, before
+    // the SIGTERM handler exists: all of it is in the output once the process has ended.
+    const { stdout, stderr } = await child.stop();
+    const output = `${stdout}\n${stderr}`;
     expect(output, output).toMatch(/listening/);
     return output.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
   }

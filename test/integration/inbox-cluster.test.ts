@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestNodes, type TestNodes } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/catch-up.md: "a message committed on node B wakes a waiter on node A" (through the cluster bus,
 // `messages.committed`, notified once per turn of B's event loop).
@@ -28,8 +29,8 @@ describe.runIf(available)('GET /api/v1/inbox?wait= across two nodes', () => {
 
   it('a message committed on node B answers a request held on node A at once', async () => {
     const held = onA.get('/api/v1/inbox?wait=20', { jwt: reader.jwt });
-    // Let the request reach node A and find the inbox empty before the message exists.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The request reaches node A and finds the inbox empty before the message exists.
+    await waitUntil('the request held on node A', () => cluster.nodes[0]!.app.ctx.inboxWaiters.size === 1);
     const sentAt = Date.now();
     const sent = await sendMessage(onB, writer, room.id, 'from node B');
     const res = await held;

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
+import { waitUntil } from '../helpers/wait.js';
 import type { Payload } from '../helpers/ws.js';
 
 // docs/catch-up.md: GET /api/v1/inbox?limit=L&wait=S.
 
 describe('GET /api/v1/inbox', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
   let reader: TestAgent;
   let writer: TestAgent;
@@ -23,13 +24,10 @@ describe('GET /api/v1/inbox', () => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
     [reader, writer] = [await newAgent(api), await newAgent(api)];
     rooms = [await newRoom(api, admin, [reader, writer]), await newRoom(api, admin, [reader, writer])];
   });
-  afterAll(() => server.close());
 
   it('answers at once with the unread messages of all rooms, oldest first, not the caller\'s own, without marking them read', async () => {
     await readAll(reader);
@@ -60,7 +58,7 @@ describe('GET /api/v1/inbox', () => {
     await readAll(reader);
     const started = Date.now();
     const held = inbox(reader, '?wait=10');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil('the request held', () => server.app.ctx.inboxWaiters.size === 1);
     expect(server.app.ctx.inboxWaiters.size).toBe(1);
     const sent = await sendMessage(api, writer, rooms[1]!.id, 'wake up');
     const res = await held;
@@ -74,7 +72,7 @@ describe('GET /api/v1/inbox', () => {
     await readAll(reader);
     const started = Date.now();
     const held = inbox(reader, '?wait=1.5');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil('the request held', () => server.app.ctx.inboxWaiters.size === 1);
     await sendMessage(api, reader, rooms[0]!.id, 'talking to myself');
     const res = await held;
     expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
@@ -93,7 +91,7 @@ describe('GET /api/v1/inbox', () => {
     await readAll(reader);
     const elsewhere = await newRoom(api, admin, [writer]);
     const held = inbox(reader, '?wait=1');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitUntil('the request held', () => server.app.ctx.inboxWaiters.size === 1);
     await sendMessage(api, writer, elsewhere.id, 'not for the reader');
     expect((await held).body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
   });
@@ -102,12 +100,11 @@ describe('GET /api/v1/inbox', () => {
     await readAll(reader);
     const controller = new AbortController();
     const held = fetch(`${server.url}/api/v1/inbox?wait=20`, { headers: { authorization: `Bearer ${reader.jwt}` }, signal: controller.signal }).catch(() => 'aborted');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil('the request held', () => server.app.ctx.inboxWaiters.size === 1);
     expect(server.app.ctx.inboxWaiters.size).toBe(1);
     controller.abort();
     expect(await held).toBe('aborted');
-    const deadline = Date.now() + 3000;
-    while (server.app.ctx.inboxWaiters.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil('the waiter withdrawn', () => server.app.ctx.inboxWaiters.size === 0, 3000);
     expect(server.app.ctx.inboxWaiters.size).toBe(0);
   });
 
@@ -136,7 +133,7 @@ describe('GET /api/v1/inbox on shutdown', () => {
     const reader = await newAgent(api);
     await newRoom(api, admin, [reader]);
     const held = api.get('/api/v1/inbox?wait=30', { jwt: reader.jwt });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil('the request held', () => server.app.ctx.inboxWaiters.size === 1);
     expect(server.app.ctx.inboxWaiters.size).toBe(1);
     const started = Date.now();
     const closed = server.close();

@@ -5,7 +5,7 @@ import { Api, bootstrapAdmin, newAdmin, newAgent, newRoom, uniqueName, type Test
 import { callTool, connectMcp } from '../helpers/mcp.js';
 import { startTestNodes, type TestNodes } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { untilPast, waitUntil } from '../helpers/wait.js';
 
 // docs/mcp.md: `Authorization: Bearer <JWT or API token>`; a missing, invalid, revoked or
 // expired credential gets 401 with `WWW-Authenticate: Bearer`, an API token on its next request.
@@ -98,10 +98,11 @@ describe('/mcp authorisation (open mode)', () => {
   });
 
   it('an expired API token gets 401 once its expiresAt passes', async () => {
-    const issued = await issueToken(t.api, admin, agent.id, { expiresAt: new Date(Date.now() + 2500).toISOString() });
+    const expiresAt = new Date(Date.now() + 2500);
+    const issued = await issueToken(t.api, admin, agent.id, { expiresAt: expiresAt.toISOString() });
     const client = await connect(t.server.url, issued.token);
     expect((await callTool(client, 'whoami')).isError).toBe(false);
-    await sleep(2600);
+    await untilPast(expiresAt);
     await expect(callTool(client, 'whoami')).rejects.toMatchObject({ code: 401 });
   });
 

@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminAgentRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { CLI_JS, ensureBuilt, ROOT } from '../helpers/build.js';
+import { runAms } from '../helpers/cli.js';
 import { callTool } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 
@@ -69,10 +69,7 @@ describe('ams mcp: the tools over stdio', { timeout: 60_000 }, () => {
   });
 
   it('without an API token: a usage error (exit code 2)', async () => {
-    const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, [CLI_JS, 'mcp'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', AMS_URL: t.server.url } }, (error, _stdout, stderr) =>
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr }));
-    });
+    const result = await runAms({ AMS_URL: t.server.url }, 'mcp');
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/^ams: mcp needs --token <API token> or AMS_API_TOKEN/);
   });

@@ -132,7 +132,7 @@ describe('/mcp: the thirteen tools (open mode)', () => {
     const started = Date.now();
     const waiting = callTool(mcp, 'fetch_inbox', { wait_seconds: 20 });
     // The waiter registers, then bob writes.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitUntil('the fetch_inbox call held', () => t.server.app.ctx.inboxWaiters.size === 1);
     const sent = await sendMessage(t.api, bob, room.id, 'wake up');
     const woken = await waiting;
     expect(woken.data.messages).toMatchObject([{ id: sent.id, body: 'wake up', senderName: bob.name }]);

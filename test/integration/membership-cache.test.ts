@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 
 // Membership checks are answered from memory on a single node: a removal must still take effect at once.
 describe('membership checks after membership changes', () => {
-  let server: TestServer;
-  let api: Api;
+  const { api } = useTestServer();
   let admin: TestAgent;
   let member: TestAgent;
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
     member = await newAgent(api);
   });
-  afterAll(() => server.close());
 
   const send = (body: string) => api.post(`/api/v1/rooms/${roomId}/messages`, { body }, { jwt: member.jwt });
   let roomId: string;

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 
 const UNKNOWN_ID = '0190a5d0-0000-7000-8000-000000000000';
 
@@ -12,20 +12,16 @@ interface Page {
 }
 
 describe('messages over REST', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
   let member: TestAgent;
   let outsider: TestAgent;
   let room: TestRoom;
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
     [member, outsider] = await Promise.all([newAgent(api), newAgent(api)]);
     room = await newRoom(api, admin, [member]);
   });
-  afterAll(() => server.close());
 
   const send = (roomId: string, body: unknown, jwt = member.jwt) => api.post(`/api/v1/rooms/${roomId}/messages`, body, { jwt });
   const history = (roomId: string, query = '', jwt = member.jwt) => api.get(`/api/v1/rooms/${roomId}/messages${query}`, { jwt });

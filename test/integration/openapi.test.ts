@@ -1,15 +1,11 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
-import { createTokensService } from '../../src/core/auth/tokens.service.js';
-import { nullPublisher } from '../../src/core/events.js';
-import { Api, newAdmin, newAgent, uniqueName, type ApiResponse, type RequestOptions, type TestAgent } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bootstrapAdmin, newAdmin, newAgent, uniqueName, type Api, type ApiResponse, type RequestOptions, type TestAgent } from '../helpers/api.js';
 import { closed } from '../helpers/schema.js';
 import { registeredRoutes } from '../helpers/routes.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 
 /**
  * docs/protocol.md, The API describes itself: /openapi.json is a valid OpenAPI 3.1 document, it names every route the
@@ -46,8 +42,7 @@ const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g
 const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route);
 
 describe('/openapi.json', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let document: OpenApiDocument;
   const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
   const validators = new Map<Json, ValidateFunction>();
@@ -55,13 +50,10 @@ describe('/openapi.json', () => {
   const seen = new Set<string>();
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     const res = await api.get('/openapi.json');
     expect(res.status).toBe(200);
     document = res.body as OpenApiDocument;
   });
-  afterAll(() => server.close());
 
   /**
    * Sends a request to the route `method path` (path with `:params`, filled from `params`) and
@@ -277,26 +269,17 @@ describe('/openapi.json', () => {
   });
 
   describe('in strict mode', () => {
-    let strict: TestServer;
-    let strictApi: Api;
+    const { server: strict, api: strictApi } = useTestServer({ config: { authzMode: 'strict' } });
     let strictDoc: OpenApiDocument;
     let admin: TestAgent;
     let agent: TestAgent;
 
     beforeAll(async () => {
-      strict = await startTestServer({ config: { authzMode: 'strict' } });
-      strictApi = new Api(strict.url);
       strictDoc = (await strictApi.get('/openapi.json')).body as OpenApiDocument;
       // The first admin comes from outside the API, as `ams admin create` makes it.
-      const db = strict.app.ctx.database.db;
-      const authz = createAuthz('open');
-      const root = await createAgentsService({ db, authz }).create(null, { name: uniqueName('root'), displayName: 'Root', role: 'admin' });
-      const token = await createTokensService({ db, authz, events: nullPublisher }).issue(null, root.id, {});
-      const session = await strictApi.post('/api/v1/sessions', { apiToken: token.token });
-      admin = { id: root.id, name: root.name, role: 'admin', apiToken: token.token, prefix: token.prefix, jwt: session.body.token };
+      admin = await bootstrapAdmin(strict.app.ctx.database.db, strictApi);
       agent = await newAgent(strictApi, { asJwt: admin.jwt });
     });
-    afterAll(() => strict.close());
 
     it('the refusals of strict mode (401 without a JWT, 403 for a non-admin or a non-member) match the document', async () => {
       const t = { api: strictApi, doc: strictDoc };

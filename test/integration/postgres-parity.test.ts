@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { findAgentById } from '../../src/core/agents/agents.store.js';
 import { findTokenByPrefix } from '../../src/core/auth/tokens.store.js';
 import { AppError, classifyStorageError } from '../../src/errors.js';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { createTestDatabase } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { servicesAvailable } from '../helpers/services.js';
 
 // The same behaviour on both engines, checked where they differ: types at the store boundary,
@@ -16,20 +17,16 @@ const dialects = withPostgres ? (['sqlite', 'postgres'] as const) : (['sqlite'] 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 describe.each(dialects)('storage parity on %s', (dialect) => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer(async () => ({ db: await createTestDatabase(dialect) }));
   let admin: TestAgent;
   let member: TestAgent;
   let room: TestRoom;
 
   beforeAll(async () => {
-    server = await startTestServer({ db: await createTestDatabase(dialect) });
-    api = new Api(server.url);
     admin = await newAdmin(api);
     member = await newAgent(api);
     room = await newRoom(api, admin, [member]);
   });
-  afterAll(() => server?.close());
 
   it('runs on the engine asked for, with the pool settings of the store', async () => {
     const { database } = server.app.ctx;

@@ -1,11 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { io } from 'socket.io-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, newAdminAgentRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, disconnected, emitWithAck, expectAuthFailed, record, waitFor } from '../helpers/ws.js';
-import { sleep } from '../helpers/wait.js';
+import { untilPast } from '../helpers/wait.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 const claimsOf = (jwt: string): { agentId: string; role: string; iat: number; exp: number } =>
@@ -81,11 +80,7 @@ describe('WebSocket handshake authentication', () => {
 });
 
 describe('WebSocket handshake with an expired JWT', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ config: { jwtTtlSeconds: 1 } });
-  });
-  afterAll(() => server.close());
+  const { server } = useTestServer({ config: { jwtTtlSeconds: 1 } });
 
   it('refuses it with AUTH_FAILED; a fresh JWT for the same agent connects and re-joins its rooms', async () => {
     const api = new Api(server.url);
@@ -93,8 +88,7 @@ describe('WebSocket handshake with an expired JWT', () => {
     const agent = await newAgent(api);
     const room = await newRoom(api, admin, [agent]);
     const { exp } = claimsOf(agent.jwt);
-    // Wait (no assertion on timing) until the token is past its exp.
-    while (Date.now() < exp * 1000 + 50) await sleep(exp * 1000 + 50 - Date.now());
+    await untilPast(exp * 1000);
 
     expect(await expectAuthFailed(connect(server.url, agent.jwt))).toMatch(/expired|invalid/i);
 

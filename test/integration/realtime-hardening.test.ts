@@ -1,20 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/config.js';
 import { testConfig } from '../helpers/config.js';
 import { WS_AGENT_EVENTS_CONNECTIONS } from '../../src/limits/rate-limits.js';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, roundTrip, type ClientSocket, type Payload } from '../helpers/ws.js';
-import { rawAgentSocket } from '../reliability/ws-support.js';
+import { rawAgentSocket } from '../helpers/raw-ws.js';
 
 // Hardening of the WebSocket side (docs/reliability.md, The WebSocket side).
 
 const wsConfig = (overrides: Partial<Config['ws']>): Config['ws'] => ({ ...testConfig().ws, ...overrides });
 
 describe('presence amplification', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { ws: wsConfig({ eventsPerSecond: 1000, abuseEventsPerSecond: 100_000, maxConnectionsPerAgent: 20 }) } });
   let admin: TestAgent;
   let talker: TestAgent;
   let listener: TestAgent;
@@ -22,14 +20,11 @@ describe('presence amplification', () => {
 
   beforeAll(async () => {
     // Limits high enough that every room:join below is admitted: only the announcement rule bounds it.
-    server = await startTestServer({ config: { ws: wsConfig({ eventsPerSecond: 1000, abuseEventsPerSecond: 100_000, maxConnectionsPerAgent: 20 }) } });
-    api = new Api(server.url);
     admin = await newAdmin(api);
     talker = await newAgent(api);
     listener = await newAgent(api);
     room = await newRoom(api, admin, [talker, listener]);
   });
-  afterAll(() => server.close());
 
   it('five sockets of one agent repeating room:join 100 times make no presence:update beyond the first online', async () => {
     const { socket: watcher } = await connectReady(server.url, listener.jwt);
@@ -50,17 +45,13 @@ describe('presence amplification', () => {
 });
 
 describe('the per-agent event budget', () => {
-  let server: TestServer;
-  let api: Api;
-  let agent: TestAgent;
   const perConnection = 10;
+  const { server, api } = useTestServer({ config: { ws: wsConfig({ eventsPerSecond: perConnection, maxConnectionsPerAgent: 20 }) } });
+  let agent: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { ws: wsConfig({ eventsPerSecond: perConnection, maxConnectionsPerAgent: 20 }) } });
-    api = new Api(server.url);
     agent = await newAgent(api);
   });
-  afterAll(() => server.close());
 
   it('bounds the events of all sockets of one agent together, though none is over its own rate', async () => {
     const connections = WS_AGENT_EVENTS_CONNECTIONS + 4;

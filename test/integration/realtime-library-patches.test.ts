@@ -1,12 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Server } from 'socket.io';
+import { io as ioClient } from 'socket.io-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisAdapter, GUARDED_ADAPTER_COMMANDS } from '../../src/cluster/redis-adapter.js';
+import { safeParser } from '../../src/realtime/connection/safe-parser.js';
+import { webSocketOf } from '../../src/realtime/outbound/slow-consumers.js';
 import type { AgentSocket } from '../../src/realtime/protocol.js';
-import { Api, newAgent, type TestAgent } from '../helpers/api.js';
-import { REDIS_TEST_URL, startTestServer, type TestServer } from '../helpers/server.js';
+import { newAgent, type TestAgent } from '../helpers/api.js';
+import { REDIS_TEST_URL } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { connectReady, roundTrip, type ClientSocket } from '../helpers/ws.js';
 
@@ -32,18 +39,16 @@ interface EngineTransport {
 }
 
 describe('engine.io internals used by outbound/slow-consumers.ts and outbound/write-coalescing.ts', () => {
-  let server: TestServer;
+  const { server, api } = useTestServer();
   let agent: TestAgent;
   let client: ClientSocket;
 
   beforeAll(async () => {
-    server = await startTestServer();
-    agent = await newAgent(new Api(server.url));
+    agent = await newAgent(api);
     client = (await connectReady(server.url, agent.jwt, { transports: ['websocket'] })).socket;
   });
   afterAll(async () => {
     client?.disconnect();
-    await server.close();
   });
 
   const serverSocket = (): AgentSocket => [...server.app.realtime.namespace.sockets.values()].find((s) => s.data.principal?.agentId === agent.id)!;
@@ -92,6 +97,77 @@ describe('engine.io internals used by outbound/slow-consumers.ts and outbound/wr
       client.off('presence:update');
     }
   });
+
+  it('event-guard.ts pauses the ws WebSocket under the transport: pause() stops reading the connection, resume() reads on', async () => {
+    const ws = webSocketOf(serverSocket());
+    expect(ws).toBe((serverSocket().conn.transport as unknown as EngineTransport).socket);
+    expect(typeof ws?.pause).toBe('function');
+    expect(typeof ws?.resume).toBe('function');
+    await roundTrip(client); // nothing else pending on the connection
+    ws!.pause();
+    let answered = false;
+    const trip = roundTrip(client).then(() => {
+      answered = true;
+    });
+    try {
+      // A loopback round trip takes a few ms: an event read despite the pause would be answered by now.
+      await waitToProveAbsence(300);
+      expect(answered).toBe(false);
+    } finally {
+      ws!.resume();
+    }
+    await trip;
+    expect(answered).toBe(true);
+  });
+});
+
+describe('socket.io-parser and socket.io as realtime/connection/safe-parser.ts uses them', () => {
+  const id = (n: string): string => `3/agents,${n}["x"]`; // an ACK packet of namespace /agents
+
+  it("socket.io's Client subscribes to its parser's 'decoded' event with on(), and unsubscribes with removeListener()", async () => {
+    const events: string[] = [];
+    const decoders: InstanceType<typeof safeParser.Decoder>[] = [];
+    class RecordingDecoder extends safeParser.Decoder {
+      constructor() {
+        super();
+        decoders.push(this);
+      }
+      override on(event: string, listener: (...args: never[]) => void): this {
+        events.push(event);
+        return super.on(event, listener);
+      }
+    }
+    const http = createServer();
+    const io = new Server(http, { parser: { Encoder: safeParser.Encoder, Decoder: RecordingDecoder } });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    const { port } = http.address() as AddressInfo;
+    const socket = ioClient(`http://127.0.0.1:${port}`, { transports: ['websocket'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('connect_error', reject);
+      });
+      expect(events).toContain('decoded');
+      expect(decoders.some((d) => d.hasListeners('decoded'))).toBe(true);
+    } finally {
+      socket.disconnect();
+      await io.close();
+    }
+    // removeListener() found the wrapped listener (or the decoder would keep the closed Client).
+    await waitUntil("the Client's listener removed", () => decoders.every((d) => !d.hasListeners('decoded')), 5000);
+  });
+
+  it("the Decoder's emitter finds a wrapped listener by the `fn` convention, and an unsafe id throws out of add()", () => {
+    const decoder = new safeParser.Decoder();
+    const got: unknown[] = [];
+    const listener = (packet: unknown): void => void got.push(packet);
+    decoder.on('decoded', listener);
+    decoder.add(id(String(Number.MAX_SAFE_INTEGER)));
+    expect(got).toEqual([expect.objectContaining({ id: Number.MAX_SAFE_INTEGER, nsp: '/agents' })]);
+    expect(() => decoder.add(id('1234567890123456789012345'))).toThrow('invalid acknowledgement id');
+    decoder.removeListener('decoded', listener);
+    expect(decoder.hasListeners('decoded')).toBe(false);
+  });
 });
 
 const redisReady = await servicesAvailable('redis adapter patch', ['redis']);
@@ -131,16 +207,19 @@ describe.skipIf(!redisReady)('the Redis adapter patch in cluster/redis-adapter.t
       return client;
     };
 
-    const handle = await createRedisAdapter(base, `ams-test:${randomBytes(5).toString('hex')}`, pino({ level: 'silent' }));
+    const key = `ams-test:${randomBytes(5).toString('hex')}`;
+    const handle = await createRedisAdapter(base, key, pino({ level: 'silent' }));
     const io = new Server({ adapter: handle.adapter });
     try {
       const nsp = io.of('/agents');
-      await new Promise((resolve) => setTimeout(resolve, 100)); // the adapter subscribes
+      // The adapter subscribes (seen from `base`, whose own commands are not recorded).
+      await waitUntil('the adapter subscribed', async () => ((await base.pubsub('CHANNELS', `${key}*`)) as string[]).length > 0);
       nsp.to('room:x').emit('message:new', {}); // broadcast
       nsp.in('agent:x').socketsJoin('room:y'); // room operations
       nsp.in('agent:x').socketsLeave('room:y');
       nsp.in('token:x').disconnectSockets(true);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // The commands those calls issue are written at once: 100 ms is ample for any to be recorded.
+      await waitToProveAbsence(100);
       expect(unguarded).toEqual([]);
     } finally {
       await Promise.allSettled([io.of('/'), io.of('/agents')].map(async (n) => n.adapter.close()));

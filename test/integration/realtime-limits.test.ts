@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/config.js';
 import { createAbuseDetector, createEventBudget } from '../../src/limits/rate-limits.js';
 import { testConfig } from '../helpers/config.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, disconnected, emitWithAck, record, waitFor, type Payload } from '../helpers/ws.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -59,20 +60,16 @@ describe("a connection's event budget", () => {
 });
 
 describe('WebSocket limits', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { ws: wsConfig({ eventsPerSecond: 3, maxConnectionsPerAgent: 2 }) } });
   let admin: TestAgent;
   let agent: TestAgent;
   let room: TestRoom;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { ws: wsConfig({ eventsPerSecond: 3, maxConnectionsPerAgent: 2 }) } });
-    api = new Api(server.url);
     admin = await newAdmin(api);
     agent = await newAgent(api);
     room = await newRoom(api, admin, [agent]);
   });
-  afterAll(() => server.close());
 
   /**
    * A member of the room whose event budgets (per connection and per agent) are untouched: for the
@@ -186,11 +183,7 @@ describe('WebSocket limits', () => {
 });
 
 describe('WebSocket sustained abuse', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ config: { ws: wsConfig({ eventsPerSecond: 2, abuseEventsPerSecond: 4, abuseSeconds: 1 }) } });
-  });
-  afterAll(() => server.close());
+  const { server } = useTestServer({ config: { ws: wsConfig({ eventsPerSecond: 2, abuseEventsPerSecond: 4, abuseSeconds: 1 }) } });
 
   it('disconnects a connection above the abuse rate for longer than the abuse seconds (refused events count too)', async () => {
     const api = new Api(server.url);
@@ -213,11 +206,7 @@ describe('WebSocket sustained abuse', () => {
 });
 
 describe('WebSocket allowed origins', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ config: { ws: wsConfig({ allowedOrigins: ['https://app.example'] }) } });
-  });
-  afterAll(() => server.close());
+  const { server } = useTestServer({ config: { ws: wsConfig({ allowedOrigins: ['https://app.example'] }) } });
 
   it('refuses a browser Origin outside WS_ALLOWED_ORIGINS and accepts a listed one or none', async () => {
     const agent = await newAgent(new Api(server.url));

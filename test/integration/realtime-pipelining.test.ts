@@ -7,7 +7,7 @@ import { testConfig } from '../helpers/config.js';
 import { newAdminAgentRoom, type TestAgent } from '../helpers/api.js';
 import { TEST_DIALECT, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { waitUntil } from '../helpers/wait.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { connectReady, emitWithAck, record, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 /**
@@ -127,7 +127,8 @@ describe('pipelined message:send on one connection', () => {
     try {
       sent = sendWithoutWaiting(sender, roomId, bodies);
       await waitUntil('the connection reached its in-flight bound', () => eventsInFlightOf(serverSocket!) >= IN_FLIGHT - 1);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Growth past the bound, if the connection read on, would show within a few reads.
+      await waitToProveAbsence(300);
       // Bounded while nothing commits: the bound plus one read's worth of frames, not 2,000 sends.
       expect(eventsInFlightOf(serverSocket!)).toBeLessThanOrEqual(IN_FLIGHT + 64 + 2);
       expect(sent.acks.length).toBe(0);

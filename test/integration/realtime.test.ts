@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import {
   connect, connectReady, disconnected, emitWithAck, record, roundTrip, waitFor,
   type ClientSocket, type Payload,
@@ -9,8 +9,7 @@ import {
 import { waitUntil } from '../helpers/wait.js';
 
 describe('WebSocket namespace /agents', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
   let alice: TestAgent;
   let bob: TestAgent;
@@ -26,8 +25,6 @@ describe('WebSocket namespace /agents', () => {
   const connectionsOf = (agent: TestAgent) => server.app.ctx.presence.connectionCount(agent.id);
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
     [alice, bob, carol] = [await newAgent(api), await newAgent(api), await newAgent(api)];
     room = await newRoom(api, admin, [alice, bob]);
@@ -38,7 +35,6 @@ describe('WebSocket namespace /agents', () => {
     // Each test starts with nobody online: the server has processed every disconnect.
     await waitUntil('every agent of the previous test offline', async () => (await server.app.ctx.presence.onlineAgents([admin.id, alice.id, bob.id, carol.id])).size === 0);
   });
-  afterAll(() => server.close());
 
   describe('handshake', () => {
     it('acknowledges with agent:hello-ack {agentId, rooms} and auto-joins every room of the agent', async () => {
@@ -456,11 +452,7 @@ describe('WebSocket namespace /agents', () => {
 });
 
 describe('WebSocket history in strict mode (AUTHZ_MODE=strict)', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer({ config: { authzMode: 'strict' } });
-  });
-  afterAll(() => server.close());
+  const { server } = useTestServer({ config: { authzMode: 'strict' } });
 
   it('needs membership to read history; open mode (above) lets any agent read it', async () => {
     const api = new Api(server.url);

@@ -1,24 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { Api, newAdmin, newAgent, newRoom, uniqueName, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, newRoom, uniqueName, type TestAgent } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 
 const SLUG_PATTERN_MESSAGE = 'must match pattern ^[a-z0-9-]{1,64}$';
 const UNKNOWN_ID = '0190a5d0-0000-7000-8000-000000000000';
 
 describe('rooms (open mode)', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
   let member: TestAgent;
   let outsider: TestAgent;
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     admin = await newAdmin(api);
     [member, outsider] = await Promise.all([newAgent(api), newAgent(api)]);
   });
-  afterAll(() => server.close());
 
   const asAdmin = () => ({ headers: { 'x-agent-id': admin.id } });
   const roomInput = (extra: Record<string, unknown> = {}) => {

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../helpers/server.js';
+import { startTestServer, TEST_JWT_SECRET } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
+import { untilPast } from '../helpers/wait.js';
 
 const b64url = (value: string | Buffer): string => Buffer.from(value).toString('base64url');
 const decodePart = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
@@ -116,7 +116,7 @@ describe('sessions: POST /api/v1/sessions', () => {
     const expiresAt = new Date(Date.now() + 2000);
     const token = await issue({ scopes: {}, expiresAt: expiresAt.toISOString() });
     expect((await viaHeader(token.token)).status).toBe(201);
-    await sleep(Math.max(0, expiresAt.getTime() - Date.now()) + 50);
+    await untilPast(expiresAt);
     expect((await viaHeader(token.token)).status).toBe(401);
   });
 
@@ -156,20 +156,16 @@ describe('session JWT lifetime: JWT_TTL_SECONDS', () => {
 });
 
 describe('JWT verification on a protected endpoint', () => {
-  let server: TestServer;
-  let api: Api;
+  const secret = TEST_JWT_SECRET;
+  const { api } = useTestServer({ config: { jwtSecret: secret } });
   let agent: TestAgent;
   let room: TestRoom;
-  const secret = TEST_JWT_SECRET;
   beforeAll(async () => {
     // A known secret lets the tests forge tokens that differ from a valid one in one respect only.
-    server = await startTestServer({ config: { jwtSecret: secret } });
-    api = new Api(server.url);
     const admin = await newAdmin(api);
     agent = await newAgent(api);
     room = await newRoom(api, admin, [agent]);
   });
-  afterAll(() => server.close());
 
   const history = (jwt: string) => api.get(`/api/v1/rooms/${room.id}/messages`, { jwt });
   const now = () => Math.floor(Date.now() / 1000);

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { Api, newAgent, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAgent, type TestAgent } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 
 const VS16 = '\uFE0F';
 
 describe('social reactions', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let alice: TestAgent;
   let bob: TestAgent;
   let generalId: string;
@@ -26,14 +25,11 @@ describe('social reactions', () => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     alice = await newAgent(api);
     bob = await newAgent(api);
     const channels = await api.get('/api/v1/social/channels', { jwt: alice.jwt });
     generalId = channels.body.channels[0].id;
   });
-  afterAll(() => server.close());
 
   it('toggles per agent and emoji, with counts and reactedByMe per caller', async () => {
     const post = await newPost();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { startTestNodes, TEST_DIALECT, type TestNodes } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { sleep, waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { ENDPOINT_IN_FLIGHT_MAX } from '../../src/core/webhooks/delivery-worker.js';
 import { startSilentServer, timeArrivals } from '../helpers/silent-server.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -43,7 +43,8 @@ describe.runIf(available)(`webhooks across two nodes (${TEST_DIALECT})`, () => {
     const hook = (await onA.post(`/api/v1/agents/${owner.id}/webhooks`, { url: receiver.url, mode: 'always' }, { jwt: owner.jwt })).body as { id: string };
     const after = await sendMessage(onB, admin, roomId, 'right after the registration');
     await waitUntil('the delivery', () => receiver.received.length >= 1);
-    await sleep(1_500);
+    // Longer than a poll of both nodes (1 s): a delivery for the other message would be in by now.
+    await waitToProveAbsence(1_500);
     expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([after.id]);
     await onA.delete(`/api/v1/agents/${owner.id}/webhooks/${hook.id}`, { jwt: owner.jwt });
     receiver.received.length = 0;
@@ -58,7 +59,7 @@ describe.runIf(available)(`webhooks across two nodes (${TEST_DIALECT})`, () => {
     await Promise.all(sends);
     await waitUntil('40 deliveries', () => receiver.received.length >= 40, 30_000);
     // Longer than a poll of both nodes: any second attempt would have been made by now.
-    await sleep(2_500);
+    await waitToProveAbsence(2_500);
     const messageIds = receiver.received.map((r) => JSON.parse(r.body).data.message.id as string);
     expect(receiver.received).toHaveLength(40);
     expect(new Set(receiver.received.map((r) => r.id)).size).toBe(40);
@@ -79,7 +80,8 @@ describe.runIf(available)(`webhooks across two nodes (${TEST_DIALECT})`, () => {
     await waitUntil('the agent offline everywhere', async () => (await cluster.nodes[1]!.app.ctx.presence.onlineAgents([owner.id])).size === 0);
     const after = await sendMessage(onB, admin, roomId, 'after');
     await waitUntil('the delivery', () => receiver.received.length >= 1);
-    await sleep(1_500);
+    // Longer than a poll of both nodes (1 s): a delivery for the other message would be in by now.
+    await waitToProveAbsence(1_500);
     expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([after.id]);
   });
 

@@ -4,7 +4,7 @@ import { insertEndpoint } from '../../src/core/webhooks/webhooks.store.js';
 import { Api, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type TestAgent } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { connectReady } from '../helpers/ws.js';
 
@@ -172,7 +172,8 @@ describe('webhook deliveries', () => {
     await sendMessage(t.api, admin, elsewhere, 'not my room');
     const marker = await sendMessage(t.api, admin, roomId, 'marker');
     await waitUntil('the marker', () => receiver.received.length >= 1);
-    await sleep(300);
+    // The wrong deliveries were committed before the marker: claimed in the same poll, they would be in by now.
+    await waitToProveAbsence(300);
     expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([marker.id]);
     expect((await deliveriesOf(t.api, owner, hook.id)).map((d) => d.messageId)).toEqual([marker.id]);
   });
@@ -202,7 +203,8 @@ describe('webhook deliveries', () => {
     expect(entry).toMatchObject({ attempt: 3, status: 'failed', error: expect.stringContaining('302'), deliveredAt: null });
     // The 302's Location was not requested.
     expect(receiver.received.map((r) => r.path)).toEqual(['/', '/', '/']);
-    await sleep(1_500);
+    // A fourth attempt would come within the schedule's 1 s and a poll.
+    await waitToProveAbsence(1_500);
     expect(receiver.received).toHaveLength(3);
   });
 
@@ -215,7 +217,7 @@ describe('webhook deliveries', () => {
     await waitUntil('the agent offline', async () => (await t.server.app.ctx.presence.onlineAgents([owner.id])).size === 0);
     const whileOffline = await sendMessage(t.api, admin, roomId, 'while offline');
     await waitUntil('the offline delivery', () => receiver.received.length >= 1);
-    await sleep(QUIET_MS);
+    await waitToProveAbsence(QUIET_MS);
     expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([whileOffline.id]);
     expect((await deliveriesOf(t.api, owner, hook.id)).map((d) => d.messageId)).not.toContain(whileOnline.id);
   });
@@ -237,7 +239,7 @@ describe('webhook deliveries', () => {
     expect((await t.api.post(`/api/v1/agents/${owner.id}/disable`, {}, { jwt: admin.jwt })).status).toBe(200);
     try {
       await sendMessage(t.api, admin, roomId, 'to a disabled agent');
-      await sleep(QUIET_MS);
+      await waitToProveAbsence(QUIET_MS);
       expect(receiver.received).toHaveLength(0);
     } finally {
       expect((await t.api.post(`/api/v1/agents/${owner.id}/enable`, {}, { jwt: admin.jwt })).status).toBe(200);
@@ -255,7 +257,8 @@ describe('webhook deliveries', () => {
     await sendMessage(t.api, admin, other, 'outside the restriction');
     const inside = await sendMessage(t.api, admin, roomId, 'inside');
     await waitUntil('the delivery', () => receiver.received.length >= 1);
-    await sleep(300);
+    // The one outside was committed first: claimed in the same poll, it would be in by now.
+    await waitToProveAbsence(300);
     expect(receiver.received.map((r) => JSON.parse(r.body).data.message.id)).toEqual([inside.id]);
   });
 });
@@ -282,7 +285,7 @@ describe('an endpoint whose last 20 deliveries all failed is disabled', () => {
       const attempts = receiver.received.length;
       expect(attempts).toBe(20);
       await sendMessage(t.api, admin, roomId, 'after');
-      await sleep(QUIET_MS);
+      await waitToProveAbsence(QUIET_MS);
       expect(receiver.received).toHaveLength(attempts);
       expect(await deliveriesOf(t.api, owner, hook.id)).toHaveLength(20);
     } finally {

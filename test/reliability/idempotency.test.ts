@@ -1,14 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
 import type { DomainEvent } from '../../src/core/events.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
-import { metricValue } from './helpers/metrics.js';
+import { createTestDatabase, startTestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
+import { metricValue } from '../helpers/metrics.js';
 
 /** Idempotent sending over REST: a clientMsgId repeat is the original message, never a second one. */
 describe('idempotent REST send (clientMsgId)', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer();
   let admin: TestAgent;
   let alice: TestAgent;
   let bob: TestAgent;
@@ -16,8 +16,6 @@ describe('idempotent REST send (clientMsgId)', () => {
   const published: DomainEvent[] = [];
 
   beforeAll(async () => {
-    server = await startTestServer();
-    api = new Api(server.url);
     server.app.ctx.events.attach({
       publish: (event) => {
         published.push(event);
@@ -29,7 +27,6 @@ describe('idempotent REST send (clientMsgId)', () => {
     bob = await newAgent(api);
     room = await newRoom(api, admin, [alice, bob]);
   });
-  afterAll(() => server.close());
 
   const send = (agent: TestAgent, roomId: string, body: unknown) => api.post(`/api/v1/rooms/${roomId}/messages`, body, { jwt: agent.jwt });
   const created = (roomId: string) => published.filter((e) => e.type === 'message.created' && e.message.roomId === roomId).length;

@@ -1,26 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
 import { createLogger, scrubSecrets } from '../../src/logger.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /** No credential ever reaches the logs, even at trace level. */
 describe('credentials in logs', () => {
   const lines: string[] = [];
-  let server: TestServer;
+  const { server } = useTestServer({ config: { logLevel: 'trace', webhooks: { retryScheduleSeconds: [], allowPrivateTargets: true } }, logger: createLogger('trace', { write: (line: string) => void lines.push(line) }) });
   let app: RunningApp;
   let api: Api;
   let admin: TestAgent;
   let agent: TestAgent;
 
   beforeAll(async () => {
-    const logger = createLogger('trace', { write: (line: string) => void lines.push(line) });
-    server = await startTestServer({ config: { logLevel: 'trace', webhooks: { retryScheduleSeconds: [], allowPrivateTargets: true } }, logger });
     app = server.app;
     api = new Api(app.url);
   });
-  afterAll(() => server.close());
 
   it('a whole flow at trace level logs requests but none of the API tokens, JWTs or their parts', async () => {
     admin = await newAdmin(api);

@@ -4,10 +4,11 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
+import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { registeredRoutes } from '../helpers/routes.js';
-import { startTestServer, TEST_DIALECT, type TestServer } from '../helpers/server.js';
-import { rawRequest, type RawRequest, type RawResponse } from './helpers/raw-http.js';
+import { TEST_DIALECT } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
+import { rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
 
 /**
  * Property-based fuzzing of every REST route: arbitrary methods, path ids, query strings, headers,
@@ -221,7 +222,7 @@ const jsonValue: fc.Arbitrary<Json> = fc.letrec<{ value: Json }>((tie) => ({
 })).value;
 
 describe('REST fuzzing', () => {
-  let server: TestServer;
+  const { server, api } = useTestServer();
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
@@ -232,9 +233,7 @@ describe('REST fuzzing', () => {
   const baseline = prototypes.map((p) => Object.getOwnPropertyNames(p).sort().join(','));
 
   beforeAll(async () => {
-    server = await startTestServer();
     http = new Agent({ keepAlive: true, maxSockets: 8 });
-    const api = new Api(server.url);
     admin = await newAdmin(api);
     member = await newAgent(api);
     const room = await newRoom(api, admin, [member]);
@@ -267,7 +266,6 @@ describe('REST fuzzing', () => {
   });
   afterAll(async () => {
     http.destroy();
-    await server.close();
   });
 
   // ------------------------------------------------------------ request generators (need fixtures)

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';
 import { servicesAvailable } from '../helpers/services.js';
-import { rawRequest } from './helpers/raw-http.js';
+import { rawRequest } from '../helpers/raw-http.js';
 
 /**
  * Hostile search queries (docs/search.md: punctuation, unbalanced quotes, `:`, `(`, `^`, SQL

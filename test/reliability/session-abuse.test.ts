@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, get } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createExchangeGate } from '../../src/limits/exchange-gate.js';
 import { AppError } from '../../src/errors.js';
-import { Api, newAdmin, newAgent, type ApiResponse, type TestAgent } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, type ApiResponse, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { sleep } from '../helpers/wait.js';
 
@@ -60,18 +59,14 @@ describe('the exchange gate', () => {
 });
 
 describe('a storm of bad API tokens', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { sessionExchangeConcurrency: CONCURRENCY } });
   let agent: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { sessionExchangeConcurrency: CONCURRENCY } });
     // (one core is kept for the event loop, so on this 2-core box one exchange hashes at a time)
-    api = new Api(server.url);
     await newAdmin(api);
     agent = await newAgent(api);
   });
-  afterAll(() => server.close());
 
   const exchange = (token: string): Promise<ApiResponse> => api.exchange(token);
 

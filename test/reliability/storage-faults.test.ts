@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { createTestDatabase, startServerProcess, startTestServer, type StartedServer, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { openSqlite } from '../../src/store/sqlite.js';
 import { MAIN_JS } from '../helpers/build.js';
 import { sleep } from '../helpers/wait.js';
@@ -126,20 +127,16 @@ describe('SQLite locked by another process', () => {
 });
 
 describe('SQLite disk full (max_page_count on the server connection)', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer(async () => ({ db: await createTestDatabase('sqlite') }));
   let admin: TestAgent;
   let alice: TestAgent;
   let room: TestRoom;
 
   beforeAll(async () => {
-    server = await startTestServer({ db: await createTestDatabase('sqlite') });
-    api = new Api(server.url);
     admin = await newAdmin(api);
     alice = await newAgent(api);
     room = await newRoom(api, admin, [alice]);
   });
-  afterAll(() => server.close());
 
   it('gives 503 {error} for writes, keeps reads working, stores nothing partial and recovers when space returns', async () => {
     const { db } = server.app.ctx.database;

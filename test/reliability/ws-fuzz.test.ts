@@ -9,7 +9,7 @@ import { CLIENT_EVENTS } from '../../src/realtime/protocol.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { connectReady, emitWithAck, record, roundTrip, waitFor, type Payload } from '../helpers/ws.js';
-import { RawWebSocket, rawAgentSocket } from './ws-support.js';
+import { RawWebSocket, rawAgentSocket } from '../helpers/raw-ws.js';
 
 /**
  * Property-based fuzzing of every WebSocket event with arbitrary payloads (non-objects,

@@ -3,10 +3,11 @@ import { startApp } from '../../src/app.js';
 import type { Config } from '../../src/config/config.js';
 import { testConfig } from '../helpers/config.js';
 import { createLogger } from '../../src/logger.js';
-import { Api, newAgent, type TestAgent } from '../helpers/api.js';
+import { anotherSession, Api, bootstrapAdmin, newAgent, type TestAgent } from '../helpers/api.js';
 import { configFor, createTestDatabase, startTestServer, type TestDatabase, type TestServer } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, disconnected, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
-import { anotherSession, bootstrapAdmin, RawWebSocket, rawAgentSocket } from './ws-support.js';
+import { RawWebSocket, rawAgentSocket } from '../helpers/raw-ws.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -28,14 +29,8 @@ async function outcome(socket: ClientSocket): Promise<{ hello: boolean; error?: 
 
 describe('connections per agent (WS_MAX_CONNECTIONS_PER_AGENT)', () => {
   const CAP = 3;
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { ws: wsConfig({ maxConnectionsPerAgent: CAP }) } });
 
-  beforeAll(async () => {
-    server = await startTestServer({ config: { ws: wsConfig({ maxConnectionsPerAgent: CAP }) } });
-    api = new Api(server.url);
-  });
-  afterAll(() => server.close());
 
   it('a storm of simultaneous connections by one agent admits exactly the cap; the rest get RATE_LIMIT_EXCEEDED and a disconnect', async () => {
     const agent = await newAgent(api);

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApp } from '../../src/app.js';
-import { Api, newAgent, type TestAgent } from '../helpers/api.js';
-import { startTestNodes, startTestServer, type TestNodes, type TestServer } from '../helpers/server.js';
+import { anotherSession, Api, bootstrapAdmin, newAgent, type TestAgent } from '../helpers/api.js';
+import { startTestNodes, type TestNodes } from '../helpers/server.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connect, connectReady, emitWithAck, expectAuthFailed, record } from '../helpers/ws.js';
-import { anotherSession, bootstrapAdmin } from './ws-support.js';
 import { servicesAvailable } from '../helpers/services.js';
 
 /**
@@ -14,16 +14,12 @@ import { servicesAvailable } from '../helpers/services.js';
  */
 
 describe('strict mode: revoking an API token ends its sessions', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { authzMode: 'strict' } });
   let admin: TestAgent;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { authzMode: 'strict' } });
-    api = new Api(server.url);
     admin = await bootstrapAdmin(server.app.ctx.database.db, api);
   });
-  afterAll(() => server.close());
 
   it('REST 401, handshake AUTH_FAILED, live sockets error+disconnect; the same agent\'s other token is untouched', async () => {
     const agent = await newAgent(api, { asJwt: admin.jwt });
@@ -95,11 +91,7 @@ describe('strict mode: revoking an API token ends its sessions', () => {
 });
 
 describe('open mode: JWTs are irrevocable', () => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer();
-  });
-  afterAll(() => server.close());
+  const { server } = useTestServer();
 
   it('revoking the API token stops new exchanges only: its JWT keeps working on REST and WebSocket, live sockets stay', async () => {
     const api = new Api(server.url);

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bufferedBytesOf } from '../../src/realtime/outbound/slow-consumers.js';
 import type { AgentSocket } from '../../src/realtime/protocol.js';
 import { testConfig } from '../helpers/config.js';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, record, roundTrip, type Payload } from '../helpers/ws.js';
-import { rawAgentSocket } from './ws-support.js';
+import { rawAgentSocket } from '../helpers/raw-ws.js';
 import { waitUntil } from '../helpers/wait.js';
 
 /**
@@ -20,22 +20,18 @@ const PACKET_MAX = BODY.length + 512;
 const MAX_MESSAGES = 1200;
 
 describe('slow consumers (WS_MAX_BUFFERED_BYTES)', () => {
-  let server: TestServer;
-  let api: Api;
+  const { server, api } = useTestServer({ config: { ws: { ...testConfig().ws, maxBufferedBytes: LIMIT } } });
   let admin: TestAgent;
   let stalled: TestAgent;
   let reader: TestAgent;
   let room: TestRoom;
 
   beforeAll(async () => {
-    server = await startTestServer({ config: { ws: { ...testConfig().ws, maxBufferedBytes: LIMIT } } });
-    api = new Api(server.url);
     admin = await newAdmin(api);
     stalled = await newAgent(api);
     reader = await newAgent(api);
     room = await newRoom(api, admin, [stalled, reader]);
   });
-  afterAll(() => server.close());
 
   const serverSocketOf = (agentId: string): AgentSocket | undefined =>
     [...server.app.realtime.namespace.sockets.values()].find((s) => s.data.principal?.agentId === agentId);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RoomStreams, type SyncSource } from '../../packages/client/src/room-streams.js';
 import type { Message, WsMessage } from '../../packages/client/src/types.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const ROOM = '01900000-0000-7000-8000-000000000001';
 const msg = (seq: number, roomId = ROOM): WsMessage => ({ id: `m${seq}`, roomId, authorAgentId: 'a', body: `b${seq}`, createdAt: '2026-11-25T00:00:00.000Z', seq });
@@ -44,7 +45,7 @@ describe('RoomStreams: exactly once, in seq order', () => {
     const s = source(stored, calls);
     rooms.live(msg(5), s);
     rooms.live(msg(6), s);
-    await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('the gap filled', () => delivered.length >= 5);
     expect(delivered.map((m) => m.seq)).toEqual([2, 3, 4, 5, 6]);
     expect(calls[0]).toBe(1);
   });
@@ -79,7 +80,7 @@ describe('RoomStreams: exactly once, in seq order', () => {
     expect(delivered.map((m) => m.seq)).toEqual([7]);
     const refusing: SyncSource = { active: () => true, sync: () => Promise.reject(Object.assign(new Error('no'), { code: 'FORBIDDEN' })) };
     rooms.live(msg(9, other), refusing);
-    await new Promise((r) => setTimeout(r, 10));
+    await waitUntil('the refused sync reported', () => errors.length >= 1);
     expect(errors).toHaveLength(1);
     expect(rooms.lastSeqs()).toEqual({ [other]: 7 });
   });

@@ -1,4 +1,4 @@
-import type { Api } from '../../helpers/api.js';
+import type { Api } from './api.js';
 
 /** The value of one Prometheus sample from GET /metrics, 0 when the series does not exist yet. */
 export async function metricValue(api: Api, name: string, labels: Record<string, string> = {}): Promise<number> {

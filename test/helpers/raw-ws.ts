@@ -1,19 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { connect as tcpConnect, type Socket } from 'node:net';
-import type { Api, TestAgent } from '../helpers/api.js';
-export { bootstrapAdmin } from '../helpers/api.js';
-
-/** Shared by the test/reliability/ws-*.test.ts files. */
-
-
-/** A second API token (and a session from it) for an existing agent. */
-export async function anotherSession(api: Api, agent: TestAgent, asJwt?: string): Promise<TestAgent> {
-  const issued = await api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes: {} }, asJwt === undefined ? {} : { jwt: asJwt });
-  if (issued.status !== 201) throw new Error(`issue token: ${issued.status}`);
-  const session = await api.post('/api/v1/sessions', { apiToken: issued.body.token });
-  if (session.status !== 201) throw new Error(`exchange: ${session.status}`);
-  return { ...agent, apiToken: issued.body.token, prefix: issued.body.prefix, jwt: session.body.token };
-}
 
 /**
  * A bare WebSocket client over a TCP socket, written from RFC 6455 so a test controls every byte:
