@@ -58,6 +58,18 @@ export function auditStatement(db: Kysely<DB> | Transaction<DB>, entry: AuditEnt
   });
 }
 
+/** auditStatement for several entries, as one multi-row insert (PostgreSQL's group commit; at least one entry). */
+export function auditEntriesStatement(db: Kysely<DB> | Transaction<DB>, entries: readonly AuditEntry[]): CompiledQuery {
+  return db.insertInto('audit_log').values(entries.map((entry) => ({
+    id: uuidv7(),
+    event: entry.event,
+    actor_id: entry.actorId,
+    subject_id: entry.subjectId,
+    detail: JSON.stringify(entry.detail ?? {}),
+    created_at: nowIso(),
+  }))).compile();
+}
+
 /**
  * Records that stand alone (no change of their own to commit with), group-committed like messages
  * (write-batcher.ts): each `write` resolves once its record is committed, and records that arrive

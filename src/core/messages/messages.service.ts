@@ -6,18 +6,18 @@ import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
-import { auditStatement } from '../audit/audit.store.js';
+import { auditEntriesStatement, auditStatement, type AuditEntry } from '../audit/audit.store.js';
 import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { searchText } from '../search/search-text.js';
-import { searchEntryStatement } from '../search/search.store.js';
+import { searchEntriesStatement, searchEntryStatement } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
-import { findByClientMsgId, findMessageInRoom, insertMessageStatement, pageMessages } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, insertMessagesStatement, insertMessageStatement, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
@@ -119,16 +119,24 @@ export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; 
     write(db, messages, outboxWrites) {
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
       const numbering = numberMessages(db, dialect, messages);
-      // Grouped by kind (the inserts depend on the counters only): a run of one statement goes to
-      // SQLite's writer thread as one request.
       const statements = numbering.statements;
-      messages.forEach((message, i) => statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!)));
-      for (const message of messages) {
-        const searchEntry = searchEntryStatement(db, message.id, searchText(message.body));
-        if (searchEntry !== null) statements.push(searchEntry);
-      }
-      for (const message of messages) {
-        statements.push(auditStatement(db, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
+      const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
+      if (dialect === 'postgres') {
+        // One multi-row statement per kind: PostgreSQL runs a transaction's statements one round trip
+        // each, so a batch costs a handful of them whatever its size (docs/benchmarks.md).
+        statements.push(insertMessagesStatement(db, messages, numbering.fromEnd));
+        const searchEntries = searchEntriesStatement(db, messages.map((message) => ({ messageId: message.id, words: searchText(message.body) })));
+        if (searchEntries !== null) statements.push(searchEntries);
+        statements.push(auditEntriesStatement(db, audit));
+      } else {
+        // Grouped by kind (the inserts depend on the counters only): a run of one statement goes to
+        // SQLite's writer thread as one request, compiled once.
+        messages.forEach((message, i) => statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!)));
+        for (const message of messages) {
+          const searchEntry = searchEntryStatement(db, message.id, searchText(message.body));
+          if (searchEntry !== null) statements.push(searchEntry);
+        }
+        for (const entry of audit) statements.push(auditStatement(db, entry));
       }
       if (outboxWrites) statements.push(...outboxWrites.statements);
       const { query, committed } = numbering.lastRead;

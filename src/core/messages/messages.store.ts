@@ -1,4 +1,4 @@
-import type { CompiledQuery, Insertable, Kysely, Selectable, Transaction } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
@@ -57,6 +57,25 @@ export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): 
     created_at: m.createdAt,
     seq_from_end: seqFromEnd,
   });
+}
+
+/**
+ * The messages of a batch as one multi-row insert (PostgreSQL: one round trip for the batch instead
+ * of one per message); `seqFromEnd[i]` is message i's, as for insertMessageStatement. Compiled per
+ * batch: its shape depends on the count.
+ */
+export function insertMessagesStatement(db: Db, messages: readonly Message[], seqFromEnd: readonly number[]): CompiledQuery {
+  return db.insertInto('messages').values((messages.map((m, i) => ({
+    id: m.id,
+    room_id: m.roomId,
+    sender_id: m.senderId,
+    body: m.body,
+    mentions: m.mentions ? JSON.stringify(m.mentions) : null,
+    reply_to: m.replyTo ?? null,
+    client_msg_id: m.clientMsgId ?? null,
+    created_at: m.createdAt,
+    seq: sql<number>`(select last_seq from rooms where id = ${m.roomId}) - ${seqFromEnd[i]!}`,
+  })))).compile();
 }
 
 export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {

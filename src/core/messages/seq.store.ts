@@ -28,6 +28,17 @@ const lastSeqsOnSqlite = prepared((db, p: { rooms: string }) =>
   db.selectFrom('rooms').select(['id', 'last_seq']).where(sql<boolean>`id in (select value from json_each(${p.rooms}))`));
 const lastSeqsOnPostgres = prepared((db, p: { rooms: readonly string[] }) =>
   db.selectFrom('rooms').select(['id', 'last_seq']).where(sql<boolean>`id = any(${p.rooms}::uuid[])`));
+/**
+ * PostgreSQL: every room of the batch bumped by one statement (one round trip, however many rooms).
+ * The sub-select locks the rows in id order before the update touches any of them (a row is only
+ * updated once the sub-select has returned, so locked, it), as the one-update-per-room order did.
+ */
+function bumpLastSeqsOnPostgres(db: Db, rooms: readonly string[], counts: readonly number[]): CompiledQuery {
+  return sql`update rooms set last_seq = rooms.last_seq + c.n
+    from (select id from rooms where id = any(${rooms}::uuid[]) order by id for update) as locked
+    join unnest(${rooms}::uuid[], ${counts}::int[]) as c (id, n) on c.id = locked.id
+    where rooms.id = c.id`.compile(db);
+}
 const afterSeqPageQuery = prepared((db, p: { roomId: string; afterSeq: number; upTo: number; rows: number }) =>
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('seq', '>', p.afterSeq).where('seq', '<=', p.upTo).orderBy('seq').limit(p.rows),
 );
@@ -50,7 +61,7 @@ export interface Numbering {
 
 /**
  * Bumps the counters of the rooms of one transaction's messages (given in send order), one update
- * per room, the rooms taken in id order: two transactions on different nodes that touch the same
+ * per room (on PostgreSQL one statement for all), the rooms taken in id order: two transactions on different nodes that touch the same
  * rooms lock them in the same order, so they cannot deadlock. Each message's insert then takes
  * `last_seq - fromEnd[i]` (insertMessage); `lastRead` sets `seq` on the messages once committed.
  */
@@ -58,7 +69,9 @@ export function numberMessages(db: Db, dialect: Dialect, messages: readonly Mess
   const counts = new Map<string, number>();
   for (const message of messages) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
   const roomIds = [...counts.keys()].sort();
-  const statements = roomIds.map((roomId) => bumpLastSeqQuery.compile(db, { roomId, count: counts.get(roomId)! }));
+  const statements = dialect === 'postgres'
+    ? [bumpLastSeqsOnPostgres(db, roomIds, roomIds.map((roomId) => counts.get(roomId)!))]
+    : roomIds.map((roomId) => bumpLastSeqQuery.compile(db, { roomId, count: counts.get(roomId)! }));
   const left = new Map(counts);
   const fromEnd = messages.map((message) => {
     const after = left.get(message.roomId)! - 1;
