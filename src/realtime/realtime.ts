@@ -5,6 +5,7 @@ import { AppError } from '../errors.js';
 import { syncMembershipsFromBus } from './cluster/membership-sync.js';
 import { adapterKey, createRedisAdapter } from './cluster/redis-adapter.js';
 import { createConnectionHandler } from './connection/connection.js';
+import { connectionCapacity, LOW_CAPACITY } from './connection/connection-capacity.js';
 import { safeParser } from './connection/safe-parser.js';
 import { toWsError } from './connection/ws-errors.js';
 import { InFlight } from './drain.js';
@@ -91,6 +92,12 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   const inFlight = new InFlight();
   syncMembershipsFromBus(ctx.bus, nsp);
   const subscriptions = createSubscriptions(nsp, presence);
+  const capacity = connectionCapacity();
+  if (capacity.maxConnections !== null) ctx.metrics.connectionCapacity.set(capacity.maxConnections);
+  const capacityLog = { openFileLimit: capacity.openFileLimit, maxConnections: capacity.maxConnections };
+  if (capacity.maxConnections === null) log.info(capacityLog, 'open-file limit unknown: WebSocket connections are not capped by it');
+  else if (capacity.maxConnections < LOW_CAPACITY) log.warn(capacityLog, `open-file limit allows only ${capacity.maxConnections} WebSocket connections; raise it (ulimit -n, LimitNOFILE) to hold more`);
+  else log.info(capacityLog, `open-file limit allows ${capacity.maxConnections} WebSocket connections`);
   const connections = createConnectionHandler({
     config: config.ws,
     logger: log,
@@ -103,6 +110,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     subscriptions,
     inFlight,
     isClosing: () => closing,
+    maxConnections: capacity.maxConnections,
   });
   nsp.use(connections.authenticate);
   nsp.on('connection', connections.connected);
