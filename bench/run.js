@@ -23,6 +23,7 @@ import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { inboxScenario } from './scenarios/inbox.js';
 import { mcpScenario } from './scenarios/mcp.js';
 import { memoryScenario } from './scenarios/memory.js';
+import { pgSendScenario } from './scenarios/pgsend.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
 import { sendersScenario } from './scenarios/senders.js';
@@ -44,6 +45,7 @@ const SCENARIOS = [
   { id: 'inbox', n: 10, title: '2,000 held inbox long-polls woken by a message (issue 17)', run: inboxScenario },
   { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST (issue 19)', run: mcpScenario },
   { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk (issue 15)', run: busyDiskScenario },
+  { id: 'pgsend', n: 15, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders (issue 34)', run: pgSendScenario },
   { id: 'senders', n: 13, title: 'one room, one or two sending connections (issue 15)', run: sendersScenario },
 ];
 

@@ -18,6 +18,7 @@ import { serveRelay, startSocketServer } from './socket-server.js';
  * - acknowledged `{messageId, seq}` and broadcast after the commit, in order, with the socket's
  *   frames of one send corked into one write (the service's write-coalescing.ts).
  * BASELINE_DB: the SQLite file (created). BASELINE_WRITER=loop and BASELINE_WRITES=phase1: see openWriter.
+ * BASELINE_PG_URL: R3 on PostgreSQL instead (openPostgresWriter): the same writes, batches and policy.
  */
 const SPACING_MS = 4;
 const SPACED_FROM_RATE = 1000;
@@ -83,11 +84,71 @@ function openWriter(Database, path, phase2) {
   };
 }
 
+/**
+ * R3 on PostgreSQL: the service's PostgreSQL tables (uuid keys, timestamptz, the search entry's
+ * tsvector generated from its words under a GIN index) and one transaction per batch, on one
+ * connection, as the service makes it (write-batcher.ts, messages.service.ts): one statement per kind
+ * for the whole batch (the counters, locked in id order; the messages, their `seq` from the counter;
+ * the search entries; the audit records), then the counters read back. `synchronous_commit` on.
+ */
+async function openPostgresWriter(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`
+    create table if not exists rooms (id uuid primary key, last_seq bigint default 0 not null);
+    create table if not exists messages (id uuid primary key, room_id uuid not null references rooms (id), sender_id uuid not null,
+      body text not null, mentions text, reply_to uuid, client_msg_id text, created_at timestamptz not null, seq bigint default 0 not null);
+    create index if not exists messages_room_id_idx on messages (room_id, id);
+    create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
+    create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
+    create table if not exists message_search (message_id uuid primary key references messages (id), words text not null,
+      tsv tsvector not null generated always as (array_to_tsvector(string_to_array(words, ' '))) stored);
+    create index if not exists message_search_tsv_idx on message_search using gin (tsv);
+    create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail text not null, created_at timestamptz not null);
+    create index if not exists audit_log_event_idx on audit_log (event, id);
+  `);
+  // `(row), (row)` placeholders for a multi-row insert, from $first on.
+  const tuples = (rows, width, first = 1) => rows.map((_, r) => `(${Array.from({ length: width }, (_, c) => `$${first + r * width + c}`).join(', ')})`).join(', ');
+  return async (batch) => {
+    if (batch.rooms) {
+      await client.query('insert into rooms (id) select unnest($1::uuid[]) on conflict do nothing', [batch.rooms]);
+      return {};
+    }
+    const rooms = batch.counts.map(([room]) => room);
+    try {
+      await client.query('begin');
+      await client.query(`update rooms set last_seq = rooms.last_seq + c.n
+        from (select id from rooms where id = any($1::uuid[]) order by id for update) as locked
+        join unnest($1::uuid[], $2::int[]) as c (id, n) on c.id = locked.id where rooms.id = c.id`, [rooms, batch.counts.map(([, n]) => n)]);
+      await client.query(
+        `insert into messages (id, room_id, sender_id, body, created_at, seq) values ${batch.rows.map((_, r) => `($${r * 6 + 1}, $${r * 6 + 2}, $${r * 6 + 3}, $${r * 6 + 4}, $${r * 6 + 5}, (select last_seq from rooms where id = $${r * 6 + 2}) - $${r * 6 + 6})`).join(', ')}`,
+        batch.rows.flatMap(([id, room, sender, body, createdAt, fromEnd]) => [id, room, sender, body, createdAt, fromEnd]),
+      );
+      const words = batch.rows.filter((row) => row[6] !== '');
+      if (words.length > 0) await client.query(`insert into message_search (message_id, words) values ${tuples(words, 2)}`, words.flatMap((row) => [row[0], row[6]]));
+      await client.query(
+        `insert into audit_log (id, event, actor_id, subject_id, detail, created_at) values ${tuples(batch.rows, 6)}`,
+        batch.rows.flatMap(([id, , sender, , createdAt, , , auditId, detail]) => [auditId, 'message-sent', sender, id, detail, createdAt]),
+      );
+      const { rows } = await client.query('select id, last_seq from rooms where id = any($1::uuid[])', [rooms]);
+      await client.query('commit');
+      const lastSeqs = new Map(rows.map((row) => [row.id, Number(row.last_seq)]));
+      return { lastSeqs: rooms.map((room) => lastSeqs.get(room)) };
+    } catch (err) {
+      await client.query('rollback').catch(() => {});
+      return { error: String(err.message) };
+    }
+  };
+}
+
 const phase2 = process.env.BASELINE_WRITES !== 'phase1';
 const path = process.env.BASELINE_DB ?? ':memory:';
 const driver = createRequire(import.meta.url).resolve('better-sqlite3');
 let post;
-if (process.env.BASELINE_WRITER === 'loop') {
+if (process.env.BASELINE_PG_URL) {
+  post = await openPostgresWriter(process.env.BASELINE_PG_URL);
+} else if (process.env.BASELINE_WRITER === 'loop') {
   const write = openWriter(createRequire(import.meta.url)(driver), path, phase2);
   post = async (batch) => write(batch);
 } else {
