@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDatabase } from '../lib/postgres.js';
 import { RoomLoad } from '../lib/room-load.js';
@@ -29,19 +29,33 @@ function sendersOf(roomOf, count) {
   return senders;
 }
 
-/** What one fsync of PostgreSQL's WAL costs on this disk: pg_test_fsync's fdatasync line (PostgreSQL's default method). */
-function fsyncCost(log) {
+/**
+ * What one flush of PostgreSQL's WAL costs on this disk, the floor of a commit with
+ * `synchronous_commit` on: an 8 kB write and fdatasync (PostgreSQL's default wal_sync_method) in a
+ * loop for `ms`, on the file system of the bench's temporary directory (pg_test_fsync's "one 8kB
+ * write" line, in a fraction of its time). The median, in microseconds.
+ */
+function fsyncCost(dir, log, ms = 500) {
+  const path = join(dir, 'fsync-probe');
+  const fd = openSync(path, 'w');
+  const page = Buffer.alloc(8192, 1);
+  const times = [];
   try {
-    const dir = execFileSync('pg_config', ['--bindir'], { encoding: 'utf8' }).trim();
-    const out = execFileSync(join(dir, 'pg_test_fsync'), ['-s', '1', '-f', join(process.env.TMPDIR ?? '/tmp', `ams-bench-fsync-${process.pid}`)], { encoding: 'utf8', timeout: 30_000 });
-    const line = out.split('\n').find((l) => /^\s+fdatasync\s/.test(l));
-    const us = line ? Number(/([\d.]+) usecs\/op/.exec(line)?.[1]) : null;
-    log(`pg_test_fsync: one 8 kB write + fdatasync ${us === null ? '?' : (us / 1000).toFixed(2)} ms (the floor of one commit with synchronous_commit on)`);
-    return us;
-  } catch (err) {
-    log(`pg_test_fsync unavailable: ${err.message.split('\n')[0]}`);
-    return null;
+    const until = performance.now() + ms;
+    while (performance.now() < until || times.length < 5) {
+      const t0 = performance.now();
+      writeSync(fd, page, 0, page.length, 0);
+      fdatasyncSync(fd);
+      times.push((performance.now() - t0) * 1000);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(path, { force: true });
   }
+  times.sort((a, b) => a - b);
+  const us = times[Math.floor(times.length / 2)];
+  log(`fsync: an 8 kB write + fdatasync takes ${(us / 1000).toFixed(2)} ms (median of ${times.length}; p90 ${(times[Math.floor(times.length * 0.9)] / 1000).toFixed(2)} ms): the floor of one commit with synchronous_commit on`);
+  return us;
 }
 
 /**
@@ -66,7 +80,7 @@ export async function pgSendScenario(bench) {
   const allClients = [];
   const dropLater = [serviceDb, r3Db];
   try {
-    const fsyncUs = fsyncCost(log);
+    const fsyncUs = fsyncCost(tmp, log);
     const pgService = await startService({ name: 'service-pg', databaseUrl: serviceDb.url, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
     procs.push(pgService.proc);
     const sqliteService = await startService({ name: 'service-sqlite', databaseUrl: `sqlite:${join(tmp, 'pgsend.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
