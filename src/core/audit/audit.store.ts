@@ -58,15 +58,15 @@ export function auditStatement(db: Kysely<DB> | Transaction<DB>, entry: AuditEnt
   });
 }
 
+/** The row that records `entry` (a fresh id, now), for a statement that inserts several (a group commit on PostgreSQL). */
+export function auditRow(entry: AuditEntry): { id: string; event: string; actorId: string | null; subjectId: string | null; detail: string; createdAt: string } {
+  return { id: uuidv7(), event: entry.event, actorId: entry.actorId, subjectId: entry.subjectId, detail: JSON.stringify(entry.detail ?? {}), createdAt: nowIso() };
+}
+
 /** auditStatement for several entries, as one multi-row insert (PostgreSQL's group commit; at least one entry). */
 export function auditEntriesStatement(db: Kysely<DB> | Transaction<DB>, entries: readonly AuditEntry[]): CompiledQuery {
-  return db.insertInto('audit_log').values(entries.map((entry) => ({
-    id: uuidv7(),
-    event: entry.event,
-    actor_id: entry.actorId,
-    subject_id: entry.subjectId,
-    detail: JSON.stringify(entry.detail ?? {}),
-    created_at: nowIso(),
+  return db.insertInto('audit_log').values(entries.map(auditRow).map((r) => ({
+    id: r.id, event: r.event, actor_id: r.actorId, subject_id: r.subjectId, detail: r.detail, created_at: r.createdAt,
   }))).compile();
 }
 

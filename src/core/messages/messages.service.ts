@@ -6,7 +6,7 @@ import type { Dialect } from '../../store/database-handle.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
-import { auditEntriesStatement, auditStatement, type AuditEntry } from '../audit/audit.store.js';
+import { auditEntriesStatement, auditRow, auditStatement, type AuditEntry } from '../audit/audit.store.js';
 import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
@@ -17,7 +17,7 @@ import { searchEntriesStatement, searchEntryStatement } from '../search/search.s
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from './messages.schema.js';
-import { findByClientMsgId, findMessageInRoom, insertMessagesStatement, insertMessageStatement, pageMessages } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, insertBatchOnPostgres, insertMessagesStatement, insertMessageStatement, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
@@ -121,9 +121,23 @@ export function createMessagesService(deps: { db: Kysely<DB>; dialect: Dialect; 
       const numbering = numberMessages(db, dialect, messages);
       const statements = numbering.statements;
       const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
+      if (dialect === 'postgres' && !outboxWrites?.statements.length) {
+        // The whole batch as one statement, alone its own transaction: one round trip to
+        // PostgreSQL, whatever the batch's size (docs/scale-out.md, "The send path on PostgreSQL").
+        const { committed } = numbering.lastRead;
+        const query = insertBatchOnPostgres(db, {
+          rooms: numbering.rooms,
+          counts: numbering.counts,
+          messages,
+          fromEnd: numbering.fromEnd,
+          search: messages.map((message) => ({ messageId: message.id, words: searchText(message.body) })).filter((e) => e.words !== ''),
+          audit: audit.map(auditRow),
+        });
+        return { statements: [], lastRead: { query, committed } };
+      }
       if (dialect === 'postgres') {
-        // One multi-row statement per kind: PostgreSQL runs a transaction's statements one round trip
-        // each, so a batch costs a handful of them whatever its size (docs/benchmarks.md).
+        // With webhook deliveries (they reference the messages): one multi-row statement per kind in
+        // a transaction, a round trip each (docs/scale-out.md).
         statements.push(insertMessagesStatement(db, messages, numbering.fromEnd));
         const searchEntries = searchEntriesStatement(db, messages.map((message) => ({ messageId: message.id, words: searchText(message.body) })));
         if (searchEntries !== null) statements.push(searchEntries);

@@ -53,6 +53,9 @@ export interface RoomCounter {
 export interface Numbering {
   /** The counters' updates, to run first in the transaction. */
   statements: CompiledQuery[];
+  /** The rooms, in id order, and how many messages each gets (what `statements` bump). */
+  rooms: string[];
+  counts: number[];
   /** Per message, in the order given: how far below its room's new `last_seq` its number is. */
   fromEnd: number[];
   /** The read that gives the numbers back after the writes (the batch's last read), and applies them. */
@@ -81,6 +84,8 @@ export function numberMessages(db: Db, dialect: Dialect, messages: readonly Mess
   const query = dialect === 'sqlite' ? lastSeqsOnSqlite.compile(db, { rooms: JSON.stringify(roomIds) }) : lastSeqsOnPostgres.compile(db, { rooms: roomIds });
   return {
     statements,
+    rooms: roomIds,
+    counts: roomIds.map((roomId) => counts.get(roomId)!),
     fromEnd,
     lastRead: {
       query,
