@@ -87,9 +87,9 @@ function openWriter(Database, path, phase2) {
 /**
  * R3 on PostgreSQL: the service's PostgreSQL tables (uuid keys, timestamptz, the search entry's
  * tsvector generated from its words under a GIN index) and one transaction per batch, on one
- * connection, as the service makes it (write-batcher.ts, messages.service.ts): one statement per kind
- * for the whole batch (the counters, locked in id order; the messages, their `seq` from the counter;
- * the search entries; the audit records), then the counters read back. `synchronous_commit` on.
+ * connection, as the service makes it (write-batcher.ts, messages.service.ts): one statement for the
+ * whole batch (the counters, locked in id order, returning their new values; the messages, their
+ * `seq` from those; the search entries; the audit records). `synchronous_commit` on.
  */
 async function openPostgresWriter(url) {
   const { default: pg } = await import('pg');
@@ -105,38 +105,48 @@ async function openPostgresWriter(url) {
     create table if not exists message_search (message_id uuid primary key references messages (id), words text not null,
       tsv tsvector not null generated always as (array_to_tsvector(string_to_array(words, ' '))) stored);
     create index if not exists message_search_tsv_idx on message_search using gin (tsv);
-    create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail text not null, created_at timestamptz not null);
+    create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail jsonb not null, created_at timestamptz not null);
     create index if not exists audit_log_event_idx on audit_log (event, id);
   `);
-  // `(row), (row)` placeholders for a multi-row insert, from $first on.
-  const tuples = (rows, width, first = 1) => rows.map((_, r) => `(${Array.from({ length: width }, (_, c) => `$${first + r * width + c}`).join(', ')})`).join(', ');
+  // One statement per batch, as the service's (insertBatchOnPostgres, messages.store.ts): alone its
+  // own transaction, answered after the commit.
+  const batchSql = `with bumped as (
+      update rooms set last_seq = rooms.last_seq + c.n
+      from (select id from rooms where id = any($1::uuid[]) order by id for update) as locked
+      join unnest($1::uuid[], $2::int[]) as c (id, n) on c.id = locked.id
+      where rooms.id = c.id
+      returning rooms.id, rooms.last_seq
+    ), inserted as (
+      insert into messages (id, room_id, sender_id, body, created_at, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.created_at, bumped.last_seq - m.from_end
+      from unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::timestamptz[], $8::int[]) as m (id, room_id, sender_id, body, created_at, from_end)
+      join bumped on bumped.id = m.room_id
+    ), searched as (
+      insert into message_search (message_id, words) select * from unnest($9::uuid[], $10::text[])
+    ), audited as (
+      insert into audit_log (id, event, actor_id, subject_id, detail, created_at)
+      select a.id, 'message-sent', a.actor_id, a.subject_id, a.detail::jsonb, a.created_at
+      from unnest($11::uuid[], $5::uuid[], $3::uuid[], $12::text[], $7::timestamptz[]) as a (id, actor_id, subject_id, detail, created_at)
+    )
+    select id, last_seq from bumped`;
   return async (batch) => {
     if (batch.rooms) {
       await client.query('insert into rooms (id) select unnest($1::uuid[]) on conflict do nothing', [batch.rooms]);
       return {};
     }
     const rooms = batch.counts.map(([room]) => room);
+    const col = (i) => batch.rows.map((row) => row[i]);
+    const words = batch.rows.filter((row) => row[6] !== '');
     try {
-      await client.query('begin');
-      await client.query(`update rooms set last_seq = rooms.last_seq + c.n
-        from (select id from rooms where id = any($1::uuid[]) order by id for update) as locked
-        join unnest($1::uuid[], $2::int[]) as c (id, n) on c.id = locked.id where rooms.id = c.id`, [rooms, batch.counts.map(([, n]) => n)]);
-      await client.query(
-        `insert into messages (id, room_id, sender_id, body, created_at, seq) values ${batch.rows.map((_, r) => `($${r * 6 + 1}, $${r * 6 + 2}, $${r * 6 + 3}, $${r * 6 + 4}, $${r * 6 + 5}, (select last_seq from rooms where id = $${r * 6 + 2}) - $${r * 6 + 6})`).join(', ')}`,
-        batch.rows.flatMap(([id, room, sender, body, createdAt, fromEnd]) => [id, room, sender, body, createdAt, fromEnd]),
-      );
-      const words = batch.rows.filter((row) => row[6] !== '');
-      if (words.length > 0) await client.query(`insert into message_search (message_id, words) values ${tuples(words, 2)}`, words.flatMap((row) => [row[0], row[6]]));
-      await client.query(
-        `insert into audit_log (id, event, actor_id, subject_id, detail, created_at) values ${tuples(batch.rows, 6)}`,
-        batch.rows.flatMap(([id, , sender, , createdAt, , , auditId, detail]) => [auditId, 'message-sent', sender, id, detail, createdAt]),
-      );
-      const { rows } = await client.query('select id, last_seq from rooms where id = any($1::uuid[])', [rooms]);
-      await client.query('commit');
+      const { rows } = await client.query(batchSql, [
+        rooms, batch.counts.map(([, n]) => n),
+        col(0), col(1), col(2), col(3), col(4), col(5),
+        words.map((row) => row[0]), words.map((row) => row[6]),
+        col(7), col(8),
+      ]);
       const lastSeqs = new Map(rows.map((row) => [row.id, Number(row.last_seq)]));
       return { lastSeqs: rooms.map((room) => lastSeqs.get(room)) };
     } catch (err) {
-      await client.query('rollback').catch(() => {});
       return { error: String(err.message) };
     }
   };
