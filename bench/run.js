@@ -23,6 +23,7 @@ import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { inboxScenario } from './scenarios/inbox.js';
 import { mcpScenario } from './scenarios/mcp.js';
 import { memoryScenario } from './scenarios/memory.js';
+import { pgSendScenario } from './scenarios/pgsend.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
 import { sendersScenario } from './scenarios/senders.js';
@@ -47,6 +48,7 @@ const SCENARIOS = [
   { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk', run: busyDiskScenario },
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
   { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
+  { id: 'pgsend', n: 16, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders', run: pgSendScenario },
 ];
 
 function parseArgs(argv) {

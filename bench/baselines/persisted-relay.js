@@ -18,6 +18,7 @@ import { serveRelay, startSocketServer } from './socket-server.js';
  * - acknowledged `{messageId, seq}` and broadcast after the commit, in order, with the socket's
  *   frames of one send corked into one write (the service's write-coalescing.ts).
  * BASELINE_DB: the SQLite file (created). BASELINE_WRITER=loop and BASELINE_WRITES=phase1: see openWriter.
+ * BASELINE_PG_URL: R3 on PostgreSQL instead (openPostgresWriter): the same writes, batches and policy.
  */
 const SPACING_MS = 4;
 const SPACED_FROM_RATE = 1000;
@@ -83,11 +84,81 @@ function openWriter(Database, path, phase2) {
   };
 }
 
+/**
+ * R3 on PostgreSQL: the service's PostgreSQL tables (uuid keys, timestamptz, the search entry's
+ * tsvector generated from its words under a GIN index) and one transaction per batch, on one
+ * connection, as the service makes it (write-batcher.ts, messages.service.ts): one statement for the
+ * whole batch (the counters, locked in id order, returning their new values; the messages, their
+ * `seq` from those; the search entries; the audit records). `synchronous_commit` on.
+ */
+async function openPostgresWriter(url) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`
+    create table if not exists rooms (id uuid primary key, last_seq bigint default 0 not null);
+    create table if not exists messages (id uuid primary key, room_id uuid not null references rooms (id), sender_id uuid not null,
+      body text not null, mentions text, reply_to uuid, client_msg_id text, created_at timestamptz not null, seq bigint default 0 not null);
+    create index if not exists messages_room_id_idx on messages (room_id, id);
+    create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
+    create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
+    create table if not exists message_search (message_id uuid primary key references messages (id), words text not null,
+      tsv tsvector not null generated always as (array_to_tsvector(string_to_array(words, ' '))) stored);
+    create index if not exists message_search_tsv_idx on message_search using gin (tsv);
+    create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail jsonb not null, created_at timestamptz not null);
+    create index if not exists audit_log_event_idx on audit_log (event, id);
+  `);
+  // One statement per batch, as the service's (insertBatchOnPostgres, messages.store.ts): alone its
+  // own transaction, answered after the commit.
+  const batchSql = `with bumped as (
+      update rooms set last_seq = rooms.last_seq + c.n
+      from (select id from rooms where id = any($1::uuid[]) order by id for update) as locked
+      join unnest($1::uuid[], $2::int[]) as c (id, n) on c.id = locked.id
+      where rooms.id = c.id
+      returning rooms.id, rooms.last_seq
+    ), inserted as (
+      insert into messages (id, room_id, sender_id, body, created_at, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.created_at, bumped.last_seq - m.from_end
+      from unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::timestamptz[], $8::int[]) as m (id, room_id, sender_id, body, created_at, from_end)
+      join bumped on bumped.id = m.room_id
+    ), searched as (
+      insert into message_search (message_id, words) select * from unnest($9::uuid[], $10::text[])
+    ), audited as (
+      insert into audit_log (id, event, actor_id, subject_id, detail, created_at)
+      select a.id, 'message-sent', a.actor_id, a.subject_id, a.detail::jsonb, a.created_at
+      from unnest($11::uuid[], $5::uuid[], $3::uuid[], $12::text[], $7::timestamptz[]) as a (id, actor_id, subject_id, detail, created_at)
+    )
+    select id, last_seq from bumped`;
+  return async (batch) => {
+    if (batch.rooms) {
+      await client.query('insert into rooms (id) select unnest($1::uuid[]) on conflict do nothing', [batch.rooms]);
+      return {};
+    }
+    const rooms = batch.counts.map(([room]) => room);
+    const col = (i) => batch.rows.map((row) => row[i]);
+    const words = batch.rows.filter((row) => row[6] !== '');
+    try {
+      const { rows } = await client.query(batchSql, [
+        rooms, batch.counts.map(([, n]) => n),
+        col(0), col(1), col(2), col(3), col(4), col(5),
+        words.map((row) => row[0]), words.map((row) => row[6]),
+        col(7), col(8),
+      ]);
+      const lastSeqs = new Map(rows.map((row) => [row.id, Number(row.last_seq)]));
+      return { lastSeqs: rooms.map((room) => lastSeqs.get(room)) };
+    } catch (err) {
+      return { error: String(err.message) };
+    }
+  };
+}
+
 const phase2 = process.env.BASELINE_WRITES !== 'phase1';
 const path = process.env.BASELINE_DB ?? ':memory:';
 const driver = createRequire(import.meta.url).resolve('better-sqlite3');
 let post;
-if (process.env.BASELINE_WRITER === 'loop') {
+if (process.env.BASELINE_PG_URL) {
+  post = await openPostgresWriter(process.env.BASELINE_PG_URL);
+} else if (process.env.BASELINE_WRITER === 'loop') {
   const write = openWriter(createRequire(import.meta.url)(driver), path, phase2);
   post = async (batch) => write(batch);
 } else {

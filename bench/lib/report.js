@@ -261,7 +261,30 @@ export function summaryRows(results) {
     } else rows.push(unavailable(12, 'busy disk', d, '< 20 ms'));
   }
   if ('senders' in results) rows.push(...sendersRows(results.senders));
+  if ('pgsend' in results) rows.push(...pgSendRows(results.pgsend));
   return rows;
+}
+
+/** The send path on PostgreSQL against R3 on PostgreSQL and the SQLite default (scenarios/pgsend.js). */
+function pgSendRows(res) {
+  if (!res?.shapes) return [unavailable(15, 'PostgreSQL send path', res, '>= 0.8 x R3-pg')];
+  const ms = (step) => (step ? `${fmt(step.delivery.p50, 2)} ms` : '-');
+  return res.shapes.flatMap((s) => [
+    row(15, `PostgreSQL, ${s.label}`, 'max msg/s, p99 ack < 50 ms, no loss', {
+      service: fmt(s.maxRate['svc-pg']), baseline: `R3-pg ${fmt(s.maxRate['R3-pg'])}`, ratio: s.ratio.vsR3pg, target: '>= 0.8 x R3-pg',
+      met: s.ratio.vsR3pg !== null && s.ratio.vsR3pg >= 0.8,
+      note: s.ratio.vsCompare !== undefined ? `${fmt(s.ratio.vsCompare, 2)} x --compare-dist (${fmt(s.maxRate['compare-pg'])})` : null,
+    }),
+    row(15, `PostgreSQL, ${s.label}`, '... against the SQLite default', {
+      service: fmt(s.maxRate['svc-pg']), baseline: `SQLite ${fmt(s.maxRate['svc-sqlite'])}`, ratio: s.ratio.vsSqlite, target: '>= 0.5 x SQLite',
+      met: s.ratio.vsSqlite !== null && s.ratio.vsSqlite >= 0.5,
+    }),
+    ...(s.atLatencyRate ? [row(15, `PostgreSQL, ${s.label}`, `delivery p50 at ${res.latencyRate} msg/s`, {
+      service: ms(s.atLatencyRate['svc-pg']), baseline: `R1 ${ms(s.atLatencyRate.R1)}`, ratio: s.ratio.deliveryP50VsR1, target: '<= 3 x R1',
+      met: s.ratio.deliveryP50VsR1 !== null && s.ratio.deliveryP50VsR1 <= 3,
+      note: `R3-pg ${ms(s.atLatencyRate['R3-pg'])}, SQLite ${ms(s.atLatencyRate['svc-sqlite'])}; fsync ${res.fsyncUs === null ? '?' : fmt(res.fsyncUs / 1000, 2)} ms`,
+    })] : []),
+  ]);
 }
 
 export function printTable(rows) {

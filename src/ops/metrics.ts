@@ -8,6 +8,10 @@ export interface Metrics {
   wsLatency: Histogram<'event'>;
   messages: Counter<'room'>;
   agentsConnected: Gauge;
+  /** WebSocket connections this process admits at most (its open-file limit less a reserve); unset when unknown. */
+  connectionCapacity: Gauge;
+  /** Handshakes refused because the process held as many connections as its capacity. */
+  connectionsRefused: Counter;
   rateLimitExceeded: Counter<'transport'>;
   /** Webhook delivery attempts by outcome: delivered, retry (failed, to be tried again), failed (for good). */
   webhookDeliveries: Counter<'outcome'>;
@@ -36,6 +40,8 @@ export function createMetrics(): Metrics {
     }),
     messages,
     agentsConnected: new Gauge({ name: 'service_agents_connected', help: 'Active WebSocket connections', registers: [registry] }),
+    connectionCapacity: new Gauge({ name: 'service_websocket_connection_capacity', help: 'WebSocket connections this process admits at most (open-file limit less a reserve)', registers: [registry] }),
+    connectionsRefused: new Counter({ name: 'service_websocket_connections_refused_total', help: 'Handshakes refused at the connection capacity', registers: [registry] }),
     rateLimitExceeded: new Counter({
       name: 'rate_limit_exceeded_total',
       help: 'Rate-limit rejections',

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
 import { adapterKey, createRedisAdapter } from '../cluster/redis-adapter.js';
 import { createConnectionHandler } from './connection/connection.js';
+import { connectionCapacity, LOW_CAPACITY } from './connection/connection-capacity.js';
 import { safeParser } from './connection/safe-parser.js';
 import { toWsError } from './connection/ws-errors.js';
 import { InFlight } from './drain.js';
@@ -100,6 +101,12 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     },
   });
   const subscriptions = createSubscriptions(nsp, presence);
+  const capacity = connectionCapacity();
+  if (capacity.maxConnections !== null) ctx.metrics.connectionCapacity.set(capacity.maxConnections);
+  const capacityLog = { openFileLimit: capacity.openFileLimit, maxConnections: capacity.maxConnections };
+  if (capacity.maxConnections === null) log.info(capacityLog, 'open-file limit unknown: WebSocket connections are not capped by it');
+  else if (capacity.maxConnections < LOW_CAPACITY) log.warn(capacityLog, `open-file limit allows only ${capacity.maxConnections} WebSocket connections; raise it (ulimit -n, LimitNOFILE) to hold more`);
+  else log.info(capacityLog, `open-file limit allows ${capacity.maxConnections} WebSocket connections`);
   const connections = createConnectionHandler({
     config: config.ws,
     logger: log,
@@ -112,6 +119,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     subscriptions,
     inFlight,
     isClosing: () => closing,
+    maxConnections: capacity.maxConnections,
   });
   nsp.use(connections.authenticate);
   nsp.on('connection', connections.connected);

@@ -16,7 +16,9 @@ import { SqliteKysely } from './sqlite.js';
  * may add the transaction's one read of what they left (`LastRead`), whose rows reach `committed`
  * after the commit, before any caller hears of it. The statements are then run in one transaction:
  * on SQLite as one message to the writer thread with the read and the commit (`writeBatch` in
- * sqlite.ts), without a promise or a round trip per statement; on PostgreSQL one after the other.
+ * sqlite.ts), without a promise or a round trip per statement; on PostgreSQL one after the other,
+ * a round trip each, or, when the batch is its last read alone (no statements: one statement that
+ * writes and answers), that statement without `begin`/`commit`.
  * So `write` reads nothing and cannot see its writes' row counts; `prepare`'s reads run on the read
  * connection, on the loop.
  *
@@ -105,6 +107,10 @@ export function createWriteBatcher<T, P = void>(
     let rows: readonly unknown[];
     if (db instanceof SqliteKysely) {
       rows = await db.writeBatch(statements, lastRead?.query);
+    } else if (statements.length === 0 && lastRead !== undefined) {
+      // One statement (a batch written by data-modifying CTEs): alone, PostgreSQL runs it as its own
+      // transaction and answers after the commit, one round trip instead of three.
+      rows = (await db.executeQuery(lastRead.query)).rows;
     } else {
       rows = await db.transaction().execute(async (trx) => {
         for (const statement of statements) await trx.executeQuery(statement);

@@ -170,7 +170,8 @@ describe('message search', () => {
     const kysely = server.app.ctx.database.db;
     await sql`drop table message_search`.execute(kysely);
     await sql`drop table webhook_deliveries`.execute(kysely); // 006
-    await sql`drop table webhook_endpoints`.execute(kysely);
+    await sql`drop table webhook_endpoints`.execute(kysely); // 007's index went with its table
+    await sql`alter table api_tokens drop column last_used_at`.execute(kysely); // 008
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

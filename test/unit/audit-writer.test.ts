@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auditStatement, createAuditBatcher, listAudit, recordAudit } from '../../src/core/audit/audit.store.js';
+import { auditEntriesStatement, auditStatement, listAudit, recordAudit } from '../../src/core/audit/audit.store.js';
 import { openDatabase, type Database } from '../../src/store/database.js';
 import { ROOT } from '../helpers/build.js';
 
@@ -30,14 +30,14 @@ describe('the audit writer', () => {
     expect(naming.sort()).toEqual(['src/core/audit/audit.store.ts', 'src/store/schema.ts']);
   });
 
-  it('writes the same record in a transaction, in a group commit of statements and alone', async () => {
+  it('writes the same record in a transaction, as a statement and as a multi-row statement', async () => {
     const actorId = randomUUID();
     await recordAudit(database.db, { event: 'room-created', actorId, subjectId: 'in-a-call' });
     await database.db.transaction().execute((trx) => recordAudit(trx, { event: 'room-created', actorId, subjectId: 'in-a-transaction', detail: { slug: 's' } }));
     await database.db.executeQuery(auditStatement(database.db, { event: 'room-created', actorId, subjectId: 'as-a-statement' }));
-    await createAuditBatcher(database.db, {}).write({ event: 'room-created', actorId, subjectId: 'group-committed' });
+    await database.db.executeQuery(auditEntriesStatement(database.db, [{ event: 'room-created', actorId, subjectId: 'several-at-once' }]));
     const records = await listAudit(database.db, 'room-created');
-    expect(records.map((r) => r.subjectId)).toEqual(['group-committed', 'as-a-statement', 'in-a-transaction', 'in-a-call']);
+    expect(records.map((r) => r.subjectId)).toEqual(['several-at-once', 'as-a-statement', 'in-a-transaction', 'in-a-call']);
     for (const record of records) {
       expect(record.actorId).toBe(actorId);
       expect(record.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);

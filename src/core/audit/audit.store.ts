@@ -1,18 +1,19 @@
-import type { CompiledQuery, Kysely } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { prepared } from '../../store/prepared.js';
 import type { DB, Db } from '../../store/schema.js';
 import { fromJson, nowIso, toIso } from '../../store/values.js';
-import { createWriteBatcher, type WriteBatcher, type WriteBatcherOptions } from '../../store/write-batcher.js';
 
 /**
- * The one audit writer: every record is the statement `auditStatement` builds (its id, its time,
- * its detail as JSON), nowhere else is `audit_log` written. It reaches the database in one of three
+ * The one audit writer: every record is built here, by `auditStatement` or, for a statement that
+ * inserts several, `auditRow` (its id, its time, its detail as JSON). It reaches the database in one of three
  * ways, by what it records:
  * - with the change it records, in the caller's transaction (`recordAudit`): a room, a token, ...;
- * - with the change it records, in a group commit of statements (`auditStatement`): a message;
- * - alone, group-committed with other records (`createAuditBatcher`): `jwt-issued`, which has no
- *   change of its own to commit with.
+ * - with the change it records, in a group commit of statements (`auditStatement`): a message; on
+ *   PostgreSQL the batch's rows (`auditRow`) inside its one statement (messages.store.ts) or as one
+ *   multi-row insert (`auditEntriesStatement`);
+ * - alone, group-committed (sessions.service.ts, with the token's `lastUsedAt`): `jwt-issued`,
+ *   which has no change of its own to commit with.
  */
 export type AuditEvent =
   | 'agent-created'
@@ -67,15 +68,30 @@ export function auditStatement(db: Db, entry: AuditEntry): CompiledQuery {
   });
 }
 
+/** The row that records `entry` (a fresh id, now), for a statement that inserts several (a group commit on PostgreSQL). */
+export interface AuditRow { id: string; event: string; actorId: string | null; subjectId: string | null; detail: string; createdAt: string }
+
+export function auditRow(entry: AuditEntry): AuditRow {
+  return { id: uuidv7(), event: entry.event, actorId: entry.actorId, subjectId: entry.subjectId, detail: JSON.stringify(entry.detail ?? {}), createdAt: nowIso() };
+}
+
+/** auditStatement for several entries, as one multi-row insert (PostgreSQL's group commit; at least one entry). */
+export function auditEntriesStatement(db: Db, entries: readonly AuditEntry[]): CompiledQuery {
+  return db.insertInto('audit_log').values(entries.map(auditRow).map((r) => ({
+    id: r.id, event: r.event, actor_id: r.actorId, subject_id: r.subjectId, detail: r.detail, created_at: r.createdAt,
+  }))).compile();
+}
+
 /**
- * Records that stand alone (no change of their own to commit with), group-committed like messages
- * (write-batcher.ts): each `write` resolves once its record is committed, and records that arrive
- * together, or within `minIntervalMs` while they arrive at `spaceFromRate` a second, share a commit.
+ * The insert of `rows` (auditRow) as a part of a larger PostgreSQL statement (a data-modifying CTE of
+ * the send's one-statement group commit, messages.store.ts): one array parameter per column.
  */
-export function createAuditBatcher(db: Kysely<DB>, options: WriteBatcherOptions): WriteBatcher<AuditEntry> {
-  return createWriteBatcher<AuditEntry>(db, {
-    write: (db, entries) => ({ statements: entries.map((entry) => auditStatement(db, entry)) }),
-  }, options);
+export function auditRowsInsertOnPostgres(rows: readonly AuditRow[]): RawBuilder<unknown> {
+  return sql`insert into audit_log (id, event, actor_id, subject_id, detail, created_at)
+      select a.id, a.event, a.actor_id, a.subject_id, a.detail::jsonb, a.created_at
+      from unnest(${rows.map((a) => a.id)}::uuid[], ${rows.map((a) => a.event)}::text[], ${rows.map((a) => a.actorId)}::uuid[],
+        ${rows.map((a) => a.subjectId)}::uuid[], ${rows.map((a) => a.detail)}::text[], ${rows.map((a) => a.createdAt)}::timestamptz[])
+        as a (id, event, actor_id, subject_id, detail, created_at)`;
 }
 
 /** For operators and tests: the most recent records of one event. */

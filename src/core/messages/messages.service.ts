@@ -5,18 +5,17 @@ import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
-import { auditStatement } from '../audit/audit.store.js';
+import type { AuditEntry } from '../audit/audit.store.js';
 import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
-import { searchText } from '../search/search-text.js';
-import { searchEntryStatement } from '../search/search.store.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
-import { findByClientMsgId, findMessageInRoom, insertMessageStatement, pageMessages } from './messages.store.js';
+import { batchWrites } from './batch-writes.js';
+import { findByClientMsgId, findMessageInRoom, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
@@ -118,17 +117,10 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     write(db, messages, outboxWrites) {
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
       const numbering = numberMessages(db, messages);
-      // Grouped by kind (the inserts depend on the counters only): a run of one statement goes to
-      // SQLite's writer thread as one request.
-      const statements = numbering.statements;
-      messages.forEach((message, i) => statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!)));
-      for (const message of messages) {
-        const searchEntry = searchEntryStatement(db, message.id, searchText(message.body));
-        if (searchEntry !== null) statements.push(searchEntry);
-      }
-      for (const message of messages) {
-        statements.push(auditStatement(db, { event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
-      }
+      const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
+      const writes = batchWrites(db, messages, numbering, audit, (outboxWrites?.statements.length ?? 0) > 0);
+      if ('alone' in writes) return { statements: [], lastRead: { query: writes.alone, committed: numbering.lastRead.committed } };
+      const { statements } = writes;
       if (outboxWrites) statements.push(...outboxWrites.statements);
       const { query, committed } = numbering.lastRead;
       return {

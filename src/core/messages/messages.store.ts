@@ -1,7 +1,8 @@
-import type { CompiledQuery, Insertable, Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso } from '../../store/values.js';
+import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
 import type { Message } from './message.js';
 
 export function toMessage(row: Selectable<MessagesTable>): Message {
@@ -57,6 +58,67 @@ export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): 
   });
 }
 
+/**
+ * The messages of a batch as one multi-row insert (PostgreSQL: one round trip for the batch instead
+ * of one per message); `seqFromEnd[i]` is message i's, as for insertMessageStatement. Compiled per
+ * batch: its shape depends on the count.
+ */
+export function insertMessagesStatement(db: Db, messages: readonly Message[], seqFromEnd: readonly number[]): CompiledQuery {
+  return db.insertInto('messages').values((messages.map((m, i) => ({
+    id: m.id,
+    room_id: m.roomId,
+    sender_id: m.senderId,
+    body: m.body,
+    mentions: m.mentions ? JSON.stringify(m.mentions) : null,
+    reply_to: m.replyTo ?? null,
+    client_msg_id: m.clientMsgId ?? null,
+    created_at: m.createdAt,
+    seq: sql<number>`(select last_seq from rooms where id = ${m.roomId}) - ${seqFromEnd[i]!}`,
+  })))).compile();
+}
+
+/**
+ * A whole group commit as one PostgreSQL statement (data-modifying CTEs, one round trip and, alone,
+ * its own transaction): the rooms' counters bumped (the rows locked in id order first, as
+ * seq.store.ts explains), the messages inserted with `seq` taken from the bumped counter each one's
+ * room returns, their search entries and audit records (audit.store.ts builds theirs); it answers the counters (RoomCounter rows).
+ * Every sub-statement sees the same snapshot, hence `seq` from `returning`; the foreign keys of the
+ * search entries are checked at the end of the statement, after the messages exist. Each column is
+ * one array parameter, so the text is the same whatever the batch's size.
+ */
+export function insertBatchOnPostgres(db: Db, batch: {
+  rooms: readonly string[];
+  counts: readonly number[];
+  messages: readonly Message[];
+  fromEnd: readonly number[];
+  search: readonly { messageId: string; words: string }[];
+  audit: readonly AuditRow[];
+}): CompiledQuery<{ id: string; last_seq: number }> {
+  const { messages: ms, search, audit } = batch;
+  const col = <T>(f: (m: Message) => T): T[] => ms.map(f);
+  return sql<{ id: string; last_seq: number }>`with bumped as (
+      update rooms set last_seq = rooms.last_seq + c.n
+      from (select id from rooms where id = any(${batch.rooms}::uuid[]) order by id for update) as locked
+      join unnest(${batch.rooms}::uuid[], ${batch.counts}::int[]) as c (id, n) on c.id = locked.id
+      where rooms.id = c.id
+      returning rooms.id, rooms.last_seq
+    ), inserted as (
+      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, bumped.last_seq - m.from_end
+      from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
+        ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
+        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${batch.fromEnd}::int[])
+        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, from_end)
+      join bumped on bumped.id = m.room_id
+    ), searched as (
+      insert into message_search (message_id, words)
+      select * from unnest(${search.map((e) => e.messageId)}::uuid[], ${search.map((e) => e.words)}::text[])
+    ), audited as (
+      ${auditRowsInsertOnPostgres(audit)}
+    )
+    select id, last_seq from bumped`.compile(db);
+}
+
 export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {
   const row = await db.selectFrom('messages').selectAll().where('room_id', '=', roomId).where('id', '=', id).executeTakeFirst();
   return row ? toMessage(row) : null;
@@ -79,3 +141,4 @@ export async function pageMessages(db: Db, roomId: string, before: string | null
   const hasMore = rows.length > limit;
   return { messages: rows.slice(0, limit).map(toMessage), hasMore };
 }
+

@@ -1,4 +1,4 @@
-import type { CompiledQuery } from 'kysely';
+import { sql, type CompiledQuery } from 'kysely';
 import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
 import type { Db } from '../../store/schema.js';
@@ -24,6 +24,17 @@ const lastSeqQuery = prepared((db, p: { roomId: string }) => db.selectFrom('room
 // The rooms as one parameter (dialect.ts): compiled once, whatever their number.
 const lastSeqsQuery = prepared((db, p: { rooms: unknown }) =>
   db.selectFrom('rooms').select(['id', 'last_seq']).where(dialectOf(db).inIdList('id', p.rooms)));
+/**
+ * PostgreSQL: every room of the batch bumped by one statement (one round trip, however many rooms).
+ * The sub-select locks the rows in id order before the update touches any of them (a row is only
+ * updated once the sub-select has returned, so locked, it), as the one-update-per-room order did.
+ */
+function bumpLastSeqsOnPostgres(db: Db, rooms: readonly string[], counts: readonly number[]): CompiledQuery {
+  return sql`update rooms set last_seq = rooms.last_seq + c.n
+    from (select id from rooms where id = any(${rooms}::uuid[]) order by id for update) as locked
+    join unnest(${rooms}::uuid[], ${counts}::int[]) as c (id, n) on c.id = locked.id
+    where rooms.id = c.id`.compile(db);
+}
 const afterSeqPageQuery = prepared((db, p: { roomId: string; afterSeq: number; upTo: number; rows: number }) =>
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('seq', '>', p.afterSeq).where('seq', '<=', p.upTo).orderBy('seq').limit(p.rows),
 );
@@ -38,6 +49,9 @@ export interface RoomCounter {
 export interface Numbering {
   /** The counters' updates, to run first in the transaction. */
   statements: CompiledQuery[];
+  /** The rooms, in id order, and how many messages each gets (what `statements` bump). */
+  rooms: string[];
+  counts: number[];
   /** Per message, in the order given: how far below its room's new `last_seq` its number is. */
   fromEnd: number[];
   /** The read that gives the numbers back after the writes (the batch's last read), and applies them. */
@@ -46,7 +60,7 @@ export interface Numbering {
 
 /**
  * Bumps the counters of the rooms of one transaction's messages (given in send order), one update
- * per room, the rooms taken in id order: two transactions on different nodes that touch the same
+ * per room (on PostgreSQL one statement for all), the rooms taken in id order: two transactions on different nodes that touch the same
  * rooms lock them in the same order, so they cannot deadlock. Each message's insert then takes
  * `last_seq - fromEnd[i]` (insertMessage); `lastRead` sets `seq` on the messages once committed.
  */
@@ -54,7 +68,9 @@ export function numberMessages(db: Db, messages: readonly Message[]): Numbering 
   const counts = new Map<string, number>();
   for (const message of messages) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
   const roomIds = [...counts.keys()].sort();
-  const statements = roomIds.map((roomId) => bumpLastSeqQuery.compile(db, { roomId, count: counts.get(roomId)! }));
+  const statements = dialectOf(db).name === 'postgres'
+    ? [bumpLastSeqsOnPostgres(db, roomIds, roomIds.map((roomId) => counts.get(roomId)!))]
+    : roomIds.map((roomId) => bumpLastSeqQuery.compile(db, { roomId, count: counts.get(roomId)! }));
   const left = new Map(counts);
   const fromEnd = messages.map((message) => {
     const after = left.get(message.roomId)! - 1;
@@ -64,6 +80,8 @@ export function numberMessages(db: Db, messages: readonly Message[]): Numbering 
   const query = lastSeqsQuery.compile(db, { rooms: dialectOf(db).idList(roomIds) });
   return {
     statements,
+    rooms: roomIds,
+    counts: roomIds.map((roomId) => counts.get(roomId)!),
     fromEnd,
     lastRead: {
       query,

@@ -20,6 +20,12 @@ export function searchEntryStatement(db: Db, messageId: string, words: string): 
   return words === '' ? null : insertEntryQuery.compile(db, { messageId, words });
 }
 
+/** searchEntryStatement for a batch, as one multi-row insert (PostgreSQL's group commit); null: no entry. */
+export function searchEntriesStatement(db: Db, entries: readonly { messageId: string; words: string }[]): CompiledQuery | null {
+  const rows = entries.filter((e) => e.words !== '').map((e) => ({ message_id: e.messageId, words: e.words }));
+  return rows.length === 0 ? null : db.insertInto('message_search').values(rows).compile();
+}
+
 /** Which rooms a search covers. */
 export type SearchScope =
   | { kind: 'room'; roomId: string }

@@ -38,6 +38,8 @@ export interface ConnectionDeps {
   subscriptions: Subscriptions;
   inFlight: InFlight;
   isClosing(): boolean;
+  /** Connections admitted at most (connection-capacity.ts); null: no limit known. */
+  maxConnections: number | null;
 }
 
 /**
@@ -113,6 +115,9 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     return true;
   };
 
+  // Admitted sockets of this handler, until their disconnect: what the descriptor limit bounds.
+  let admitted = 0;
+
   const authenticate: ConnectionHandler['authenticate'] = (socket, next) => {
     if (deps.isClosing()) return next(); // refused in `connected`
     authenticateHandshake(deps.auth, socket.handshake).then(
@@ -137,6 +142,14 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     if (failure !== undefined || socket.data.principal === undefined) {
       return turnAway(failure ?? toWsError(new AppError('UNAUTHENTICATED', 'Authentication failed'), logger, 'connect'));
     }
+    if (deps.maxConnections !== null && admitted >= deps.maxConnections) {
+      // Refused before the process runs out of descriptors (then accept() would fail for everyone);
+      // the disconnect closes this socket's descriptor at once.
+      metrics.connectionsRefused.inc();
+      const full = new AppError('UNAVAILABLE', `This server holds its maximum of ${deps.maxConnections} connections (its open-file limit); retry later or connect to another node`);
+      return turnAway(toWsError(full, logger, 'connect'));
+    }
+    admitted++;
     const principal = socket.data.principal;
     const { agentId } = principal;
     // Joined at once, so a membership change or a token revocation published during the setup below
@@ -170,6 +183,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     });
 
     socket.on('disconnect', (reason) => {
+      admitted--;
       metrics.agentsConnected.dec();
       log.debug({ reason }, 'websocket disconnected');
       queue.push(async () => {
