@@ -45,7 +45,12 @@ const olderPageQuery = prepared((db, p: { roomId: string; before: string; rows: 
 
 /** For the transaction that bumps the room's counter (numberMessages): `seqFromEnd` is the message's `fromEnd`. */
 export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): CompiledQuery {
-  return insertMessageQuery.compile(db, {
+  return insertMessageQuery.compile(db, { ...messageColumns(m), seq_from_end: seqFromEnd });
+}
+
+/** A message's columns but `seq`, as both inserts write them. */
+function messageColumns(m: Message) {
+  return {
     id: m.id,
     room_id: m.roomId,
     sender_id: m.senderId,
@@ -54,8 +59,7 @@ export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): 
     reply_to: m.replyTo ?? null,
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
-    seq_from_end: seqFromEnd,
-  });
+  };
 }
 
 /**
@@ -64,17 +68,10 @@ export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): 
  * batch: its shape depends on the count.
  */
 export function insertMessagesStatement(db: Db, messages: readonly Message[], seqFromEnd: readonly number[]): CompiledQuery {
-  return db.insertInto('messages').values((messages.map((m, i) => ({
-    id: m.id,
-    room_id: m.roomId,
-    sender_id: m.senderId,
-    body: m.body,
-    mentions: m.mentions ? JSON.stringify(m.mentions) : null,
-    reply_to: m.replyTo ?? null,
-    client_msg_id: m.clientMsgId ?? null,
-    created_at: m.createdAt,
+  return db.insertInto('messages').values(messages.map((m, i) => ({
+    ...messageColumns(m),
     seq: sql<number>`(select last_seq from rooms where id = ${m.roomId}) - ${seqFromEnd[i]!}`,
-  })))).compile();
+  }))).compile();
 }
 
 /**
