@@ -6,7 +6,7 @@ import { ensureBuilt, ensureConsoleBuilt } from '../helpers/build.js';
 import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { freePort, servicesAvailable } from '../helpers/services.js';
 import { useTestServer } from '../helpers/suite.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { untilPast, waitUntil } from '../helpers/wait.js';
 import { connect, type ClientSocket } from '../helpers/ws.js';
 
 /**
@@ -347,12 +347,17 @@ describe.skipIf(!hasChromium)('console with short-lived JWTs', () => {
     try {
       const page = await context.newPage();
       let exchanges = 0;
-      page.on('request', (request) => { if (request.method() === 'POST' && request.url().endsWith('/api/v1/sessions')) exchanges++; });
+      let firstExchangeAt = 0;
+      page.on('request', (request) => {
+        if (request.method() !== 'POST' || !request.url().endsWith('/api/v1/sessions')) return;
+        if (exchanges++ === 0) firstExchangeAt = Date.now();
+      });
       await signIn(page, t.server.url, person.apiToken);
       await roomLink(page, room.name, 0).click();
       await waitUntil('a second token exchange (the renewal)', () => exchanges >= 2, 10_000);
-      // Past the first JWT's `exp`: the page still sends, over REST, with the renewed one.
-      await sleep(4_500);
+      // Past the first JWT's `exp` (4 s after its exchange, a second of margin for its `iat` rounding):
+      // the page still sends, over REST, with the renewed one.
+      await untilPast(firstExchangeAt + 5_000);
       await page.getByRole('textbox', { name: 'Message', exact: true }).fill('after the first JWT ended');
       await page.getByRole('button', { name: 'Send', exact: true }).click();
       await page.getByRole('log').getByText('after the first JWT ended').waitFor();
