@@ -33,6 +33,15 @@ export interface WsError {
 /** A message as WebSocket payloads carry it: the author is `authorAgentId` (REST says `senderId`). */
 export type WsMessage = Static<typeof WsMessageSchema>;
 
+/**
+ * `room:positions`: the current `lastSeq` of the socket's rooms, sent periodically and at once after
+ * the node's cluster bus or database was interrupted (docs/catch-up.md). A room whose `lastSeq` is
+ * above the last `seq` the client processed was missed: `room:sync` it.
+ */
+export interface RoomPositions {
+  lastSeqs: Record<string, number>;
+}
+
 export interface PresenceUpdate {
   agentId: string;
   status: 'online' | 'offline';
@@ -47,6 +56,7 @@ export interface HelloAck {
 
 export interface ServerToClientEvents {
   'agent:hello-ack': (payload: HelloAck) => void;
+  'room:positions': (payload: RoomPositions) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
   error: (payload: WsError) => void;
@@ -61,6 +71,10 @@ export type InterServerEvents = Record<string, never>;
 /** Kept small: with the Redis adapter it travels to other nodes on fetchSockets. */
 export interface SocketData {
   principal: Principal;
+  /** Set once the socket's setup subscribed it to its rooms: the position check leaves it alone before. */
+  subscribed?: boolean;
+  /** Rooms this socket left with `room:leave`: the position check does not subscribe it again. */
+  leftRooms?: Set<string>;
 }
 
 export function toWsMessage(message: Message): WsMessage {
@@ -188,6 +202,15 @@ export const HelloAckSchema = Type.Object(
     lastSeqs: Type.Record(Type.String({ format: 'uuid' }), Type.Integer({ minimum: 0 }), { description: '{roomId: lastSeq} for every room in rooms, read once the socket was in them: compare with the last seq processed and room:sync the difference' }),
   },
   { title: 'HelloAck' },
+);
+
+export const RoomPositionsSchema = Type.Object(
+  {
+    lastSeqs: Type.Record(Type.String({ format: 'uuid' }), Type.Integer({ minimum: 0 }), {
+      description: '{roomId: lastSeq} for every room the connection is subscribed to, read now: a room whose lastSeq is above the last seq processed was missed, room:sync it',
+    }),
+  },
+  { title: 'RoomPositions' },
 );
 
 /** Socket.IO room names. Room ids and agent ids are lowercase UUIDs, so the names cannot collide. */

@@ -55,6 +55,7 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
       const lastSeqs: Record<string, number> = {};
       for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;
       socket.emit('agent:hello-ack', { agentId, rooms: [...roomIds], lastSeqs });
+      socket.data.subscribed = true; // from now on the position check keeps its rooms right (position-check.ts)
       for (const roomId of firstInRooms) announce(roomId, agentId, 'online');
       return true;
     },
