@@ -4,7 +4,7 @@ import {
   BUS_ACK_TIMEOUT_MS, isBusTopic, isValidPayload, LocalHandlers,
   type BusLogger, type BusPayload, type BusTopic, type ClusterBus,
 } from './bus.js';
-import { watchSubscriber } from './subscriber-watchdog.js';
+import { watchRedisConnection } from '../store/redis-watchdog.js';
 
 /**
  * The cluster bus on Redis pub/sub. Channels, under config.redisKeyPrefix:
@@ -78,7 +78,7 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
     live = false;
   });
   // A silent connection (network cut without a reset) is found and reconnected: then `onResume`.
-  const stopWatching = watchSubscriber(sub, {
+  const stopWatching = watchRedisConnection(sub, {
     onStale: () => {
       live = false;
       logger.warn({}, 'cluster bus: subscriber did not answer; reconnecting');

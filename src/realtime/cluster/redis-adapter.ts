@@ -2,7 +2,7 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BUS_ACK_TIMEOUT_MS } from '../../cluster/bus.js';
-import { watchSubscriber } from '../../cluster/subscriber-watchdog.js';
+import { watchRedisConnection } from '../../store/redis-watchdog.js';
 
 export interface RedisAdapterHandle {
   adapter: ReturnType<typeof createAdapter>;
@@ -63,7 +63,7 @@ export async function createRedisAdapter(redis: Redis, key: string, logger: Logg
     away = false;
     for (const listener of resumeListeners) listener();
   });
-  const stopWatching = watchSubscriber(sub, {
+  const stopWatching = watchRedisConnection(sub, {
     onStale: () => logger.warn('socket.io redis adapter: subscriber did not answer; reconnecting'),
   });
 

@@ -54,6 +54,12 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
   let retry: NodeJS.Timeout | undefined;
   let stopped = false;
 
+  // A repair's socket.join/leave is synchronous; its presence part may fail (Redis away): logged,
+  // and neither the other repairs nor the positions wait on it.
+  const tolerate = (repair: Promise<void>): Promise<void> => repair.catch((err: unknown) => {
+    logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'position check: presence update of a repair failed');
+  });
+
   const checkBatch = async (sockets: AgentSocket[], outcome: CheckOutcome): Promise<void> => {
     const wanted = await rooms.roomIdsForSockets(sockets.map((s) => s.data.principal));
     const repairs: Promise<void>[] = [];
@@ -65,12 +71,12 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
       for (const roomId of want) {
         if (have.has(roomId) || left?.has(roomId)) continue;
         outcome.joined++;
-        repairs.push(subscriptions.join(socket, roomId));
+        repairs.push(tolerate(subscriptions.join(socket, roomId)));
       }
       for (const roomId of have) {
         if (want.has(roomId)) continue;
         outcome.left++;
-        repairs.push(subscriptions.leave(socket, roomId));
+        repairs.push(tolerate(subscriptions.leave(socket, roomId)));
       }
     });
     await Promise.all(repairs);
