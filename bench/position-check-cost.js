@@ -68,6 +68,22 @@ try {
     results.push({ wall, cpuMs: (cpu.user + cpu.system) / 1000, bytes, packets, outcome });
   }
   check.stop();
+
+  // What the other choice, disconnecting the sockets, costs the node per socket at the least: the
+  // service calls of a reconnection's setup (connection.ts: memberships twice, lastSeqs, presence),
+  // without the WebSocket handshake, the JWT check or the client's room:sync that follow.
+  const sample = agents.slice(0, Math.min(2000, N));
+  const setupCpu0 = process.cpuUsage();
+  for (const [a, agentId] of sample.entries()) {
+    const principal = { agentId, role: 'agent' };
+    const ids = (await app.ctx.rooms.listForSocket(principal)).map((r) => r.id);
+    await app.ctx.presence.connect(agentId, `bench-${a}`, ids);
+    await app.ctx.rooms.lastSeqs(ids);
+    await app.ctx.rooms.listForSocket(principal);
+    await app.ctx.presence.disconnect(agentId, `bench-${a}`);
+  }
+  const setupCpu = process.cpuUsage(setupCpu0);
+  const setupUsPerSocket = (setupCpu.user + setupCpu.system) / sample.length;
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const cpuMs = median(results.map((r) => r.cpuMs));
   const wallMs = median(results.map((r) => r.wall));
@@ -75,7 +91,7 @@ try {
   console.log(JSON.stringify({
     dialect: values.postgres ? 'postgres' : 'sqlite', sockets: N, roomsPerAgent: PER_AGENT, rooms: roomCount, repaired: outcome.joined + outcome.left,
     runMs: { cpu: +cpuMs.toFixed(1), wall: +wallMs.toFixed(1) }, cpuUsPerSocket: +((cpuMs * 1000) / N).toFixed(2),
-    packets: p, bytesPerSocket: +(b / p).toFixed(1),
+    packets: p, bytesPerSocket: +(b / p).toFixed(1), reconnectSetupCpuUsPerSocket: +setupUsPerSocket.toFixed(1),
     cpuShareAt30s: `${((cpuMs / 30_000) * 100).toFixed(3)} %`,
     projected50k: { cpuMsPerRun: +((cpuMs / N) * 50_000).toFixed(0), cpuShareAt30s: `${(((cpuMs / N) * 50_000) / 30_000 * 100).toFixed(3)} %`, bytesPerRun: Math.round((b / p) * 50_000) },
   }));
