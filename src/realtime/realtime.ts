@@ -121,6 +121,9 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   };
   ctx.bus.onResume(checkSoon('cluster bus resumed'));
   redisAdapter?.onResume(checkSoon('socket.io adapter resumed'));
+  ctx.database.onUnavailable?.(() => {
+    if (!closing) positions.databaseInterrupted();
+  });
   // A shared tracker's own work: heartbeat, sweeping dead nodes, re-registering after Redis lost data.
   presence.start({
     localSockets: () => [...nsp.sockets.values()]

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { Database } from './database-handle.js';
+import { isStorageUnavailable } from './driver-errors.js';
 import type { DB } from './schema.js';
 import { migrateToLatest } from './migrations/index.js';
 import { openSqlite } from './sqlite.js';
@@ -90,10 +91,21 @@ function createPool(url: string, max: number, logger: DatabaseLogger, extra: pg.
 }
 
 function openPostgres(url: string, poolMax: number, logger: DatabaseLogger): Database {
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(url, poolMax, logger) }) });
+  const unavailableListeners: (() => void)[] = [];
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: createPool(url, poolMax, logger) }),
+    // A query that failed because PostgreSQL is away may have committed (its answer lost) without the
+    // after-commit broadcast: the realtime layer checks its sockets' positions once it is back.
+    log(event) {
+      if (event.level === 'error' && isStorageUnavailable(event.error)) for (const listener of unavailableListeners) listener();
+    },
+  });
   return {
     db,
     dialect: 'postgres',
+    onUnavailable(listener) {
+      unavailableListeners.push(listener);
+    },
     async ping() {
       await sql`select 1`.execute(db);
     },

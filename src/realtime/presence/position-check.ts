@@ -27,6 +27,11 @@ export interface CheckOutcome {
 export interface PositionCheck {
   /** Checks every subscribed socket of this node now (after an interruption); one run at a time. */
   checkNow(reason: string): Promise<CheckOutcome>;
+  /**
+   * The database is failing: a run as soon as it answers again (tried every RETRY_MS). Cheap to call
+   * on every failed query: at most one run is pending.
+   */
+  databaseInterrupted(): void;
   stop(): void;
 }
 
@@ -104,6 +109,14 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
     return outcome;
   };
 
+  const scheduleRetry = (reason: string): void => {
+    if (stopped || retry !== undefined) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void checkNow(reason);
+    }, RETRY_MS).unref();
+  };
+
   const checkNow = (reason: string): Promise<CheckOutcome> => {
     if (running) {
       // A run already under way may have read the memberships before the interruption ended: one more after it.
@@ -111,11 +124,12 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
       return running;
     }
     clearTimeout(retry);
+    retry = undefined;
     running = run(reason).then(
       (outcome) => outcome,
       (err: unknown) => {
         logger.warn({ reason, err: { message: err instanceof Error ? err.message : String(err) } }, 'position check failed; retrying');
-        if (!stopped) retry = setTimeout(() => void checkNow(`retry after ${reason}`), RETRY_MS).unref();
+        scheduleRetry(`retry after ${reason}`);
         return { sockets: 0, joined: 0, left: 0 };
       },
     ).finally(() => {
@@ -133,6 +147,7 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
 
   return {
     checkNow,
+    databaseInterrupted: () => scheduleRetry('database interrupted'),
     stop() {
       stopped = true;
       clearInterval(timer);
