@@ -63,9 +63,13 @@ export async function createRedisAdapter(redis: Redis, key: string, logger: Logg
     away = false;
     for (const listener of resumeListeners) listener();
   });
-  const stopWatching = watchRedisConnection(sub, {
-    onStale: () => logger.warn('socket.io redis adapter: subscriber did not answer; reconnecting'),
-  });
+  // A silent cut kills both for good otherwise: the subscriber receives nothing, every PUBLISH times out.
+  const watchers = [pub, sub].map((client) => watchRedisConnection(client, {
+    onStale: () => logger.warn('socket.io redis adapter: connection did not answer; reconnecting'),
+  }));
+  const stopWatching = (): void => {
+    for (const stop of watchers) stop();
+  };
 
   const ready = await Promise.all([whenReady(pub), whenReady(sub)]);
   if (ready.includes(false)) logger.warn('socket.io redis adapter: Redis not ready yet; continuing, it will connect when Redis does');
