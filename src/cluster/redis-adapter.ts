@@ -2,11 +2,17 @@ import { createAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BUS_ACK_TIMEOUT_MS } from './bus.js';
+import { watchRedisConnection } from './redis-watchdog.js';
 
 export interface RedisAdapterHandle {
   adapter: ReturnType<typeof createAdapter>;
   /** Quits the pub/sub connections (after the namespaces' adapters were closed). */
   close(): Promise<void>;
+  /**
+   * Called each time the subscriber is subscribed again after it was away (broadcasts of other
+   * nodes published meanwhile were lost): the position check tells the sockets (docs/catch-up.md).
+   */
+  onResume(listener: () => void): void;
 }
 
 const READY_TIMEOUT_MS = 5000;
@@ -46,6 +52,25 @@ export async function createRedisAdapter(redis: Redis, key: string, logger: Logg
   guardCommands(pub, GUARDED_ADAPTER_COMMANDS.pub, onCommandError);
   guardCommands(sub, GUARDED_ADAPTER_COMMANDS.sub, onCommandError);
 
+  // The subscriber was away once it closed; its next `ready` (ioredis re-subscribed) ends the gap.
+  const resumeListeners: (() => void)[] = [];
+  let away = false;
+  sub.on('close', () => {
+    away = true;
+  });
+  sub.on('ready', () => {
+    if (!away) return;
+    away = false;
+    for (const listener of resumeListeners) listener();
+  });
+  // A silent cut kills both for good otherwise: the subscriber receives nothing, every PUBLISH times out.
+  const watchers = [pub, sub].map((client) => watchRedisConnection(client, {
+    onStale: () => logger.warn('socket.io redis adapter: connection did not answer; reconnecting'),
+  }));
+  const stopWatching = (): void => {
+    for (const stop of watchers) stop();
+  };
+
   const ready = await Promise.all([whenReady(pub), whenReady(sub)]);
   if (ready.includes(false)) logger.warn('socket.io redis adapter: Redis not ready yet; continuing, it will connect when Redis does');
 
@@ -53,7 +78,11 @@ export async function createRedisAdapter(redis: Redis, key: string, logger: Logg
     // requestsTimeout bounds the adapter's own requests (fetchSockets), like the bus's acknowledgements.
     adapter: createAdapter(pub, sub, { key, requestsTimeout: BUS_ACK_TIMEOUT_MS }),
     async close() {
+      stopWatching();
       await Promise.all([quit(pub), quit(sub)]);
+    },
+    onResume(listener) {
+      resumeListeners.push(listener);
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   BUS_ACK_TIMEOUT_MS, isBusTopic, isValidPayload, LocalHandlers,
   type BusLogger, type BusPayload, type BusTopic, type ClusterBus,
 } from './bus.js';
+import { watchRedisConnection } from './redis-watchdog.js';
 
 /**
  * The cluster bus on Redis pub/sub. Channels, under config.redisKeyPrefix:
@@ -75,6 +76,13 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
   sub.on('error', () => undefined); // the main client already reports Redis outages
   sub.on('close', () => {
     live = false;
+  });
+  // A silent connection (network cut without a reset) is found and reconnected: then `onResume`.
+  const stopWatching = watchRedisConnection(sub, {
+    onStale: () => {
+      live = false;
+      logger.warn({}, 'cluster bus: subscriber did not answer; reconnecting');
+    },
   });
 
   const acknowledged = (id: string): void => {
@@ -183,6 +191,7 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
     async close() {
       closed = true;
       live = false;
+      stopWatching();
       for (const entry of pending.values()) entry.settle('failed');
       sub.disconnect();
     },

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { watchRedisConnection } from './redis-watchdog.js';
 
 export interface RedisLogger {
   warn(obj: object, msg: string): void;
@@ -50,6 +51,9 @@ export async function connectRedis(url: string, logger: RedisLogger, options: Re
     if (lastError !== '') logger.info({}, 'redis connection restored');
     lastError = '';
   });
+  // A silent cut would otherwise time every command out for good (redis-watchdog.ts); stops by
+  // itself once the client is quit (it only pings a ready connection).
+  watchRedisConnection(redis, { onStale: () => logger.warn({}, 'redis connection did not answer; reconnecting') });
   await new Promise<void>((resolve) => {
     const timer = setTimeout(done, STARTUP_WAIT_MS);
     function done(): void {

@@ -42,6 +42,8 @@ export interface Config {
      * the connection until answers go out (pipelined sends, memory bounded).
      */
     maxEventsInFlight: number;
+    /** Period of the position check (`room:positions` to every socket, subscriptions repaired); 0: off. */
+    positionCheckIntervalMs: number;
   };
   sessionExchangeConcurrency: number;
   /**
@@ -248,6 +250,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       allowedOrigins,
       maxBufferedBytes: integer('WS_MAX_BUFFERED_BYTES', env.WS_MAX_BUFFERED_BYTES, 8 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
       maxEventsInFlight: integer('WS_MAX_EVENTS_IN_FLIGHT', env.WS_MAX_EVENTS_IN_FLIGHT, 256, 1, 100_000),
+      positionCheckIntervalMs: integer('POSITION_CHECK_INTERVAL_MS', env.POSITION_CHECK_INTERVAL_MS, 30_000, 0, 3_600_000),
     },
     sessionExchangeConcurrency: integer('SESSION_EXCHANGE_CONCURRENCY', env.SESSION_EXCHANGE_CONCURRENCY, 64, 1, 10_000),
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),

@@ -1,8 +1,8 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
-  ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema,
-  HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema, SyncPayload,
-  RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, WsErrorSchema, type ClientEventName,
+  ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
+  HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema,
+  SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, WsErrorSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -64,6 +64,10 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
 
 const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'agent:hello-ack', key: 'agentHelloAck', payload: HelloAckSchema, summary: 'After a successful handshake: the agent and the rooms it was joined to' },
+  {
+    name: 'room:positions', key: 'roomPositions', payload: RoomPositionsSchema,
+    summary: 'Periodically (POSITION_CHECK_INTERVAL_MS) and at once after the node lost its cluster bus or database for a while: the current lastSeq of each of the connection\'s rooms, to detect missed messages',
+  },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
   {

@@ -9,7 +9,7 @@ import type { Principal } from '../core/principal.js';
  */
 
 export {
-  NAMESPACE, CLIENT_EVENTS, REQUEST_ID_MAX, type ClientEventName, type WsError, type WsMessage, type PresenceUpdate, type HelloAck,
+  NAMESPACE, CLIENT_EVENTS, REQUEST_ID_MAX, type ClientEventName, type WsError, type WsMessage, type PresenceUpdate, type HelloAck, type RoomPositions,
   type ServerToClientEvents,
 } from '@agent-messaging/protocol';
 
@@ -22,6 +22,10 @@ export type InterServerEvents = Record<string, never>;
 /** Kept small: with the Redis adapter it travels to other nodes on fetchSockets. */
 export interface SocketData {
   principal: Principal;
+  /** Set once the socket's setup subscribed it to its rooms: the position check leaves it alone before. */
+  subscribed?: boolean;
+  /** Rooms this socket left with `room:leave`: the position check does not subscribe it again. */
+  leftRooms?: Set<string>;
 }
 
 export function toWsMessage(message: Message): WsMessage {

@@ -10,6 +10,7 @@ import { toWsError } from './connection/ws-errors.js';
 import { InFlight } from './drain.js';
 import { createRealtimePublisher } from './outbound/fan-out.js';
 import type { PresenceTracker } from '../presence/presence-tracker.js';
+import { startPositionChecks } from './presence/position-check.js';
 import { announcePresence, createSubscriptions } from './presence/room-subscriptions.js';
 import {
   membershipFollowers, NAMESPACE, ROOM_PREFIX, roomChannel,
@@ -34,6 +35,11 @@ export const WS_CONNECT_TIMEOUT_MS = 10_000;
 /** Shutdown budget (main.ts gives the whole close 15 s). */
 const DRAIN_TIMEOUT_MS = 5_000;
 const DISCONNECT_TIMEOUT_MS = 3_000;
+/**
+ * After the bus or the adapter's subscriber is back, the position check waits this long: Redis then
+ * has the re-subscriptions, so a `lastSeq` it reads covers every broadcast this node did not get.
+ */
+const RESUME_CHECK_DELAY_MS = 1_000;
 
 export interface RealtimeOptions {
   /** Prefix of the Redis adapter's channels; `<REDIS_KEY_PREFIX>socket.io` by default. */
@@ -124,6 +130,17 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   nsp.use(connections.authenticate);
   nsp.on('connection', connections.connected);
   ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
+  // Broadcasts lost while this node's bus or adapter was cut off are announced at once; the periodic
+  // run bounds every other blind spot (docs/catch-up.md "Position checks").
+  const positions = startPositionChecks({ nsp, rooms: ctx.rooms, subscriptions, logger: log, intervalMs: config.ws.positionCheckIntervalMs });
+  const checkSoon = (reason: string) => (): void => {
+    if (!closing) setTimeout(() => void positions.checkNow(reason), RESUME_CHECK_DELAY_MS).unref();
+  };
+  ctx.bus.onResume(checkSoon('cluster bus resumed'));
+  redisAdapter?.onResume(checkSoon('socket.io adapter resumed'));
+  ctx.database.onUnavailable?.(() => {
+    if (!closing) positions.databaseInterrupted();
+  });
   // A shared tracker's own work: heartbeat, sweeping dead nodes, re-registering after Redis lost data.
   presence.start({
     localSockets: () => [...nsp.sockets.values()]
@@ -143,6 +160,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     close() {
       closed ??= (async () => {
         closing = true;
+        positions.stop();
         if (!(await inFlight.idle(DRAIN_TIMEOUT_MS))) log.warn('websocket events still running after the drain timeout');
         // Closing the transport (not a Socket.IO disconnect) lets clients reconnect on their own, to
         // another node or to this one once it is back. Queued packets (acks) are flushed first.

@@ -12,6 +12,11 @@ export interface Database {
   dialect: Dialect;
   /** Called once the migrations have run (SQLite: starts reusing prepared statements). */
   migrated?(): void;
+  /**
+   * Called (often: once per failed query) while the database is away; PostgreSQL only (SQLite is a
+   * local file). The position check then runs once it answers again (docs/catch-up.md).
+   */
+  onUnavailable?(listener: () => void): void;
   /** Throws when the database cannot answer `select 1`. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config/config.js';
 import type { Database } from './database-handle.js';
+import { isStorageUnavailable } from './driver-errors.js';
 import type { DB } from './schema.js';
 import { migrateToLatest } from './migrations/index.js';
 import { openSqlite } from './sqlite.js';
@@ -90,10 +91,37 @@ function createPool(url: string, max: number, logger: DatabaseLogger, extra: pg.
 }
 
 function openPostgres(url: string, poolMax: number, logger: DatabaseLogger): Database {
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: createPool(url, poolMax, logger) }) });
+  const unavailableListeners: (() => void)[] = [];
+  // A query that failed because PostgreSQL is away may have committed (its answer lost) without the
+  // after-commit broadcast: the realtime layer checks its sockets' positions once it is back. Both
+  // failures count: a connection that could not be had (not a query, so not in Kysely's log) and a
+  // query that failed on one.
+  const noteFailure = (err: unknown): void => {
+    if (isStorageUnavailable(err)) for (const listener of unavailableListeners) listener();
+  };
+  const dialect = new PostgresDialect({ pool: createPool(url, poolMax, logger) });
+  const createDriver = dialect.createDriver.bind(dialect);
+  dialect.createDriver = () => {
+    const driver = createDriver();
+    const acquire = driver.acquireConnection.bind(driver);
+    driver.acquireConnection = () => acquire().catch((err: unknown) => {
+      noteFailure(err);
+      throw err;
+    });
+    return driver;
+  };
+  const db = new Kysely<DB>({
+    dialect,
+    log(event) {
+      if (event.level === 'error') noteFailure(event.error);
+    },
+  });
   return {
     db,
     dialect: 'postgres',
+    onUnavailable(listener) {
+      unavailableListeners.push(listener);
+    },
     async ping() {
       await sql`select 1`.execute(db);
     },

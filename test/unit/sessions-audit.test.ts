@@ -25,8 +25,9 @@ describe('sessions: the jwt-issued records of a storm of exchanges', () => {
 
   it('share commits, and each exchange answers only once its own record is stored', async () => {
     const jwt = createJwtCodec('unit-test-secret-unit-test-secret-0123', 3600);
-    // Spaced from the first exchange on, 50 ms apart: several records wait for each commit.
-    const sessions = createSessionsService({ db: database.db, jwt, hashParallelism: 1, issuedCommits: { minIntervalMs: 50, spaceFromRate: 0 } });
+    // Spaced from the first exchange on, 1 s apart: several records wait for each commit, however
+    // slowly a loaded machine hashes (at 50 ms apart, hashes slower than that never shared one).
+    const sessions = createSessionsService({ db: database.db, jwt, hashParallelism: 1, issuedCommits: { minIntervalMs: 1000, spaceFromRate: 0 } });
     const batches = vi.spyOn(database.db as SqliteKysely, 'writeBatch');
     const exchanges = 8;
     // The k-th exchange to answer finds at least k records: none answers before its commit.

@@ -52,18 +52,6 @@ const RECONNECT_MAX_MS = 5_000;
 /** 250 ms doubling to 5 s. */
 const backoff = (attempt: number): number => Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(attempt, 5));
 
-const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done);
-  });
-
 /** A fresh idempotency key (crypto.randomUUID needs a secure context in browsers; getRandomValues does not). */
 function newClientMsgId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -165,6 +153,13 @@ export class AmsClient {
         firstReady = null;
       });
     });
+    // The service's position check (docs/catch-up.md): a room whose lastSeq is ahead of what was
+    // delivered missed a broadcast, caught up like after a reconnection. Before the hello-ack the
+    // positions start there anyway.
+    socket.on('room:positions', (positions: { lastSeqs: Record<string, number> }) => {
+      if (early !== null) return;
+      void this.streams.connected(positions.lastSeqs, this.currentSource());
+    });
     socket.on('presence:update', (update: PresenceUpdate) => this.dispatch('presence:update', update));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
@@ -240,7 +235,13 @@ export class AmsClient {
     for (let attempt = 0; ; attempt++) {
       if (this.closing.signal.aborted) throw new AmsError('CLOSED', 'The client was closed before the message was acknowledged');
       const left = deadline - Date.now();
-      if (left <= 0) throw new AmsError('TIMEOUT', `The message was not acknowledged within ${options.timeoutMs} ms`);
+      // It may have been stored all the same (the answer was lost): send again with this clientMsgId
+      // (details.clientMsgId) and the service answers with the stored message instead of a copy.
+      if (left <= 0) {
+        throw new AmsError('TIMEOUT', `The message was not acknowledged within ${options.timeoutMs} ms; it may have been stored: retry with clientMsgId ${payload.clientMsgId}`, {
+          details: { clientMsgId: payload.clientMsgId },
+        });
+      }
       try {
         return await this.http.request<Message>('POST', `/api/v1/rooms/${enc(roomId)}/messages`, {
           body: payload,
@@ -454,14 +455,19 @@ export class AmsClient {
     };
   }
 
+  /**
+   * close() wakes every waiter too; no listener on the closing signal per waiter (fifty concurrent
+   * sends would trip Node's MaxListenersExceededWarning).
+   */
   private nextConnectionOr(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
+        clearTimeout(timer);
         this.connectedWaiters = this.connectedWaiters.filter((w) => w !== wake);
         resolve();
       };
+      const timer = setTimeout(wake, ms);
       this.connectedWaiters.push(wake);
-      void sleep(ms, this.closing.signal).then(wake);
     });
   }
 

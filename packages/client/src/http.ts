@@ -23,7 +23,14 @@ export class HttpTransport {
     private readonly closing: AbortSignal,
   ) {
     this.baseUrl = baseUrl.replace(/\/+$/, '');
+    // One listener for all requests in flight, not one each: fifty concurrent sends would trip
+    // Node's MaxListenersExceededWarning (its limit is 10 per signal).
+    closing.addEventListener('abort', () => {
+      for (const controller of this.inFlight) controller.abort();
+    }, { once: true });
   }
+
+  private readonly inFlight = new Set<AbortController>();
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
     if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed');
@@ -53,8 +60,8 @@ export class HttpTransport {
       timedOut = true;
       controller.abort();
     }, timeoutMs);
-    const abort = (): void => controller.abort();
-    this.closing.addEventListener('abort', abort);
+    this.inFlight.add(controller);
+    if (this.closing.aborted) controller.abort();
     try {
       let response: Response;
       try {
@@ -85,7 +92,7 @@ export class HttpTransport {
       throw new AmsError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `${method} ${url.pathname}: ${String(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);
-      this.closing.removeEventListener('abort', abort);
+      this.inFlight.delete(controller);
     }
   }
 }

@@ -46,8 +46,8 @@ export class RoomStreams {
   }
 
   /**
-   * A connection's `agent:hello-ack`: a room seen for the first time starts at its `lastSeq` (new
-   * messages only); one behind is caught up. Resolves when every catch-up it started has ended.
+   * A connection's `agent:hello-ack`, or a `room:positions` on it: a room seen for the first time
+   * starts at its `lastSeq` (new messages only); one behind is caught up. Resolves when every catch-up it started has ended.
    */
   async connected(lastSeqs: Record<string, number>, source: SyncSource): Promise<void> {
     const started: Promise<void>[] = [];

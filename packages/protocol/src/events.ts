@@ -35,6 +35,15 @@ export interface WsError {
 /** A message as WebSocket payloads carry it: the author is `authorAgentId` (REST says `senderId`). */
 export type WsMessage = Static<typeof WsMessageSchema>;
 
+/**
+ * `room:positions`: the current `lastSeq` of the socket's rooms, sent periodically and at once after
+ * the node's cluster bus or database was interrupted (docs/catch-up.md). A room whose `lastSeq` is
+ * above the last `seq` the client processed was missed: `room:sync` it.
+ */
+export interface RoomPositions {
+  lastSeqs: Record<string, number>;
+}
+
 export interface PresenceUpdate {
   agentId: string;
   status: 'online' | 'offline';
@@ -49,6 +58,7 @@ export interface HelloAck {
 
 export interface ServerToClientEvents {
   'agent:hello-ack': (payload: HelloAck) => void;
+  'room:positions': (payload: RoomPositions) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
   error: (payload: WsError) => void;
@@ -165,3 +175,11 @@ export const HelloAckSchema = Type.Object(
   { title: 'HelloAck' },
 );
 
+export const RoomPositionsSchema = Type.Object(
+  {
+    lastSeqs: Type.Record(Type.String({ format: 'uuid' }), Type.Integer({ minimum: 0 }), {
+      description: '{roomId: lastSeq} for every room the connection is subscribed to, read now: a room whose lastSeq is above the last seq processed was missed, room:sync it',
+    }),
+  },
+  { title: 'RoomPositions' },
+);

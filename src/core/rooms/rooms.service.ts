@@ -17,7 +17,7 @@ import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
 import {
-  deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
+  deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomIdsOfAgents, listRoomMembers, listRooms, listRoomsOfAgent,
   type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
 
@@ -41,6 +41,11 @@ export interface RoomsService {
    * `messages:read` (their `message:new` is reading).
    */
   listForSocket(principal: Principal): Promise<Room[]>;
+  /**
+   * `listForSocket`'s room ids for many sockets at once (one query per call, not per socket): the
+   * periodic position check compares them with each socket's subscriptions. In the principals' order.
+   */
+  roomIdsForSockets(principals: readonly Principal[]): Promise<string[][]>;
   /**
    * `room:join`: ROOM_NOT_FOUND / FORBIDDEN unless the room exists, the agent is a member and its
    * token grants `rooms:read` and the room. Resolves the room id to subscribe the socket to, or
@@ -147,6 +152,16 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
 
     listForSocket: async (principal) =>
       hasAction(principal, 'messages:read') ? grantedRooms(principal, await listRoomsOfAgent(db, principal.agentId)) : [],
+
+    async roomIdsForSockets(principals) {
+      const reading = principals.filter((p) => hasAction(p, 'messages:read'));
+      const byAgent = await listRoomIdsOfAgents(db, reading.map((p) => p.agentId));
+      return principals.map((p) => {
+        if (!hasAction(p, 'messages:read')) return [];
+        const ids = byAgent.get(p.agentId) ?? [];
+        return grantedRooms(p, ids.map((id) => ({ id }))).map((room) => room.id);
+      });
+    },
 
     async authorizeJoin(principal, rawRoomId) {
       authz.requireAgent(principal, 'rooms:read');

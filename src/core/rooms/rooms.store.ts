@@ -77,6 +77,19 @@ export async function listRooms(db: Db): Promise<Room[]> {
   return (await db.selectFrom('rooms').selectAll().orderBy('id').execute()).map(toRoom);
 }
 
+/** agentId -> ids of the rooms it is a member of, for many agents in one query (the position check). */
+export async function listRoomIdsOfAgents(db: Db, agentIds: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (agentIds.length === 0) return out;
+  const rows = await db.selectFrom('room_members').select(['agent_id', 'room_id']).where('agent_id', 'in', [...new Set(agentIds)]).execute();
+  for (const row of rows) {
+    const list = out.get(row.agent_id);
+    if (list) list.push(row.room_id);
+    else out.set(row.agent_id, [row.room_id]);
+  }
+  return out;
+}
+
 export async function listRoomsOfAgent(db: Db, agentId: string): Promise<Room[]> {
   const rows = await db
     .selectFrom('rooms')

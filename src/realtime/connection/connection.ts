@@ -111,6 +111,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     const lastSeqs: Record<string, number> = {};
     for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;
     socket.emit('agent:hello-ack', { agentId: socket.data.principal.agentId, rooms: [...roomIds], lastSeqs });
+    socket.data.subscribed = true; // from now on the position check keeps its rooms right (position-check.ts)
     subscriptions.announceOnline(socket, firstInRooms);
     return true;
   };

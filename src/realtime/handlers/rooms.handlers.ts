@@ -11,6 +11,7 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
       async handle({ socket, principal, payload }) {
         // ROOM_NOT_FOUND, FORBIDDEN; a token without messages:read is not subscribed (it would receive message:new).
         const roomId = await rooms.authorizeJoin(principal, payload.roomId);
+        socket.data.leftRooms?.delete(roomId ?? '');
         if (roomId !== null) await subscriptions.join(socket, roomId);
       },
     },
@@ -18,7 +19,10 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
     'room:leave': {
       // Leaving is always allowed (the protocol gives it no error): a room the socket is not in is a no-op.
       async handle({ socket, principal, payload }) {
-        await subscriptions.leave(socket, rooms.authorizeLeave(principal, payload.roomId));
+        const roomId = rooms.authorizeLeave(principal, payload.roomId);
+        // The client's choice: the position check must not subscribe the socket again (position-check.ts).
+        (socket.data.leftRooms ??= new Set()).add(roomId);
+        await subscriptions.leave(socket, roomId);
       },
     },
 
