@@ -74,6 +74,18 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/agents/:id/disable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
   { method: 'POST', path: '/api/v1/agents/:id/enable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
   {
+    method: 'GET', path: '/api/v1/agents/:id/tokens', params: { id: 'agent' },
+    success: {
+      status: [200],
+      schema: Type.Object({
+        tokens: Type.Array(Type.Object({
+          id: Id, prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$' }), scopes: Type.Object({}),
+          expiresAt: Nullable(Timestamp), createdAt: Timestamp, revokedAt: Nullable(Timestamp), lastUsedAt: Nullable(Timestamp),
+        }, { additionalProperties: false })),
+      }),
+    },
+  },
+  {
     method: 'POST', path: '/api/v1/agents/:id/tokens', params: { id: 'agent' }, fields: ['scopes', 'expiresAt'],
     success: {
       status: [201],
