@@ -7,8 +7,8 @@ import { SioClient } from './sio-client.js';
  * not run out. Messages:
  *   {type: 'connect', url, nsp, queries, localAddress, slots, timeoutMs}: opens queries[i] (the
  *     handshake query: token, and for the relay agentId and rooms) at epoch
- *     time slots[i] (ms, open loop); replies {type: 'connected', latencies, failures, firstError,
- *     lastAt} with each hello-ack latency in ms measured from its scheduled time
+ *     time slots[i] (ms, open loop); replies {type: 'connected', latencies, lags, failures,
+ *     firstError, lastAt} with each hello-ack latency in ms measured from its scheduled time
  *   {type: 'count'}: replies {type: 'count', open}
  *   {type: 'close'}: terminates every socket at once; replies {type: 'closed'}
  */
@@ -17,6 +17,8 @@ const now = () => performance.timeOrigin + performance.now();
 
 async function connectScheduled({ url, nsp, queries, localAddress, slots, timeoutMs }) {
   const latencies = new Array(queries.length).fill(null);
+  // How late this process opened each connection: a starved generator shows here, not as the server's.
+  const lags = new Array(queries.length);
   let failures = 0;
   let firstError = null;
   let lastAt = 0;
@@ -24,6 +26,7 @@ async function connectScheduled({ url, nsp, queries, localAddress, slots, timeou
     queries.map(async (query, i) => {
       const wait = slots[i] - now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      lags[i] = now() - slots[i];
       const client = new SioClient(url, nsp, query, { localAddress });
       clients.push(client);
       try {
@@ -37,7 +40,7 @@ async function connectScheduled({ url, nsp, queries, localAddress, slots, timeou
       }
     }),
   );
-  return { type: 'connected', latencies: latencies.filter((l) => l !== null), failures, firstError, lastAt };
+  return { type: 'connected', latencies: latencies.filter((l) => l !== null), lags, failures, firstError, lastAt };
 }
 
 process.on('message', (msg) => {

@@ -157,7 +157,7 @@ export function summaryRows(results) {
       }));
       rows.push(row(17, label, `hello-ack p99 in a ${d.handshakeRate}/s storm (ms)`, {
         service: fmt(s.helloAck.p99, 1), baseline: `R1 ${fmt(d.R1.helloAck.p99, 1)}`, target: '< 1000 ms', met: d.targets.helloAckMet,
-        note: `all connected in ${fmt(s.connectSeconds, 1)} s (R1 ${fmt(d.R1.connectSeconds, 1)} s), ${s.failures} failed`,
+        note: `all connected in ${fmt(s.connectSeconds, 1)} s (R1 ${fmt(d.R1.connectSeconds, 1)} s), ${s.failures} failed, generator lateness p99 ${fmt(s.openLag.p99, 1)} ms`,
       }));
       rows.push(row(17, label, `idle CPU over ${d.idleSeconds} s (% of a core)`, {
         service: fmt(s.idleCpu * 100, 1), baseline: `R1 ${fmt(d.R1.idleCpu * 100, 1)}`, target: '< 5 %', met: d.targets.idleCpuMet,
@@ -168,7 +168,7 @@ export function summaryRows(results) {
       }));
       rows.push(row(17, label, 'all disconnected: RSS vs start, still online', {
         service: `${fmt(s.rssEndRatio, 2)} x, ${s.onlineAfterClose}`, baseline: '-', target: '<= 1.1 x, 0', met: d.targets.memoryBackMet && d.targets.offlineMet,
-        note: `offline in ${fmt(s.offlineSeconds, 1)} s`,
+        note: `offline in ${fmt(s.offlineSeconds, 1)} s; after a forced full GC ${fmt(s.rssAfterGcRatio, 2)} x`,
       }));
     } else rows.push(unavailable(17, label, d, '<= 1.0 x R1'));
   }

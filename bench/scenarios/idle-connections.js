@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
+import { connectInspector } from '../lib/inspector.js';
 import { RoomLoad } from '../lib/room-load.js';
 import { describe } from '../lib/search.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
@@ -69,7 +70,8 @@ class Generators {
    * Opens every connection (queries[k]) at its scheduled time, HANDSHAKE_RATE per second in all,
    * round robin over the generators; hello-ack latency is measured from the scheduled time.
    */
-  async storm(url, queries, timeoutMs) {
+  async storm(url, queries, timeoutMs, proc) {
+    const cpu0 = proc.cpu();
     const count = this.children.length;
     const startAt = performance.timeOrigin + performance.now() + 500;
     const interval = 1000 / HANDSHAKE_RATE;
@@ -86,16 +88,21 @@ class Generators {
       }),
     );
     const hist = newHistogram();
+    const lagHist = newHistogram();
     let failures = 0;
     let firstError = null;
     let lastAt = startAt;
     for (const r of replies) {
       for (const l of r.latencies) recordMs(hist, l);
+      for (const l of r.lags) recordMs(lagHist, l);
       failures += r.failures;
       firstError ??= r.firstError;
       lastAt = Math.max(lastAt, r.lastAt);
     }
-    return { connectSeconds: round1((lastAt - startAt) / 1000), helloAck: summarize(hist), failures, firstError };
+    const cpu1 = proc.cpu();
+    // Server CPU per handshake: what the storm costs whatever else the machine runs.
+    const cpuMsPerHandshake = cpu0 === null || cpu1 === null ? null : Math.round(((cpu1 - cpu0) * 1e6) / queries.length) / 1000;
+    return { connectSeconds: round1((lastAt - startAt) / 1000), helloAck: summarize(hist), openLag: summarize(lagHist), cpuMsPerHandshake, connected: queries.length - failures, failures, firstError };
   }
 
   async open() {
@@ -163,12 +170,15 @@ export async function idleScenario(bench) {
   const procs = [];
   const generators = [];
   const roomClients = [];
+  let inspector = null;
   const result = { connections, fileLimit, generators: generatorCount, handshakeRate: HANDSHAKE_RATE, idleSeconds };
   try {
     const { databaseUrl, admin, agents, roomSize } = await idleFixtures(bench, { name: 'idle', connections, procs });
     result.roomSize = roomSize;
-    const service = await startService({ name: 'service-idle', databaseUrl, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+    // The inspector only forces a full collection at the end: what is left then is held, not garbage.
+    const service = await startService({ name: 'service-idle', databaseUrl, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir, nodeArgs: ['--inspect=127.0.0.1:0'] });
     procs.push(service.proc);
+    inspector = await connectInspector(service.proc);
     result.serviceFileLimit = processFileLimit(service.proc.pid);
     result.connectionCapacity = await metric(service.url, 'service_websocket_connection_capacity');
     const adminToken = mint(admin.id, 'admin');
@@ -178,8 +188,8 @@ export async function idleScenario(bench) {
     const gens = new Generators(generatorCount, 2);
     generators.push(gens);
     const rssStart = await settledRss(service.proc);
-    const storm = await gens.storm(service.url, agents.map((a) => ({ token: mint(a.id) })), timeoutMs);
-    log(`service  ${connections - storm.failures}/${connections} connected in ${storm.connectSeconds} s, hello-ack ${JSON.stringify(storm.helloAck)}${storm.firstError ? ` (first error: ${storm.firstError})` : ''}`);
+    const storm = await gens.storm(service.url, agents.map((a) => ({ token: mint(a.id) })), timeoutMs, service.proc);
+    log(`service  ${storm.connected}/${connections} connected in ${storm.connectSeconds} s, hello-ack p50 ${storm.helloAck.p50} p99 ${storm.helloAck.p99} ms, generator lateness p99 ${storm.openLag.p99} ms, server CPU ${storm.cpuMsPerHandshake} ms per handshake${storm.firstError ? ` (first error: ${storm.firstError})` : ''}`);
     const onlineHeld = await onlineCount(service, adminToken, ids);
     const rssHeld = await settledRss(service.proc);
     const cpuIdle = await idleCpu(service.proc, idleSeconds);
@@ -190,7 +200,7 @@ export async function idleScenario(bench) {
       connectedGauge: await metric(service.url, 'service_agents_connected'),
       rssStartMiB: mib(rssStart),
       rssHeldMiB: mib(rssHeld),
-      kbPerConnection: round1((rssHeld - rssStart) / connections / 1024),
+      kbPerConnection: round1((rssHeld - rssStart) / Math.max(1, storm.connected) / 1024),
       idleCpu: cpuIdle,
       openAfterIdle,
     };
@@ -217,13 +227,19 @@ export async function idleScenario(bench) {
     svc.offlineSeconds = round1((performance.now() - closedAt) / 1000);
     // Memory is given back as the collector runs: sampled until within 10 % or the deadline.
     let rssEnd = await settledRss(service.proc);
-    const memoryDeadline = performance.now() + (quick ? 10_000 : 30_000);
+    const memoryDeadline = performance.now() + (quick ? 5000 : 30_000);
     while (rssEnd > rssStart * 1.1 && performance.now() < memoryDeadline) rssEnd = await settledRss(service.proc);
     svc.rssEndMiB = mib(rssEnd);
     svc.rssEndRatio = Math.round((rssEnd / rssStart) * 100) / 100;
+    await inspector.call('HeapProfiler.collectGarbage');
+    const rssAfterGc = await settledRss(service.proc);
+    svc.rssAfterGcMiB = mib(rssAfterGc);
+    svc.rssAfterGcRatio = Math.round((rssAfterGc / rssStart) * 100) / 100;
     svc.connectedGaugeAfterClose = await metric(service.url, 'service_agents_connected');
-    log(`service  all closed: ${online} still online after ${svc.offlineSeconds} s, RSS ${svc.rssEndMiB} MiB (${svc.rssEndRatio} x start)`);
+    log(`service  all closed: ${online} still online after ${svc.offlineSeconds} s, RSS ${svc.rssEndMiB} MiB (${svc.rssEndRatio} x start), ${svc.rssAfterGcMiB} MiB after a full GC (${svc.rssAfterGcRatio} x)`);
     result.service = svc;
+    inspector.close();
+    inspector = null;
     gens.stop();
     await service.proc.stop();
 
@@ -233,22 +249,22 @@ export async function idleScenario(bench) {
     const r1Gens = new Generators(generatorCount, 2 + generatorCount);
     generators.push(r1Gens);
     const r1Start = await settledRss(r1.proc);
-    const r1Storm = await r1Gens.storm(r1.url, agents.map((a, i) => ({ token: mint(a.id), agentId: a.id, rooms: `room-${Math.floor(i / roomSize)}` })), timeoutMs);
+    const r1Storm = await r1Gens.storm(r1.url, agents.map((a, i) => ({ token: mint(a.id), agentId: a.id, rooms: `room-${Math.floor(i / roomSize)}` })), timeoutMs, r1.proc);
     const r1Held = await settledRss(r1.proc);
     const base = {
       ...r1Storm,
       rssStartMiB: mib(r1Start),
       rssHeldMiB: mib(r1Held),
-      kbPerConnection: round1((r1Held - r1Start) / connections / 1024),
+      kbPerConnection: round1((r1Held - r1Start) / Math.max(1, r1Storm.connected) / 1024),
       idleCpu: await idleCpu(r1.proc, idleSeconds),
       openAfterIdle: await r1Gens.open(),
     };
-    log(`R1       ${base.kbPerConnection} KB/connection (RSS ${base.rssStartMiB} -> ${base.rssHeldMiB} MiB), idle CPU ${base.idleCpu}, connected in ${base.connectSeconds} s`);
+    log(`R1       ${base.kbPerConnection} KB/connection (RSS ${base.rssStartMiB} -> ${base.rssHeldMiB} MiB), idle CPU ${base.idleCpu}, connected in ${base.connectSeconds} s, hello-ack p50 ${base.helloAck.p50} p99 ${base.helloAck.p99} ms, generator lateness p99 ${base.openLag.p99} ms, server CPU ${base.cpuMsPerHandshake} ms per handshake`);
     result.R1 = base;
     await r1Gens.closeAll();
 
     // Slopes, projected: what a node would need for 50,000 and 100,000 idle agents.
-    const cpuPerConnection = svc.idleCpu === null ? null : svc.idleCpu / connections;
+    const cpuPerConnection = svc.idleCpu === null ? null : svc.idleCpu / Math.max(1, storm.connected);
     result.projection = Object.fromEntries(
       [50_000, 100_000].map((n) => [n, {
         rssMiB: Math.round(svc.rssStartMiB + (svc.kbPerConnection * n) / 1024),
@@ -267,6 +283,7 @@ export async function idleScenario(bench) {
     };
     return result;
   } finally {
+    inspector?.close();
     for (const c of roomClients) c.close();
     for (const g of generators) g.stop();
     for (const p of procs) await p.stop();
