@@ -187,12 +187,19 @@ export async function idleScenario(bench) {
     // The service: storm, hold, idle, load, disconnect.
     const gens = new Generators(generatorCount, 2);
     generators.push(gens);
+    const heapAfterGc = async () => {
+      await inspector.call('HeapProfiler.collectGarbage');
+      return (await inspector.call('Runtime.getHeapUsage')).usedSize;
+    };
     const rssStart = await settledRss(service.proc);
     const storm = await gens.storm(service.url, agents.map((a) => ({ token: mint(a.id) })), timeoutMs, service.proc);
     log(`service  ${storm.connected}/${connections} connected in ${storm.connectSeconds} s, hello-ack p50 ${storm.helloAck.p50} p99 ${storm.helloAck.p99} ms, generator lateness p99 ${storm.openLag.p99} ms, server CPU ${storm.cpuMsPerHandshake} ms per handshake${storm.firstError ? ` (first error: ${storm.firstError})` : ''}`);
     const onlineHeld = await onlineCount(service, adminToken, ids);
     const rssHeld = await settledRss(service.proc);
-    const cpuIdle = await idleCpu(service.proc, idleSeconds);
+    // Live JS objects (after a full GC), forced only after both RSS readings so that they are taken
+    // as the memory scenario takes them; per connection, against the same after all disconnected.
+    const heapHeld = await heapAfterGc();
+    const cpuIdle = await idleCpu(service.proc, idleSeconds); // after the forced GC, not during it
     const openAfterIdle = await gens.open();
     const svc = {
       ...storm,
@@ -227,16 +234,17 @@ export async function idleScenario(bench) {
     svc.offlineSeconds = round1((performance.now() - closedAt) / 1000);
     // Memory is given back as the collector runs: sampled until within 10 % or the deadline.
     let rssEnd = await settledRss(service.proc);
-    const memoryDeadline = performance.now() + (quick ? 5000 : 30_000);
+    const memoryDeadline = performance.now() + (quick ? 0 : 30_000);
     while (rssEnd > rssStart * 1.1 && performance.now() < memoryDeadline) rssEnd = await settledRss(service.proc);
     svc.rssEndMiB = mib(rssEnd);
     svc.rssEndRatio = Math.round((rssEnd / rssStart) * 100) / 100;
-    await inspector.call('HeapProfiler.collectGarbage');
+    const heapEnd = await heapAfterGc();
+    svc.heapKbPerConnection = round1((heapHeld - heapEnd) / Math.max(1, storm.connected) / 1024);
     const rssAfterGc = await settledRss(service.proc);
     svc.rssAfterGcMiB = mib(rssAfterGc);
     svc.rssAfterGcRatio = Math.round((rssAfterGc / rssStart) * 100) / 100;
     svc.connectedGaugeAfterClose = await metric(service.url, 'service_agents_connected');
-    log(`service  all closed: ${online} still online after ${svc.offlineSeconds} s, RSS ${svc.rssEndMiB} MiB (${svc.rssEndRatio} x start), ${svc.rssAfterGcMiB} MiB after a full GC (${svc.rssAfterGcRatio} x)`);
+    log(`service  all closed: ${online} still online after ${svc.offlineSeconds} s, RSS ${svc.rssEndMiB} MiB (${svc.rssEndRatio} x start), ${svc.rssAfterGcMiB} MiB after a full GC (${svc.rssAfterGcRatio} x); JS heap ${svc.heapKbPerConnection} KB per connection held`);
     result.service = svc;
     inspector.close();
     inspector = null;
