@@ -20,6 +20,7 @@ import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
 import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
+import { idleScenario } from './scenarios/idle-connections.js';
 import { inboxScenario } from './scenarios/inbox.js';
 import { mcpScenario } from './scenarios/mcp.js';
 import { memoryScenario } from './scenarios/memory.js';
@@ -49,6 +50,7 @@ const SCENARIOS = [
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
   { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
   { id: 'pgsend', n: 16, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders', run: pgSendScenario },
+  { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 
 function parseArgs(argv) {

@@ -145,6 +145,34 @@ export function summaryRows(results) {
     } else rows.push(unavailable(5, 'idle WS connections', m, '<= 30 KB'));
   }
 
+  if ('idle' in results) {
+    const d = results.idle;
+    const label = 'idle WS at the file limit';
+    if (d.service && d.R1) {
+      const s = d.service;
+      const n = d.connections;
+      rows.push(row(17, label, `KB per connection at ${n}`, {
+        service: fmt(s.kbPerConnection, 1), baseline: `R1 ${fmt(d.R1.kbPerConnection, 1)}`, ratio: d.targets.kbRatio,
+        target: '<= 1.0 x R1', met: d.targets.kbMet, note: `RSS ${fmt(s.rssStartMiB)} -> ${fmt(s.rssHeldMiB)} MiB`,
+      }));
+      rows.push(row(17, label, `hello-ack p99 in a ${d.handshakeRate}/s storm (ms)`, {
+        service: fmt(s.helloAck.p99, 1), baseline: `R1 ${fmt(d.R1.helloAck.p99, 1)}`, target: '< 1000 ms', met: d.targets.helloAckMet,
+        note: `all connected in ${fmt(s.connectSeconds, 1)} s (R1 ${fmt(d.R1.connectSeconds, 1)} s), ${s.failures} failed, generator lateness p99 ${fmt(s.openLag.p99, 1)} ms`,
+      }));
+      rows.push(row(17, label, `idle CPU over ${d.idleSeconds} s (% of a core)`, {
+        service: fmt(s.idleCpu * 100, 1), baseline: `R1 ${fmt(d.R1.idleCpu * 100, 1)}`, target: '< 5 %', met: d.targets.idleCpuMet,
+      }));
+      rows.push(row(17, label, 'rooms of 10, 2 senders, 4,000 msg/s while held: ack p99 (ms)', {
+        service: fmt(s.step.ack.p99, 1), baseline: '-', target: '< 50 ms, no loss', met: d.targets.stepMet,
+        note: `delivery p99 ${fmt(s.step.delivery.p99, 1)} ms, lost ${s.step.lost}`,
+      }));
+      rows.push(row(17, label, 'all disconnected: RSS vs start, still online', {
+        service: `${fmt(s.rssEndRatio, 2)} x, ${s.onlineAfterClose}`, baseline: '-', target: '<= 1.1 x, 0', met: d.targets.memoryBackMet && d.targets.offlineMet,
+        note: `offline in ${fmt(s.offlineSeconds, 1)} s; after a forced full GC ${fmt(s.rssAfterGcRatio, 2)} x`,
+      }));
+    } else rows.push(unavailable(17, label, d, '<= 1.0 x R1'));
+  }
+
   if ('cluster' in results) {
     const c = results.cluster;
     if (c.crossNode) {

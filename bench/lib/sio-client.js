@@ -14,11 +14,14 @@ export class SioClient {
    * @param {string} baseUrl http://host:port
    * @param {string} namespace e.g. /agents
    * @param {Record<string,string>} query handshake query (the JWT goes in `token`)
+   * @param {{localAddress?: string}} [options] localAddress: the loopback source address to bind
+   *   (many connections need several, or the ephemeral ports of one run out)
    */
-  constructor(baseUrl, namespace, query) {
+  constructor(baseUrl, namespace, query, { localAddress } = {}) {
     const params = new URLSearchParams({ ...query, EIO: '4', transport: 'websocket' });
     this.url = `${baseUrl.replace(/^http/, 'ws')}/socket.io/?${params}`;
     this.nsp = namespace;
+    this.localAddress = localAddress;
     this.prefix = `4`;
     this.nspPrefix = `${namespace},`;
     this.newHeader = Buffer.from(`42${namespace},["message:new",`);
@@ -47,7 +50,7 @@ export class SioClient {
         reject(err);
       };
       const timer = setTimeout(() => fail(new Error(`no agent:hello-ack within ${timeoutMs} ms`)), timeoutMs);
-      const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true });
+      const ws = new WebSocket(this.url, { perMessageDeflate: false, skipUTF8Validation: true, ...(this.localAddress ? { localAddress: this.localAddress } : {}) });
       this.ws = ws;
       ws.on('error', (err) => fail(err));
       ws.on('close', () => {

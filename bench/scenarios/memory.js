@@ -7,7 +7,7 @@ const NSP = '/agents';
 const ROOM_SIZE = 50;
 
 /** The median of a few RSS samples, taken once the process has settled. */
-async function settledRss(proc, samples = 5) {
+export async function settledRss(proc, samples = 5) {
   await sleep(1500);
   const values = [];
   for (let i = 0; i < samples; i++) {
@@ -15,6 +15,25 @@ async function settledRss(proc, samples = 5) {
     await sleep(200);
   }
   return values.sort((a, b) => a - b)[Math.floor(samples / 2)];
+}
+
+/**
+ * `connections` agents in rooms of ROOM_SIZE (auto-joined on connect), written by one service
+ * process that is then stopped: a fresh one on the same database is measured, so that the garbage
+ * of thousands of REST calls does not sit in the "before" figure.
+ */
+export async function idleFixtures(bench, { name, connections, procs, env = {} }) {
+  const databaseUrl = `sqlite:${join(bench.tmp, `${name}.sqlite`)}`;
+  const setup = await startService({ name: `service-${name}-setup`, databaseUrl, jwtSecret: bench.jwtSecret, env });
+  procs.push(setup.proc);
+  const admin = await setup.api.createAgent('admin');
+  const agents = await setup.api.createAgents(connections);
+  for (let i = 0; i < connections; i += ROOM_SIZE) {
+    await setup.api.createRoom(admin.id, agents.slice(i, i + ROOM_SIZE).map((a) => a.id));
+  }
+  await setup.proc.stop();
+  bench.log(`${connections} agents in rooms of ${ROOM_SIZE} created`);
+  return { databaseUrl, admin, agents, roomSize: ROOM_SIZE };
 }
 
 async function measure(proc, clients) {
@@ -39,24 +58,13 @@ async function measure(proc, clients) {
  * of 50 (auto-joined on connect). R1 holding the same connections is shown for comparison.
  */
 export async function memoryScenario(bench) {
-  const { quick, tmp, log } = bench;
+  const { quick, log } = bench;
   const connections = quick ? 500 : 5000;
   const mint = jwtMinter(bench.jwtSecret);
   const clients = [];
   const procs = [];
   try {
-    // Fixtures are written by one service process; a fresh one on the same database is measured,
-    // so that the garbage of thousands of REST calls does not sit in the "before" figure.
-    const databaseUrl = `sqlite:${join(tmp, 'memory.sqlite')}`;
-    const setup = await startService({ name: 'service-memory-setup', databaseUrl, jwtSecret: bench.jwtSecret });
-    procs.push(setup.proc);
-    const admin = await setup.api.createAgent('admin');
-    const agents = await setup.api.createAgents(connections);
-    for (let i = 0; i < connections; i += ROOM_SIZE) {
-      await setup.api.createRoom(admin.id, agents.slice(i, i + ROOM_SIZE).map((a) => a.id));
-    }
-    await setup.proc.stop();
-    log(`${connections} agents in rooms of ${ROOM_SIZE} created`);
+    const { databaseUrl, admin, agents } = await idleFixtures(bench, { name: 'memory', connections, procs });
     const service = await startService({ name: 'service-memory', databaseUrl, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
     procs.push(service.proc);
     const serviceClients = agents.map((a) => new SioClient(service.url, NSP, { token: mint(a.id) }));
