@@ -29,7 +29,7 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
 
 const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp) });
-const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
+const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), kind: Type.Union([Type.Literal('group'), Type.Literal('direct')]), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
   readSeq: Type.Optional(Type.Integer({ minimum: 0 })), unreadCount: Type.Optional(Type.Integer({ minimum: 0 })) });
 const MessageSchema = Type.Object({
   id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),

@@ -110,6 +110,7 @@ export const RoomListAckSchema = Type.Object(
   {
     rooms: Type.Array(Type.Object({
       id: IdString(), slug: Type.String(), name: Type.String(),
+      kind: Type.Union([Type.Literal('group'), Type.Literal('direct')]),
       lastSeq: Type.Integer({ minimum: 0 }),
       readSeq: Type.Integer({ minimum: 0, description: "The agent's read cursor" }),
       unreadCount: Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' }),
