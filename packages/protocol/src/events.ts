@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { IdString } from './common.schema.js';
 import { HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
+import { RoomSchema } from './rooms.schema.js';
 import { Text, Uuid } from './text.js';
 
 /**
@@ -35,6 +36,12 @@ export interface WsError {
 /** A message as WebSocket payloads carry it: the author is `authorAgentId` (REST says `senderId`). */
 export type WsMessage = Static<typeof WsMessageSchema>;
 
+export const RoomAddedSchema = Type.Object({ room: RoomSchema }, { title: 'RoomAdded' });
+export const RoomRemovedSchema = Type.Object({ roomId: IdString() }, { title: 'RoomRemoved' });
+
+/** A Room as REST gives it (with `kind` and `lastSeq`). */
+export type Room = Static<typeof RoomSchema>;
+
 export interface PresenceUpdate {
   agentId: string;
   status: 'online' | 'offline';
@@ -51,6 +58,10 @@ export interface ServerToClientEvents {
   'agent:hello-ack': (payload: HelloAck) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
+  /** The agent became a member of a room (docs/websocket.md): its sockets are already subscribed. */
+  'room:added': (payload: { room: Room }) => void;
+  /** The agent stopped being a member of a room: its sockets are already unsubscribed. */
+  'room:removed': (payload: { roomId: string }) => void;
   error: (payload: WsError) => void;
 }
 
