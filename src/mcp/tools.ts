@@ -115,13 +115,13 @@ const TOOLS = {
 
   list_rooms: defineTool({
     title: 'List my rooms',
-    description: 'Lists the rooms you are a member of, with each room\'s id, slug, name, lastSeq (the number of its latest message), readSeq (the last message you marked read) and unreadCount (messages from others after readSeq). Use it to find where there is something new and to learn room slugs.',
+    description: 'Lists the rooms you are a member of, with each room\'s id, slug, name, kind (group, or direct: a private conversation with one other agent), lastSeq (the number of its latest message), readSeq (the last message you marked read) and unreadCount (messages from others after readSeq). Use it to find where there is something new and to learn room slugs.',
     input: args({}),
     readOnly: true,
     async run(_args, { ctx, principal }) {
       // The REST listing (the same authorisation), narrowed to member rooms: they carry a read state.
       const listed = await ctx.readCursors.list(principal);
-      const rooms = listed.flatMap((r) => (r.readSeq === undefined ? [] : [{ id: r.id, slug: r.slug, name: r.name, lastSeq: r.lastSeq, readSeq: r.readSeq, unreadCount: r.unreadCount ?? 0 }]));
+      const rooms = listed.flatMap((r) => (r.readSeq === undefined ? [] : [{ id: r.id, slug: r.slug, name: r.name, kind: r.kind, lastSeq: r.lastSeq, readSeq: r.readSeq, unreadCount: r.unreadCount ?? 0 }]));
       const text = rooms.length === 0
         ? 'You are not a member of any room.'
         : rooms.map((r) => `${r.slug} "${r.name}" (id ${r.id}): lastSeq ${r.lastSeq}, readSeq ${r.readSeq}, ${r.unreadCount} unread`).join('\n');

@@ -1,8 +1,9 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
   ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
-  HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema,
-  SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, WsErrorSchema, type ClientEventName,
+  HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomAddedSchema, RoomRemovedSchema,
+  RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload,
+  WsErrorSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -70,6 +71,11 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
+  {
+    name: 'room:added', key: 'roomAdded', payload: RoomAddedSchema,
+    summary: 'The agent became a member of a room while connected (a direct room opened by either side, POST /rooms with members, POST /rooms/{id}/members), on any node: the connection is already subscribed to it. The Room carries kind and lastSeq.',
+  },
+  { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {
     name: 'error', key: 'error', payload: WsErrorSchema,
     summary: 'A failed event that had no acknowledgement callback (with its requestId), a rate-limited event (RATE_LIMIT_EXCEEDED), or a failed handshake (AUTH_FAILED, then the server disconnects)',

@@ -98,12 +98,27 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   // Each node's part of a membership change: the agents' sockets here join or leave the room's
   // channel. The bridge applies it on every node before the change's request answers; the
   // adapter's own socketsJoin/socketsLeave would not wait for the other nodes, hence `local`.
+  const announceRoom = async (roomId: string, agentIds: readonly string[]): Promise<void> => {
+    try {
+      const room = await ctx.rooms.get(roomId);
+      const { [roomId]: lastSeq = room.lastSeq } = await ctx.rooms.lastSeqs([roomId]);
+      for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).emit('room:added', { room: { ...room, lastSeq } });
+    } catch (err) {
+      log.warn({ err, roomId }, 'room:added not sent');
+    }
+  };
   ctx.bridge.attachSockets({
     joinRoom(roomId, agentIds) {
       for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).socketsJoin(roomChannel(roomId));
+      // The sockets hear of the room once they are subscribed (docs/websocket.md, room:added); the
+      // room is read after the join, so lastSeq covers every message they will not get live.
+      void announceRoom(roomId, agentIds);
     },
     leaveRoom(roomId, agentIds) {
-      for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).socketsLeave(roomChannel(roomId));
+      for (const agentId of agentIds) {
+        nsp.local.in(membershipFollowers(agentId, roomId)).emit('room:removed', { roomId });
+        nsp.local.in(membershipFollowers(agentId, roomId)).socketsLeave(roomChannel(roomId));
+      }
     },
   });
   const subscriptions = createSubscriptions(nsp, presence);

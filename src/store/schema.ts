@@ -46,7 +46,13 @@ export interface RoomsTable {
   created_at: Timestamp;
   /** The room's latest message `seq`, 0 without messages (migration 004). */
   last_seq: Generated<number>;
+  /** `group` or `direct` (migration 009). */
+  kind: Generated<RoomKind>;
+  /** A direct room's two member ids, sorted and joined by `:`; null for a group room (migration 009). */
+  direct_key: string | null;
 }
+
+export type RoomKind = 'group' | 'direct';
 
 export interface RoomMembersTable {
   room_id: string;

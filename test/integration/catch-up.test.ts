@@ -245,13 +245,13 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       await sendMessage(t.api, alice, room.id, 'after');
       expect(await listed(bob, room.id)).toMatchObject({ lastSeq: 4, readSeq: 3, unreadCount: 1 });
       const notMine = await listed(outsider, room.id);
-      expect(notMine).toEqual({ id: room.id, slug: room.slug, name: room.name, createdBy: admin.id, createdAt: expect.any(String), lastSeq: 4 });
+      expect(notMine).toEqual({ id: room.id, slug: room.slug, name: room.name, kind: 'group', createdBy: admin.id, createdAt: expect.any(String), lastSeq: 4 });
       // Without a JWT (open mode) rooms are listed without read state.
       const anonymous = ((await t.api.get('/api/v1/rooms')).body.rooms as Payload[]).find((r) => r.id === room.id);
       expect(anonymous).not.toHaveProperty('readSeq');
       const { socket } = await open(bob);
       const list = await emitWithAck(socket, 'room:list');
-      expect(list.rooms.find((r: Payload) => r.id === room.id)).toEqual({ id: room.id, slug: room.slug, name: room.name, lastSeq: 4, readSeq: 3, unreadCount: 1 });
+      expect(list.rooms.find((r: Payload) => r.id === room.id)).toEqual({ id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: 4, readSeq: 3, unreadCount: 1 });
     });
 
     it('room:read acknowledges {roomId, readSeq, unreadCount}; errors as VALIDATION_ERROR, FORBIDDEN, ROOM_NOT_FOUND', async () => {

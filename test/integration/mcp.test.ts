@@ -108,7 +108,7 @@ describe('/mcp: the thirteen tools (open mode)', () => {
 
   it('list_rooms: member rooms only, with lastSeq, readSeq and unreadCount', async () => {
     const listed = await callTool(mcp, 'list_rooms');
-    expect(listed.data.rooms).toEqual([{ id: room.id, slug: room.slug, name: room.name, lastSeq: 2, readSeq: 0, unreadCount: 1 }]);
+    expect(listed.data.rooms).toEqual([{ id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: 2, readSeq: 0, unreadCount: 1 }]);
     expect(listed.text).toContain(room.slug);
   });
 

@@ -163,6 +163,10 @@ describe('/openapi.json', () => {
     expect((await call(t, 'POST', '/rooms', none, { body: { slug: 'Not A Slug', name: '' }, headers: asAdmin })).status).toBe(400);
     expect((await call(t, 'GET', '/rooms', none)).status).toBe(200);
     expect((await call(t, 'GET', '/api/v1/rooms', none, { jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/direct-rooms', none, { body: { agentId: bob.id }, jwt: alice.jwt })).status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/direct-rooms', none, { body: { agentId: alice.id }, jwt: bob.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/direct-rooms', none, { body: { agentId: alice.id }, jwt: alice.jwt })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/direct-rooms', none, { body: { agentId: '00000000-0000-7000-8000-000000000000' }, jwt: alice.jwt })).status).toBe(404);
 
     const roomId = { id: room.body.id as string };
     expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(201);

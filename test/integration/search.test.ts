@@ -172,6 +172,9 @@ describe('message search', () => {
     await sql`drop table webhook_deliveries`.execute(kysely); // 006
     await sql`drop table webhook_endpoints`.execute(kysely); // 007's index went with its table
     await sql`alter table api_tokens drop column last_used_at`.execute(kysely); // 008
+    await sql`drop index rooms_direct_key`.execute(kysely); // 009
+    await sql`alter table rooms drop column direct_key`.execute(kysely);
+    await sql`alter table rooms drop column kind`.execute(kysely);
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

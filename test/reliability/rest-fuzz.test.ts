@@ -29,7 +29,7 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
 
 const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp) });
-const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
+const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), kind: Type.Union([Type.Literal('group'), Type.Literal('direct')]), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
   readSeq: Type.Optional(Type.Integer({ minimum: 0 })), unreadCount: Type.Optional(Type.Integer({ minimum: 0 })) });
 const MessageSchema = Type.Object({
   id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),
@@ -99,6 +99,7 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/sessions', fields: ['apiToken'], success: { status: [201], schema: Type.Object({ token: Type.String({ minLength: 1 }), expiresAt: Timestamp }) } },
   { method: 'POST', path: '/rooms', fields: ['slug', 'name', 'members'], success: { status: [201], schema: RoomSchema } },
   { method: 'GET', path: '/rooms', success: { status: [200], schema: Type.Array(RoomSchema) } },
+  { method: 'POST', path: '/api/v1/direct-rooms', fields: ['agentId'], success: { status: [200, 201], schema: RoomSchema } },
   { method: 'GET', path: '/api/v1/rooms', success: { status: [200], schema: Type.Object({ rooms: Type.Array(RoomSchema) }) } },
   { method: 'POST', path: '/rooms/:id/members', params: { id: 'room' }, fields: ['agentId'], success: { status: [201], schema: Type.Object({ roomId: Id, agentId: Id, joinedAt: Timestamp }) } },
   { method: 'DELETE', path: '/rooms/:roomId/members/:agentId', params: { roomId: 'room', agentId: 'guest' }, success: { status: [204], schema: 'empty' } },

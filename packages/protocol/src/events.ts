@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { IdString } from './common.schema.js';
 import { HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
+import { RoomSchema } from './rooms.schema.js';
 import { Text, Uuid } from './text.js';
 
 /**
@@ -44,6 +45,12 @@ export interface RoomPositions {
   lastSeqs: Record<string, number>;
 }
 
+export const RoomAddedSchema = Type.Object({ room: RoomSchema }, { title: 'RoomAdded' });
+export const RoomRemovedSchema = Type.Object({ roomId: IdString() }, { title: 'RoomRemoved' });
+
+/** A Room as REST gives it (with `kind` and `lastSeq`). */
+export type Room = Static<typeof RoomSchema>;
+
 export interface PresenceUpdate {
   agentId: string;
   status: 'online' | 'offline';
@@ -61,6 +68,10 @@ export interface ServerToClientEvents {
   'room:positions': (payload: RoomPositions) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
+  /** The agent became a member of a room (docs/websocket.md): its sockets are already subscribed. */
+  'room:added': (payload: { room: Room }) => void;
+  /** The agent stopped being a member of a room: its sockets are already unsubscribed. */
+  'room:removed': (payload: { roomId: string }) => void;
   error: (payload: WsError) => void;
 }
 
@@ -120,6 +131,7 @@ export const RoomListAckSchema = Type.Object(
   {
     rooms: Type.Array(Type.Object({
       id: IdString(), slug: Type.String(), name: Type.String(),
+      kind: Type.Union([Type.Literal('group'), Type.Literal('direct')]),
       lastSeq: Type.Integer({ minimum: 0 }),
       readSeq: Type.Integer({ minimum: 0, description: "The agent's read cursor" }),
       unreadCount: Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' }),

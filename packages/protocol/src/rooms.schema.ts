@@ -13,6 +13,9 @@ export const CreateRoomInput = Type.Object(
   { additionalProperties: true },
 );
 
+/** `POST /api/v1/direct-rooms` and `dm:open`. */
+export const OpenDirectRoomInput = Type.Object({ agentId: Uuid({ description: 'The other agent' }) }, { additionalProperties: true });
+
 export const AddMemberInput = Type.Object({ agentId: Uuid() }, { additionalProperties: true });
 
 /** The Room object (docs/protocol.md, Rooms and members). */
@@ -20,8 +23,10 @@ export const RoomSchema = Type.Object(
   {
     id: IdString(),
     slug: Type.String({ pattern: ROOM_SLUG_PATTERN }),
-    name: Type.String({ minLength: 1, maxLength: 128 }),
-    createdBy: IdString('The creating agent'),
+    // A direct room's name is its two agents' names (64 each) joined by ", ".
+    name: Type.String({ minLength: 1, maxLength: 130 }),
+    kind: Type.Union([Type.Literal('group'), Type.Literal('direct')], { description: '"direct": a private room of exactly two agents (POST /api/v1/direct-rooms)' }),
+    createdBy: IdString('The creating agent (of a direct room: the first to open it)'),
     createdAt: Timestamp(),
     lastSeq: Type.Integer({ minimum: 0, description: "The room's latest message seq (0 without messages)" }),
     readSeq: Type.Optional(Type.Integer({ minimum: 0, description: "The caller's read cursor (GET /api/v1/rooms with a JWT, member rooms)" })),

@@ -196,8 +196,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const roomId = parseId(rawRoomId, 'roomId');
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
       const { before, field } = parsePageCursor(query);
-      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
-      else await rooms.get(roomId);
+      await rooms.assertReadable(roomId, reader.agentId);
       requireRoom(reader, roomId);
       if (before !== null && !(await findMessageInRoom(db, roomId, before))) {
         throw validationError({ [field]: 'is not the id of a message in this room' });
@@ -211,8 +210,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const roomId = parseId(rawRoomId, 'roomId');
       const afterSeq = parseAfterSeq(query);
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
-      else await rooms.get(roomId);
+      await rooms.assertReadable(roomId, reader.agentId);
       requireRoom(reader, roomId);
       // lastSeq first: every seq up to it is committed, so the page below has no hole.
       const lastSeq = (await findLastSeq(db, roomId)) ?? 0;

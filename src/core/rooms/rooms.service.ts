@@ -17,8 +17,8 @@ import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
 import {
-  deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomIdsOfAgents, listRoomMembers, listRooms, listRoomsOfAgent,
-  type Membership, type Room, type RoomMemberRow,
+  deleteMembership, directKey, findDirectRoom, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomIdsOfAgents,
+  listRoomMembers, listRooms, listRoomsOfAgent, type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
 
 export interface RoomMember extends RoomMemberRow {
@@ -31,6 +31,16 @@ const addMemberInput = compile(AddMemberInput);
 const ROOM_SLUG_RE = new RegExp(ROOM_SLUG_PATTERN);
 
 export interface RoomsService {
+  /**
+   * `POST /api/v1/direct-rooms`, `dm:open`: the direct room of the caller and `input.agentId`,
+   * created (`created: true`) the first time either side asks (docs/protocol.md, Direct rooms).
+   */
+  openDirect(principal: Principal | null, input: unknown): Promise<{ room: Room; created: boolean }>;
+  /**
+   * Reading a room (history, sync, members): in strict mode members only; in open mode any agent
+   * for a group room, a direct room's members only. ROOM_NOT_FOUND for a direct room of others.
+   */
+  assertReadable(roomId: string, agentId: string): Promise<void>;
   create(principal: Principal | null, input: unknown): Promise<Room>;
   /** Open mode: all rooms. Strict: an agent's own rooms, all for an admin. Either within a token's rooms. */
   list(principal: Principal | null): Promise<Room[]>;
@@ -62,7 +72,10 @@ export interface RoomsService {
   get(roomId: string): Promise<Room>;
   /** `{roomId: lastSeq}`, read now (agent:hello-ack). */
   lastSeqs(roomIds: readonly string[]): Promise<Record<string, number>>;
-  /** Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member. */
+  /**
+   * Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member (a direct
+   * room answers ROOM_NOT_FOUND to anyone else: it is private).
+   */
   assertMember(roomId: string, agentId: string): Promise<void>;
   /**
    * A room named by its id or its slug (the command line, MCP tools), as its id: a UUID is returned
@@ -110,11 +123,68 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     // With several nodes the cache answers only while other nodes' removals reach it (membership-cache.ts).
     if (cache?.has(roomId, agentId)) return;
     const since = cache?.begin() ?? 0;
-    if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
+    if (!(await isMember(db, roomId, agentId))) {
+      if ((await getRoomOr404(roomId)).kind === 'direct') throw roomNotFound();
+      throw forbidden('Not a member of this room');
+    }
     cache?.remember(since, roomId, agentId);
   };
 
+  const assertReadable = async (roomId: string, agentId: string): Promise<void> => {
+    if (authz.historyNeedsMembership || (await getRoomOr404(roomId)).kind === 'direct') await assertMember(roomId, agentId);
+  };
+
+  /**
+   * A direct room's membership never changes: 409 to one of its members, 404 to anyone else (it is
+   * private), before strict mode's admin rule; a JWT is still needed first in strict mode.
+   */
+  const refuseDirectMemberChange = async (principal: Principal | null, roomId: string): Promise<void> => {
+    authz.requireAgentWhenStrict(principal);
+    const room = await getRoomOr404(roomId);
+    if (room.kind !== 'direct') return;
+    if (principal !== null && (await isMember(db, roomId, principal.agentId))) throw conflict('The members of a direct room cannot change');
+    throw roomNotFound();
+  };
+
+  const directInput = compile(AddMemberInput);
+
   return {
+    async openDirect(principal, input) {
+      const caller = authz.requireAgent(principal, 'messages:write');
+      const { agentId: rawAgentId } = directInput.parse(requireObject(input));
+      const agentId = rawAgentId.toLowerCase();
+      if (agentId === caller.agentId) throw validationError({ agentId: 'must not be the caller: a direct room is with another agent' });
+      const other = await findAgentById(db, agentId);
+      if (!other) throw notFound('Agent');
+      if (other.disabledAt !== null) throw forbidden('Agent is disabled');
+      const key = directKey(caller.agentId, agentId);
+      const existing = await findDirectRoom(db, key);
+      if (existing) return { room: existing, created: false };
+      const self = await findAgentById(db, caller.agentId);
+      if (!self) throw notFound('Agent');
+      const id = uuidv7();
+      const name = [self.name, other.name].sort().join(', ');
+      const room: Room = { id, slug: `dm-${id}`, name, kind: 'direct', createdBy: caller.agentId, createdAt: nowIso(), lastSeq: 0 };
+      const agentIds = [caller.agentId, agentId];
+      try {
+        await db.transaction().execute(async (trx) => {
+          await insertRoom(trx, room, key);
+          await insertMemberships(trx, agentIds.map((a) => ({ roomId: id, agentId: a, joinedAt: room.createdAt })));
+          await recordAudit(trx, { event: 'room-created', actorId: caller.agentId, subjectId: id, detail: { slug: room.slug, kind: 'direct', members: 2 } });
+        });
+      } catch (err) {
+        // The other side (or a retry, on any node) opened it first: its room is the one.
+        if (!isUniqueViolation(err)) throw err;
+        const winner = await findDirectRoom(db, key);
+        if (!winner) throw err;
+        return { room: winner, created: false };
+      }
+      await events.publish({ type: 'membership.added', roomId: id, agentIds });
+      return { room, created: true };
+    },
+
+    assertReadable: (roomId, agentId) => assertReadable(parseId(roomId, 'roomId'), agentId),
+
     async create(principal, input) {
       const creator = authz.requireAdmin(principal);
       const { slug, name, members = [] } = createRoomInput.parse(requireObject(input));
@@ -123,7 +193,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const unknown = wanted.filter((id) => !existing.has(id));
       if (unknown.length > 0) throw validationError({ members: `unknown agent id(s): ${unknown.join(', ')}` });
 
-      const room: Room = { id: uuidv7(), slug, name, createdBy: creator.agentId, createdAt: nowIso(), lastSeq: 0 };
+      const room: Room = { id: uuidv7(), slug, name, kind: 'group', createdBy: creator.agentId, createdAt: nowIso(), lastSeq: 0 };
       const memberships = wanted.map((agentId) => ({ roomId: room.id, agentId, joinedAt: room.createdAt }));
       try {
         await db.transaction().execute(async (trx) => {
@@ -142,10 +212,10 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
 
     async list(principal) {
       const caller = authz.requireAgentWhenStrict(principal);
-      if (caller === null) return listRooms(db);
+      if (caller === null) return listRooms(db, null);
       authz.requireAgent(caller, 'rooms:read');
       if (authz.mode === 'strict' && caller.role !== 'admin') return grantedRooms(caller, await listRoomsOfAgent(db, caller.agentId));
-      return grantedRooms(caller, await listRooms(db));
+      return grantedRooms(caller, await listRooms(db, caller.agentId));
     },
 
     listForAgent: async (principal) => grantedRooms(principal, await listRoomsOfAgent(db, principal.agentId)),
@@ -181,8 +251,9 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     lastSeqs: (roomIds) => findLastSeqs(db, roomIds),
 
     async addMember(principal, rawRoomId, input) {
-      authz.requireAdminWhenStrict(principal);
       const roomId = parseId(rawRoomId, 'id');
+      await refuseDirectMemberChange(principal, roomId);
+      authz.requireAdminWhenStrict(principal);
       const { agentId: rawAgentId } = addMemberInput.parse(requireObject(input));
       const agentId = rawAgentId.toLowerCase();
       await getRoomOr404(roomId);
@@ -207,9 +278,10 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     },
 
     async removeMember(principal, rawRoomId, rawAgentId) {
-      authz.requireAdminWhenStrict(principal);
       const roomId = parseId(rawRoomId, 'roomId');
       const agent = parseId(rawAgentId, 'agentId');
+      await refuseDirectMemberChange(principal, roomId);
+      authz.requireAdminWhenStrict(principal);
       await getRoomOr404(roomId);
       if (principal !== null) requireRoom(principal, roomId);
       if (!(await findAgentById(db, agent))) throw notFound('Agent');
@@ -228,8 +300,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     async members(principal, rawRoomId) {
       const reader = authz.requireAgent(principal, 'rooms:read');
       const roomId = parseId(rawRoomId, 'id');
-      if (authz.historyNeedsMembership) await assertMember(roomId, reader.agentId);
-      else await getRoomOr404(roomId);
+      await assertReadable(roomId, reader.agentId);
       requireRoom(reader, roomId);
       const rows = await listRoomMembers(db, roomId);
       const online = await presence.onlineAgents(rows.map((m) => m.agentId));

@@ -1,13 +1,17 @@
 import type { Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
-import type { Db, RoomsTable } from '../../store/schema.js';
+import type { Db, RoomKind, RoomsTable } from '../../store/schema.js';
 import { toIso } from '../../store/values.js';
 import type { Role } from '../principal.js';
+
+export type { RoomKind } from '../../store/schema.js';
 
 export interface Room {
   id: string;
   slug: string;
   name: string;
+  /** `direct`: a private conversation of exactly two agents (docs/protocol.md, Direct rooms). */
+  kind: RoomKind;
   createdBy: string;
   createdAt: string;
   /** The room's latest message `seq` when it was read (0 without messages). */
@@ -33,16 +37,28 @@ const toRoom = (row: Selectable<RoomsTable>): Room => ({
   id: row.id,
   slug: row.slug,
   name: row.name,
+  kind: row.kind,
   createdBy: row.created_by,
   createdAt: toIso(row.created_at),
   lastSeq: Number(row.last_seq),
 });
 
-export async function insertRoom(db: Db, room: Room): Promise<void> {
+/** `directKey`: a direct room's pair (directKey()), unique; omitted for a group room. */
+export async function insertRoom(db: Db, room: Room, directKey: string | null = null): Promise<void> {
   await db
     .insertInto('rooms')
-    .values({ id: room.id, slug: room.slug, name: room.name, created_by: room.createdBy, created_at: room.createdAt })
+    .values({
+      id: room.id, slug: room.slug, name: room.name, kind: room.kind, direct_key: directKey, created_by: room.createdBy, created_at: room.createdAt,
+    })
     .execute();
+}
+
+/** The key of the direct room of two agents, the same whichever side asks. */
+export const directKey = (a: string, b: string): string => (a < b ? `${a}:${b}` : `${b}:${a}`);
+
+export async function findDirectRoom(db: Db, key: string): Promise<Room | null> {
+  const row = await db.selectFrom('rooms').selectAll().where('direct_key', '=', key).executeTakeFirst();
+  return row ? toRoom(row) : null;
 }
 
 export async function insertMemberships(db: Db, memberships: Membership[]): Promise<void> {
@@ -73,8 +89,19 @@ export async function findRoomIdBySlug(db: Db, slug: string): Promise<string | n
   return row ? row.id : null;
 }
 
-export async function listRooms(db: Db): Promise<Room[]> {
-  return (await db.selectFrom('rooms').selectAll().orderBy('id').execute()).map(toRoom);
+/**
+ * Every group room, plus the direct rooms of `viewerId` (none when null): a direct room is seen by
+ * its two members only, admins included.
+ */
+export async function listRooms(db: Db, viewerId: string | null): Promise<Room[]> {
+  let select = db.selectFrom('rooms').selectAll();
+  select = viewerId === null
+    ? select.where('kind', '=', 'group')
+    : select.where((eb) => eb.or([
+      eb('kind', '=', 'group'),
+      eb('id', 'in', eb.selectFrom('room_members').select('room_members.room_id').where('room_members.agent_id', '=', viewerId)),
+    ]));
+  return (await select.orderBy('id').execute()).map(toRoom);
 }
 
 /** agentId -> ids of the rooms it is a member of, for many agents in one query (the position check). */

@@ -29,7 +29,8 @@ export interface SearchPage {
 
 export interface SearchService {
   /**
-   * Messages of the rooms the caller is a member of (an admin: every room), in both authorisation
+   * Messages of the rooms the caller is a member of (an admin: every group room, and its own direct
+   * rooms only), in both authorisation
    * modes: search reaches across rooms, so open mode's "any agent may read any history" is not
    * extended to it. `roomId` narrows it to one such room (404 unknown room, 403 not a member).
    */
@@ -42,8 +43,9 @@ const given = (value: unknown): boolean => value !== undefined && value !== null
 export function createSearchService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService }): SearchService {
   const { db, authz, rooms } = deps;
 
+  // An admin reads every group room, a direct room only as one of its two members.
   const mayRead = async (caller: Principal, roomId: string): Promise<boolean> =>
-    roomAllowed(caller, roomId) && (caller.role === 'admin' || (await isMember(db, roomId, caller.agentId)));
+    roomAllowed(caller, roomId) && ((caller.role === 'admin' && (await rooms.get(roomId)).kind === 'group') || (await isMember(db, roomId, caller.agentId)));
 
   return {
     async searchMessages(principal, raw) {
@@ -56,12 +58,12 @@ export function createSearchService(deps: { db: Kysely<DB>; authz: Authz; rooms:
 
       let scope: SearchScope;
       if (roomId !== null) {
-        if (caller.role === 'admin') await rooms.get(roomId);
-        else await rooms.assertMember(roomId, caller.agentId);
+        // An admin searches any group room; a direct room is its two members' only (ROOM_NOT_FOUND).
+        if (caller.role !== 'admin' || (await rooms.get(roomId)).kind === 'direct') await rooms.assertMember(roomId, caller.agentId);
         requireRoom(caller, roomId);
         scope = { kind: 'room', roomId };
       } else {
-        scope = caller.role === 'admin' ? { kind: 'all' } : { kind: 'member', agentId: caller.agentId };
+        scope = caller.role === 'admin' ? { kind: 'all', agentId: caller.agentId } : { kind: 'member', agentId: caller.agentId };
       }
       if (before !== null) {
         // As history: the cursor must be a message the caller could have been shown here.

@@ -30,7 +30,8 @@ export function searchEntriesStatement(db: Db, entries: readonly { messageId: st
 export type SearchScope =
   | { kind: 'room'; roomId: string }
   | { kind: 'member'; agentId: string }
-  | { kind: 'all' };
+  /** Every group room and the agent's direct rooms (an admin: direct rooms stay private). */
+  | { kind: 'all'; agentId: string };
 
 export interface SearchParams {
   query: SearchQuery;
@@ -59,6 +60,13 @@ export async function searchMessages(db: Db, params: SearchParams): Promise<{ me
   if (scope.kind === 'room') select = select.where('m.room_id', '=', scope.roomId);
   if (scope.kind === 'member') {
     select = select.where('m.room_id', 'in', db.selectFrom('room_members').select('room_members.room_id').where('room_members.agent_id', '=', scope.agentId));
+  }
+  if (scope.kind === 'all') {
+    const { agentId } = scope;
+    select = select.where((eb) => eb.or([
+      eb('m.room_id', 'in', eb.selectFrom('rooms').select('rooms.id').where('rooms.kind', '=', 'group')),
+      eb('m.room_id', 'in', eb.selectFrom('room_members').select('room_members.room_id').where('room_members.agent_id', '=', agentId)),
+    ]));
   }
   if (rooms !== null) select = select.where('m.room_id', 'in', rooms);
   if (before !== null) select = select.where('m.id', '<', before);

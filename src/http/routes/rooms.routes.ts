@@ -3,8 +3,8 @@ import type { AppContext } from '../../context.js';
 import { authenticateAgentIdHeader } from '../../core/auth/authenticate.js';
 import type { Principal } from '../../core/principal.js';
 import {
-  AddMemberInput, CreateRoomHeaders, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput, RoomMembersSchema,
-  ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+  AddMemberInput, CreateRoomHeaders, OpenDirectRoomInput, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput,
+  RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
 } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
@@ -29,6 +29,27 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
   }, async (request, reply) => {
     const room = await ctx.rooms.create(await roomCreator(request, ctx), request.body);
     return reply.status(201).send(room);
+  });
+
+  app.post('/api/v1/direct-rooms', {
+    schema: describe({
+      operationId: 'openDirectRoom',
+      summary: 'Open the direct room of the caller and another agent: created the first time either side asks, the same room afterwards',
+      description: 'A direct room is a private room of exactly two agents (kind "direct", slug dm-<room id>, named by the two agent names sorted and joined by ", "). '
+        + 'Only its two members see, read or write it, admins included: to anyone else it is an unknown room (404). Its members never change '
+        + '(POST /rooms/:id/members and DELETE /rooms/:roomId/members/:agentId give 409 to its members, 404 to anyone else). '
+        + 'Errors: 400 when agentId is not a UUID or is the caller, 404 unknown agent, 403 when the other agent is disabled or the token lacks messages:write.',
+      tags: ['rooms'], security: SECURITY.jwt,
+      body: OpenDirectRoomInput,
+      success: {
+        201: { schema: RoomSchema, description: 'The direct room, just created' },
+        200: { schema: RoomSchema, description: 'The direct room, opened before (by either side)' },
+      },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request, reply) => {
+    const { room, created } = await ctx.rooms.openDirect(request.principal, request.body);
+    return reply.status(created ? 201 : 200).send(room);
   });
 
   app.get('/rooms', {
@@ -74,6 +95,7 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
       errors: [401, 403, 404, 409],
     }),
   }, async (request, reply) => {
+    // A direct room's members cannot change: 409 to its members, 404 to anyone else.
     const membership = await ctx.rooms.addMember(request.principal, request.params.id, request.body);
     return reply.status(201).send(membership);
   });
@@ -83,7 +105,7 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
       operationId: 'removeMember', summary: 'Remove an agent from a room (admin in strict mode)', tags: ['rooms'], security: SECURITY.jwtWhenStrict,
       params: MemberParams,
       success: { 204: { schema: null, description: 'Removed' } },
-      errors: [400, 401, 403, 404],
+      errors: [400, 401, 403, 404, 409],
     }),
   }, async (request, reply) => {
     await ctx.rooms.removeMember(request.principal, request.params.roomId, request.params.agentId);
