@@ -13,7 +13,7 @@ import type { RoomsService } from '../rooms/rooms.service.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
-import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
+import { HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput } from '@agent-messaging/protocol';
 import { batchWrites } from './batch-writes.js';
 import { findByClientMsgId, findMessageInRoom, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
@@ -143,13 +143,23 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     await rooms.assertMember(roomId, sender.agentId);
     requireRoom(sender, roomId);
 
+    // docs/protocol.md, Mentions: a repeated id counts once; at most MENTIONS_MAX, each a member.
+    const mentions = fields.mentions ? [...new Set(fields.mentions.map((m) => m.toLowerCase()))] : undefined;
+    if (mentions !== undefined && mentions.length > MENTIONS_MAX) {
+      throw validationError({ mentions: `must name at most ${MENTIONS_MAX} distinct agents` });
+    }
+    if (mentions !== undefined) {
+      const outsiders = await rooms.nonMembers(roomId, mentions);
+      if (outsiders.length > 0) throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
+    }
+
     const replyTo = fields.replyTo?.toLowerCase();
     if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
       throw validationError({ replyTo: 'must be the id of a message in this room' });
     }
     // `seq` is set by the write, inside its transaction.
     const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
-    if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
+    if (mentions !== undefined) message.mentions = mentions;
     if (replyTo !== undefined) message.replyTo = replyTo;
     if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
 

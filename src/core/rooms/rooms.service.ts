@@ -17,7 +17,7 @@ import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
 import {
-  deleteMembership, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
+  deleteMembership, findMembersAmong, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomMembers, listRooms, listRoomsOfAgent,
   type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
 
@@ -59,6 +59,8 @@ export interface RoomsService {
   lastSeqs(roomIds: readonly string[]): Promise<Record<string, number>>;
   /** Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member. */
   assertMember(roomId: string, agentId: string): Promise<void>;
+  /** Those of `agentIds` that are not members of the room (a message's mentions), in their order. */
+  nonMembers(roomId: string, agentIds: readonly string[]): Promise<string[]>;
   /**
    * A room named by its id or its slug (the command line, MCP tools), as its id: a UUID is returned
    * as it is (the service it is passed to checks it), a slug is looked up (ROOM_NOT_FOUND). Naming a
@@ -107,6 +109,15 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     const since = cache?.begin() ?? 0;
     if (!(await isMember(db, roomId, agentId))) throw forbidden('Not a member of this room');
     cache?.remember(since, roomId, agentId);
+  };
+
+  const nonMembers = async (roomId: string, agentIds: readonly string[]): Promise<string[]> => {
+    const unknown = agentIds.filter((id) => !cache?.has(roomId, id));
+    if (unknown.length === 0) return [];
+    const since = cache?.begin() ?? 0;
+    const members = await findMembersAmong(db, roomId, unknown);
+    for (const id of members) cache?.remember(since, roomId, id);
+    return unknown.filter((id) => !members.has(id));
   };
 
   return {
@@ -230,5 +241,6 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     },
 
     assertMember,
+    nonMembers,
   };
 }
