@@ -92,6 +92,11 @@ export async function isMember(db: Db, roomId: string, agentId: string): Promise
   return (await isMemberQuery(db, { roomId, agentId })).rows.length > 0;
 }
 
+/** The ids of a room's members (a direct room's two, for attention). */
+export async function listMemberIds(db: Db, roomId: string): Promise<string[]> {
+  return (await db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).execute()).map((r) => r.agent_id);
+}
+
 /** Which of `agentIds` are members of the room (one query for a message's mentions). */
 export async function findMembersAmong(db: Db, roomId: string, agentIds: readonly string[]): Promise<Set<string>> {
   if (agentIds.length === 0) return new Set();
