@@ -43,7 +43,14 @@ export const BUS_TOPICS = {
    * Messages committed on the sending node (batched per turn of its event loop): every other node
    * wakes its held inbox requests of those rooms. Sent with `notify` (no acknowledgement).
    */
-  'messages.committed': Type.Object({ messages: Type.Array(Type.Object({ roomId: Id, senderId: Id }), { maxItems: MAX_WAKES_PER_MESSAGE }) }),
+  'messages.committed': Type.Object({
+    messages: Type.Array(Type.Object({
+      roomId: Id,
+      senderId: Id,
+      /** Whose attention the pair's messages are for: only they wake from an attention wait. */
+      attention: Type.Optional(Type.Array(Id, { maxItems: MAX_AGENTS_PER_MEMBERSHIP_MESSAGE })),
+    }), { maxItems: MAX_WAKES_PER_MESSAGE }),
+  }),
 } satisfies Record<string, TSchema>;
 
 export type BusTopic = keyof typeof BUS_TOPICS;

@@ -71,7 +71,8 @@ const CROSSINGS: Crossings = {
   'agent.disabled': ({ agentId }) => publish('agent.changed', { agentId }),
   'agent.enabled': ({ agentId }) => publish('agent.changed', { agentId }),
   'webhook.created': ({ agentId }) => publish('webhook.created', { agentId }),
-  'message.created': ({ message }) => hint('messages.committed', { messages: [{ roomId: message.roomId, senderId: message.senderId }] }),
+  'message.created': ({ message, attention }) =>
+    hint('messages.committed', { messages: [{ roomId: message.roomId, senderId: message.senderId, ...(attention?.length ? { attention: [...attention] } : {}) }] }),
 };
 
 type Appliers = { [T in BusTopic]: BusHandler<T> };
@@ -94,7 +95,7 @@ const APPLY = (node: NodeState, sockets: () => SocketMembership | null): Applier
   'agent.changed': ({ agentId }) => node.sessionAuth.agentChanged(agentId),
   'webhook.created': () => node.webhookOutbox.lookAgain(),
   'messages.committed': ({ messages }) => {
-    for (const { roomId, senderId } of messages) node.inboxWaiters.wake(roomId, senderId);
+    for (const { roomId, senderId, attention } of messages) node.inboxWaiters.wake(roomId, senderId, attention ?? []);
   },
 });
 
@@ -117,7 +118,7 @@ export function createEventBridge({ bus, node, otherNodes }: EventBridgeOptions)
 
   // Hints wait for the end of this turn of the event loop (a group commit's messages travel
   // together); only `messages.committed` is a hint today, each (room, sender) pair once.
-  let hints = new Map<string, { roomId: string; senderId: string }>();
+  let hints = new Map<string, { roomId: string; senderId: string; attention?: string[] }>();
   const flushHints = (): void => {
     if (hints.size === 0) return;
     const messages = [...hints.values()];
@@ -128,7 +129,18 @@ export function createEventBridge({ bus, node, otherNodes }: EventBridgeOptions)
     (appliers[outgoing.topic] as BusHandler<BusTopic>)(outgoing.payload); // here, at once
     if (!otherNodes || outgoing.topic !== 'messages.committed') return;
     if (hints.size === 0) setImmediate(flushHints);
-    for (const pair of outgoing.payload.messages) hints.set(`${pair.roomId} ${pair.senderId}`, pair);
+    for (const pair of outgoing.payload.messages) {
+      const key = `${pair.roomId} ${pair.senderId}`;
+      const held = hints.get(key);
+      // One pair per (room, sender) and turn: the attention of its messages together, within the schema's bound.
+      const attention = [...new Set([...(held?.attention ?? []), ...(pair.attention ?? [])])];
+      if (held && attention.length > MAX_AGENTS_PER_MEMBERSHIP_MESSAGE) {
+        flushHints();
+        hints.set(key, pair); // flushed with the rest of the turn (its flush is already due)
+        continue;
+      }
+      hints.set(key, attention.length > 0 ? { ...pair, attention } : pair);
+    }
     if (hints.size >= MAX_WAKES_PER_MESSAGE) flushHints();
   };
 

@@ -8,7 +8,8 @@ import type { Message } from './messages/message.js';
  * the request answers.
  */
 export type DomainEvent =
-  | { type: 'message.created'; message: Message }
+  /** `attention`: the agents the message is for the attention of (core/messages/attention.ts). */
+  | { type: 'message.created'; message: Message; attention?: readonly string[] }
   /** One change set: a room's creation adds all its members in one event. */
   | { type: 'membership.added'; roomId: string; agentIds: string[] }
   | { type: 'membership.removed'; roomId: string; agentIds: string[] }

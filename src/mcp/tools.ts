@@ -1,7 +1,9 @@
 import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
-import { HISTORY_LIMITS, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI } from '@agent-messaging/protocol';
+import {
+  HISTORY_LIMITS, MENTIONS_MAX, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
+} from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
 import { compile, Type } from '../core/validation.js';
@@ -163,12 +165,13 @@ const TOOLS = {
       body: Type.String({ minLength: 1, description: `The text of the message (1 to ${MESSAGE_BODY_MAX} characters).` }),
       clientMsgId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Your own id for this message (up to 64 characters), for safe retries.' })),
       replyTo: Type.Optional(Type.String({ maxLength: 64, description: 'The id of a message of this room this one answers.' })),
-      mentions: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'Ids of agents this message mentions.' })),
+      mentions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: `Agents this message mentions (each an id or a name, a member of the room; at most ${MENTIONS_MAX} distinct): they see it as for their attention.` })),
     }),
     fields: { roomId: 'room' },
     readOnly: false,
-    async run({ room, ...input }, { ctx, principal }) {
+    async run({ room, mentions, ...rest }, { ctx, principal }) {
       const roomId = await ctx.rooms.resolveId(room, 'room');
+      const input = mentions === undefined ? rest : { ...rest, mentions: await ctx.agents.resolveIds(mentions, 'mentions') };
       const { message, created } = await ctx.messages.send(principal, roomId, input);
       const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';
       const { slug } = await ctx.rooms.get(message.roomId);

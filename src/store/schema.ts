@@ -86,6 +86,14 @@ export interface MessageSearchTable {
   words: string;
 }
 
+/** Which agents a message is for the attention of (migration 011; core/messages/attention.ts). */
+export interface MessageAttentionTable {
+  agent_id: string;
+  room_id: string;
+  seq: number;
+  message_id: string;
+}
+
 export interface AuditLogTable {
   id: string;
   event: string;
@@ -159,6 +167,7 @@ export interface DB {
   room_members: RoomMembersTable;
   messages: MessagesTable;
   message_search: MessageSearchTable;
+  message_attention: MessageAttentionTable;
   audit_log: AuditLogTable;
   social_channels: SocialChannelsTable;
   social_posts: SocialPostsTable;

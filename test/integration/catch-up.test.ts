@@ -251,7 +251,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       expect(anonymous).not.toHaveProperty('readSeq');
       const { socket } = await open(bob);
       const list = await emitWithAck(socket, 'room:list');
-      expect(list.rooms.find((r: Payload) => r.id === room.id)).toEqual({ id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: 4, readSeq: 3, unreadCount: 1 });
+      expect(list.rooms.find((r: Payload) => r.id === room.id)).toEqual({ id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: 4, readSeq: 3, unreadCount: 1, attentionCount: 0 });
     });
 
     it('room:read acknowledges {roomId, readSeq, unreadCount}; errors as VALIDATION_ERROR, FORBIDDEN, ROOM_NOT_FOUND', async () => {

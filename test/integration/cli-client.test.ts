@@ -52,7 +52,7 @@ describe('ams client commands', { timeout: 120_000 }, () => {
     expect(inbox).toContain(`${slug} #1 ${name}: hello from the command line`);
     expect(inbox).toContain(`${slug} #2 ${name}: second`);
     expect(await ok(admin.apiToken, 'read', slug, '2')).toBe(`${slug}: read up to #2, 0 unread\n`);
-    expect(JSON.parse(await ok(admin.apiToken, 'inbox', '--json'))).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
+    expect(JSON.parse(await ok(admin.apiToken, 'inbox', '--json'))).toEqual({ messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 });
     expect(await ok(admin.apiToken, 'inbox')).toBe('nothing unread\n');
 
     expect(await ok(admin.apiToken, 'rooms', 'remove-member', slug, created.id)).toBe(`removed ${created.id} from ${slug}\n`);

@@ -41,7 +41,7 @@ describe.skipIf(!ready)('two nodes on one PostgreSQL and one Redis', () => {
     expect(agents.body.map((x: { id: string }) => x.id)).toEqual(expect.arrayContaining([admin.id, member.id]));
     const rooms = await b.get('/api/v1/rooms', { jwt: member.jwt });
     // The member's own message is not unread.
-    expect(rooms.body.rooms).toContainEqual({ ...room, lastSeq: 1, readSeq: 0, unreadCount: 0 });
+    expect(rooms.body.rooms).toContainEqual({ ...room, lastSeq: 1, readSeq: 0, unreadCount: 0, attentionCount: 0 });
 
     // A JWT issued by node A is accepted by node B; B's message lands after A's in one history.
     const second = await sendMessage(b, member, room.id, 'written on B');

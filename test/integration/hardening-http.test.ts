@@ -99,6 +99,8 @@ describe('HTTP hardening: bodies cost what the route needs, one error shape ever
 
   it('the largest legal message fits: 16 384 code points, each JSON-escaped as a surrogate pair, plus 100 mentions', async () => {
     const members = await Promise.all(Array.from({ length: 3 }, () => newAgent(t.api)));
+    // Mentions name members of the room (docs/protocol.md, Mentions).
+    for (const m of members) expect((await t.api.post(`/rooms/${roomId}/members`, { agentId: m.id }, { jwt: admin.jwt })).status).toBe(201);
     const mentions = Array.from({ length: 100 }, (_, i) => members[i % members.length]!.id);
     const escapedBody = '\\ud83d\\ude00'.repeat(16_384);
     const rawBody = `{"body":"${escapedBody}","mentions":${JSON.stringify(mentions)},"clientMsgId":"${'\\u00e9'.repeat(64)}"}`;

@@ -39,9 +39,10 @@ describe('GET /api/v1/inbox', () => {
     const res = await inbox(reader);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      messages: sent.map((m) => ({ id: m.id, roomId: expect.any(String), senderId: expect.any(String), body: expect.any(String), createdAt: m.createdAt, seq: m.seq })),
+      messages: sent.map((m) => ({ id: m.id, roomId: expect.any(String), senderId: expect.any(String), body: expect.any(String), createdAt: m.createdAt, seq: m.seq, attention: false })),
       hasMore: false,
       unreadTotal: 3,
+      attentionTotal: 0,
     });
     expect(res.body.messages.map((m: Payload) => m.body)).toEqual(['a', 'b', 'c']);
     // Reading marks nothing read.
@@ -64,7 +65,7 @@ describe('GET /api/v1/inbox', () => {
     const res = await held;
     expect(Date.now() - started).toBeLessThan(5000);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ messages: [expect.objectContaining({ id: sent.id, body: 'wake up', seq: sent.seq })], hasMore: false, unreadTotal: 1 });
+    expect(res.body).toEqual({ messages: [expect.objectContaining({ id: sent.id, body: 'wake up', seq: sent.seq })], hasMore: false, unreadTotal: 1, attentionTotal: 0 });
     expect(server.app.ctx.inboxWaiters.size).toBe(0);
   });
 
@@ -76,7 +77,7 @@ describe('GET /api/v1/inbox', () => {
     await sendMessage(api, reader, rooms[0]!.id, 'talking to myself');
     const res = await held;
     expect(Date.now() - started).toBeGreaterThanOrEqual(1400);
-    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
+    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 });
   });
 
   it('wait: nothing arrives, the wait ends with an empty answer', async () => {
@@ -84,7 +85,7 @@ describe('GET /api/v1/inbox', () => {
     const started = Date.now();
     const res = await inbox(reader, '?wait=1');
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
-    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
+    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 });
   });
 
   it('wait: a message in a room the caller is not in does not wake it', async () => {
@@ -93,7 +94,7 @@ describe('GET /api/v1/inbox', () => {
     const held = inbox(reader, '?wait=1');
     await waitUntil('the request held', () => server.app.ctx.inboxWaiters.size === 1);
     await sendMessage(api, writer, elsewhere.id, 'not for the reader');
-    expect((await held).body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
+    expect((await held).body).toEqual({ messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 });
   });
 
   it('a client that goes away withdraws its waiter', async () => {
@@ -140,7 +141,7 @@ describe('GET /api/v1/inbox on shutdown', () => {
     const res = await held;
     expect(Date.now() - started).toBeLessThan(2000);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
+    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 });
     await closed;
   });
 });

@@ -43,7 +43,7 @@ describe.each(dialects)('storage parity on %s', (dialect) => {
     const mine = listed.body.find((a: { id: string }) => a.id === member.id);
     expect(mine.createdAt).toMatch(ISO_MS);
     const rooms = await api.get('/api/v1/rooms', { jwt: member.jwt });
-    expect(rooms.body.rooms.find((r: { id: string }) => r.id === room.id)).toEqual({ ...room, lastSeq: expect.any(Number), readSeq: expect.any(Number), unreadCount: expect.any(Number) });
+    expect(rooms.body.rooms.find((r: { id: string }) => r.id === room.id)).toEqual({ ...room, lastSeq: expect.any(Number), readSeq: expect.any(Number), unreadCount: expect.any(Number), attentionCount: expect.any(Number) });
     expect((room as TestRoom & { createdAt: string }).createdAt).toMatch(ISO_MS);
 
     // A zone offset is normalised to UTC; the stored value compares correctly with "now".

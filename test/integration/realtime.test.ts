@@ -72,9 +72,9 @@ describe('WebSocket namespace /agents', () => {
   });
 
   describe('room:list', () => {
-    it('acknowledges {rooms: [{id, slug, name, lastSeq, readSeq, unreadCount}]} with the rooms the agent is a member of', async () => {
+    it('acknowledges {rooms: [{id, slug, name, lastSeq, readSeq, unreadCount, attentionCount}]} with the rooms the agent is a member of', async () => {
       const { socket } = await open(bob);
-      const listed = { id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: expect.any(Number), readSeq: expect.any(Number), unreadCount: expect.any(Number) };
+      const listed = { id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: expect.any(Number), readSeq: expect.any(Number), unreadCount: expect.any(Number), attentionCount: expect.any(Number) };
       expect(await emitWithAck(socket, 'room:list', { requestId: 'r1' })).toEqual({ rooms: [listed] });
       // The payload is optional.
       expect(await emitWithAck(socket, 'room:list')).toEqual({ rooms: [listed] });

@@ -94,7 +94,7 @@ describe.each(['open', 'strict'] as const)('scoped tokens: rooms (%s mode)', (mo
     expect((await t.api.get('/api/v1/search/messages?q=alpha', { jwt: agent.jwt })).body.results).toHaveLength(2);
     // An empty rooms list reaches nothing.
     const nowhere = await scopedSession(t.api, agent, { rooms: [] }, root.jwt);
-    expect((await t.api.get('/api/v1/inbox', { jwt: nowhere })).body).toEqual({ messages: [], hasMore: false, unreadTotal: 0 });
+    expect((await t.api.get('/api/v1/inbox', { jwt: nowhere })).body).toEqual({ messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 });
     expect((await t.api.get('/api/v1/search/messages?q=alpha', { jwt: nowhere })).body.results).toEqual([]);
     expect((await t.api.get('/api/v1/rooms', { jwt: nowhere })).body.rooms).toEqual([]);
   });

@@ -175,6 +175,7 @@ describe('message search', () => {
     await sql`drop index rooms_direct_key`.execute(kysely); // 009
     await sql`alter table rooms drop column direct_key`.execute(kysely);
     await sql`alter table rooms drop column kind`.execute(kysely);
+    await sql`drop table message_attention`.execute(kysely); // 011
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

@@ -53,7 +53,7 @@ const isWsMessage = (m: unknown): boolean =>
 const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
   'room:join': (a) => keysAre(a, ['ok']) && a.ok === true,
   'room:leave': (a) => keysAre(a, ['ok']) && a.ok === true,
-  'room:list': (a) => keysAre(a, ['rooms']) && Array.isArray(a.rooms) && a.rooms.every((r) => isObject(r) && keysAre(r, ['id', 'slug', 'name', 'kind', 'lastSeq', 'readSeq', 'unreadCount'])),
+  'room:list': (a) => keysAre(a, ['rooms']) && Array.isArray(a.rooms) && a.rooms.every((r) => isObject(r) && keysAre(r, ['id', 'slug', 'name', 'kind', 'lastSeq', 'readSeq', 'unreadCount', 'attentionCount'])),
   'message:send': (a) => keysAre(a, ['messageId', 'seq']) && typeof a.messageId === 'string' && UUID_RE.test(a.messageId) && Number.isInteger(a.seq),
   'message:history': (a) => keysAre(a, ['messages', 'hasMore', 'cursor']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
     && typeof a.hasMore === 'boolean' && (a.cursor === null || (typeof a.cursor === 'string' && UUID_RE.test(a.cursor))),

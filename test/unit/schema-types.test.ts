@@ -18,7 +18,7 @@ import type { SearchPage } from '../../src/core/search/search.service.js';
 import type { RoomListing } from '../../src/core/rooms/read-cursors.service.js';
 import type { RoomMember } from '../../src/core/rooms/rooms.service.js';
 import type { Membership } from '../../src/core/rooms/rooms.store.js';
-import type { ReadState } from '../../src/core/rooms/read-cursors.service.js';
+import type { ReadCursor } from '../../src/core/rooms/read-cursors.service.js';
 import type { Channel, Post, PostPage, ReactionSummary, Thread, ToggleResult } from '../../src/core/social/social.service.js';
 import type { CreatedWebhook, Webhook, WebhookDelivery } from '../../src/core/webhooks/webhooks.service.js';
 
@@ -33,7 +33,7 @@ describe('response schemas and the types the services return', () => {
     expectTypeOf<Static<typeof IssuedTokenSchema>>().toEqualTypeOf<IssuedToken>();
     expectTypeOf<Static<typeof SessionSchema>>().toEqualTypeOf<Session>();
     expectTypeOf<Static<typeof RoomSchema>>().toEqualTypeOf<{ [K in keyof RoomListing]: RoomListing[K] }>();
-    expectTypeOf<Static<typeof ReadCursorSchema>>().toEqualTypeOf<ReadState>();
+    expectTypeOf<Static<typeof ReadCursorSchema>>().toEqualTypeOf<ReadCursor>();
     expectTypeOf<Static<typeof MembershipSchema>>().toEqualTypeOf<Membership>();
     expectTypeOf<Static<typeof RoomMembersSchema>>().toEqualTypeOf<{ members: RoomMember[] }>();
     expectTypeOf<Static<typeof MessageSchema>>().toEqualTypeOf<Message>();

@@ -135,6 +135,7 @@ export const RoomListAckSchema = Type.Object(
       lastSeq: Type.Integer({ minimum: 0 }),
       readSeq: Type.Integer({ minimum: 0, description: "The agent's read cursor" }),
       unreadCount: Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' }),
+      attentionCount: Type.Integer({ minimum: 0, description: 'Of those, the messages for the agent\'s attention' }),
     }, { title: 'RoomListItem' })),
   },
   { title: 'RoomListAck' },

@@ -2,6 +2,8 @@ import { IdString, Timestamp } from './common.schema.js';
 import { Type, Text, Uuid } from './text.js';
 
 export const MESSAGE_BODY_MAX = 16_384;
+/** Distinct agents one message may mention (a repeated id counts once; the array itself up to 100). */
+export const MENTIONS_MAX = 50;
 export const HISTORY_LIMIT_DEFAULT = 50;
 export const HISTORY_LIMIT_MAX = 100;
 export const HISTORY_LIMITS = { default: HISTORY_LIMIT_DEFAULT, max: HISTORY_LIMIT_MAX };

@@ -31,6 +31,7 @@ export const RoomSchema = Type.Object(
     lastSeq: Type.Integer({ minimum: 0, description: "The room's latest message seq (0 without messages)" }),
     readSeq: Type.Optional(Type.Integer({ minimum: 0, description: "The caller's read cursor (GET /api/v1/rooms with a JWT, member rooms)" })),
     unreadCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' })),
+    attentionCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Of those, the messages for the caller\'s attention (mentions, direct rooms, replies to it)' })),
   },
   { title: 'Room' },
 );

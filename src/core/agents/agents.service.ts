@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, notFound } from '../../errors.js';
+import { conflict, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -8,9 +8,9 @@ import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../auth/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
-import { compile, parseId, requireObject } from '../validation.js';
+import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { CreateAgentInput } from '@agent-messaging/protocol';
-import { findAgentById, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
+import { findAgentById, findAgentIdsByName, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
 
@@ -20,6 +20,12 @@ export interface AgentsService {
   get(id: string): Promise<Agent | null>;
   /** id -> name of the given agents (message items for language models show who wrote them). */
   names(ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * Agents named by id or name (MCP tools, the command line) as ids, in their order: a UUID is
+   * returned as it is (the service it is passed to checks it), a name is looked up; an unknown name
+   * is a VALIDATION_ERROR on `field`.
+   */
+  resolveIds(refs: readonly string[], field: string): Promise<string[]>;
   /**
    * docs/protocol.md, Disabled agents: a disabled agent cannot open sessions, its JWTs are refused and its live
    * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
@@ -68,6 +74,16 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
         names.set(id, name);
       }
       return names;
+    },
+
+    async resolveIds(refs, field) {
+      // isUuid narrows its argument: asked as a plain boolean so a name stays a string.
+      const byId = (ref: string): boolean => isUuid(ref);
+      const names = refs.filter((ref) => !byId(ref)).map((ref) => ref.toLowerCase());
+      const ids = await findAgentIdsByName(db, [...new Set(names)]);
+      const unknown = names.filter((name) => !ids.has(name));
+      if (unknown.length > 0) throw validationError({ [field]: `unknown agent name(s): ${[...new Set(unknown)].join(', ')}` });
+      return refs.map((ref) => (byId(ref) ? ref : (ids.get(ref.toLowerCase()) ?? ref)));
     },
 
     async create(principal, input) {

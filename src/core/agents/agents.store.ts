@@ -54,6 +54,13 @@ export async function findAgentNames(db: Db, ids: readonly string[]): Promise<Ma
   return new Map(rows.map((r) => [r.id, r.name]));
 }
 
+/** name -> id of the agents that exist among `names`. */
+export async function findAgentIdsByName(db: Db, names: readonly string[]): Promise<Map<string, string>> {
+  if (names.length === 0) return new Map();
+  const rows = await db.selectFrom('agents').select(['id', 'name']).where('name', 'in', [...names]).execute();
+  return new Map(rows.map((r) => [r.name, r.id]));
+}
+
 export type AgentStatus = 'active' | 'disabled' | 'unknown';
 
 // Compiled once: authentication runs it whenever its per-node cache has no answer.

@@ -8,7 +8,8 @@
  * nodes, for the messages other nodes committed.
  */
 export interface InboxWaker {
-  wake(roomId: string, senderId: string): void;
+  /** `attention`: who the message is for the attention of; only they wake from an attention wait. */
+  wake(roomId: string, senderId: string, attention?: readonly string[]): void;
 }
 
 export type WaitOutcome = 'woken' | 'timeout' | 'closed' | 'aborted';
@@ -22,6 +23,8 @@ export interface InboxWait {
 
 interface Waiter {
   agentId: string;
+  /** Woken only by a message for its agent's attention (`filter=attention`). */
+  attentionOnly: boolean;
   roomIds: readonly string[];
   settle(outcome: WaitOutcome): void;
 }
@@ -44,7 +47,7 @@ export class InboxWaiters implements InboxWaker {
    * Registers a waiter for `agentId` on `roomIds` for at most `timeoutMs`. Register before reading
    * the inbox: a message committed between the read and the wait then still wakes it.
    */
-  wait(agentId: string, roomIds: readonly string[], timeoutMs: number, signal?: AbortSignal): InboxWait {
+  wait(agentId: string, roomIds: readonly string[], timeoutMs: number, signal?: AbortSignal, attentionOnly = false): InboxWait {
     let settle!: (outcome: WaitOutcome) => void;
     const outcome = new Promise<WaitOutcome>((resolve) => {
       settle = resolve;
@@ -58,7 +61,7 @@ export class InboxWaiters implements InboxWaker {
       return { outcome, cancel: () => undefined };
     }
     const onAbort = (): void => finish('aborted');
-    const waiter: Waiter = { agentId, roomIds, settle: (o) => finish(o) };
+    const waiter: Waiter = { agentId, attentionOnly, roomIds, settle: (o) => finish(o) };
     const timer = setTimeout(() => finish('timeout'), Math.max(0, timeoutMs));
     let done = false;
     const finish = (o: WaitOutcome): void => {
@@ -79,11 +82,15 @@ export class InboxWaiters implements InboxWaker {
     return { outcome, cancel: () => finish('aborted') };
   }
 
-  wake(roomId: string, senderId: string): void {
+  wake(roomId: string, senderId: string, attention: readonly string[] = []): void {
     const set = this.byRoom.get(roomId);
     if (set === undefined) return;
     // Own messages are never unread: they wake nobody of their sender.
-    for (const waiter of [...set]) if (waiter.agentId !== senderId) waiter.settle('woken');
+    for (const waiter of [...set]) {
+      if (waiter.agentId === senderId) continue;
+      if (waiter.attentionOnly && !attention.includes(waiter.agentId)) continue;
+      waiter.settle('woken');
+    }
   }
 
   /** Answers every waiter now and every later one at once (graceful shutdown). */

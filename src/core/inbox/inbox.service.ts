@@ -3,27 +3,31 @@ import { validationError } from '../../errors.js';
 import type { WaitSlots } from '../../limits/wait-slots.js';
 import type { DB } from '../../store/schema.js';
 import type { Authz } from '../auth/authz.js';
-import { HISTORY_LIMITS, INBOX_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
+import { HISTORY_LIMITS, INBOX_FILTERS, INBOX_WAIT_MAX_SECONDS, type InboxFilter } from '@agent-messaging/protocol';
 import { parsePageLimit } from '../paging.js';
-import type { Message } from '../messages/message.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import type { InboxWaiters } from './inbox-waiters.js';
-import { findUnread } from './inbox.store.js';
+import { countUnread, countUnreadAttention, findUnread, type InboxMessage } from './inbox.store.js';
 
 
 export interface InboxQuery {
   limit?: unknown;
   /** Seconds (0..30) to hold the request while nothing is unread. */
   wait?: unknown;
+  /** `all` (default) or `attention`: only messages for the caller's attention. */
+  filter?: unknown;
 }
 
 export interface InboxPage {
-  /** Oldest first by createdAt, then id. */
-  messages: Message[];
+  /** Oldest first by createdAt, then id; each says whether it is for the caller's attention. */
+  messages: InboxMessage[];
+  /** Whether more follow that the filter selects. */
   hasMore: boolean;
   /** Every unread message of the agent, this page included. */
   unreadTotal: number;
+  /** The unread messages for the agent's attention, this page included. */
+  attentionTotal: number;
 }
 
 /**
@@ -45,7 +49,13 @@ export function parseWaitSeconds(raw: unknown): number {
   return value;
 }
 
-const EMPTY: InboxPage = { messages: [], hasMore: false, unreadTotal: 0 };
+export function parseInboxFilter(raw: unknown): InboxFilter {
+  if (raw === undefined || raw === null || raw === '') return 'all';
+  if (typeof raw === 'string' && (INBOX_FILTERS as readonly string[]).includes(raw)) return raw as InboxFilter;
+  throw validationError({ filter: `must be one of ${INBOX_FILTERS.join(', ')}` });
+}
+
+const EMPTY: InboxPage = { messages: [], hasMore: false, unreadTotal: 0, attentionTotal: 0 };
 
 export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; waiters: InboxWaiters; waitSlots: WaitSlots }): InboxService {
   const { db, authz, waiters, waitSlots } = deps;
@@ -57,7 +67,8 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       // A token limited to some rooms sees their unread messages only.
       const rooms = agent.scope?.rooms ?? null;
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      return readOrWait(agent, limit, rooms, Date.now() + parseWaitSeconds(query.wait) * 1000, signal);
+      const attentionOnly = parseInboxFilter(query.filter) === 'attention';
+      return readOrWait(agent, limit, rooms, attentionOnly, Date.now() + parseWaitSeconds(query.wait) * 1000, signal);
     },
   };
 
@@ -66,7 +77,7 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
    * by every transport) until it answers. Beyond the cap it still answers what is unread; only when
    * that is nothing, and it would have to wait, is it refused (RATE_LIMITED).
    */
-  async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
+  async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, attentionOnly: boolean, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
     let release: (() => void) | undefined;
     let refusal: unknown;
     try {
@@ -83,16 +94,22 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
         // Registered before the read, so a message committed in between still wakes it. Between
         // reads nothing is held but this entry: no connection, no transaction.
         const wait = mayWait && release !== undefined
-          ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal)
+          ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly)
           : null;
-        const page = await findUnread(db, agent.agentId, limit, rooms);
+        const page = await findUnread(db, agent.agentId, limit, rooms, attentionOnly);
         if (page.messages.length > 0 || wait === null) {
           wait?.cancel();
           if (page.messages.length === 0 && refusal !== undefined) throw refusal;
-          return { messages: page.messages, hasMore: page.hasMore, unreadTotal: page.unreadTotal };
+          const [unreadTotal, attentionTotal] = attentionOnly
+            ? [await countUnread(db, agent.agentId, rooms), page.total]
+            : [page.total, await countUnreadAttention(db, agent.agentId, rooms)];
+          return { messages: page.messages, hasMore: page.hasMore, unreadTotal, attentionTotal };
         }
         // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
-        if ((await wait.outcome) !== 'woken') return { ...EMPTY, messages: [] };
+        if ((await wait.outcome) !== 'woken') {
+          // Nothing for its attention came; other unread messages may be there all along.
+          return attentionOnly ? { ...EMPTY, messages: [], unreadTotal: await countUnread(db, agent.agentId, rooms) } : { ...EMPTY, messages: [] };
+        }
       }
     } finally {
       release?.();

@@ -1,24 +1,40 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import type { Message } from '../messages/message.js';
 import { toMessage } from '../messages/messages.store.js';
 
+/** An inbox item: the message and whether it is for the reader's attention (core/messages/attention.ts). */
+type WithAttention = Message & { attention: boolean };
+// Flattened (one object type, not an intersection), as the response schema's static type is.
+export type InboxMessage = { [K in keyof WithAttention]: WithAttention[K] };
+
+export interface UnreadPage {
+  messages: InboxMessage[];
+  hasMore: boolean;
+  /** Every unread message of the agent (the filter's, with `attention`: those for its attention). */
+  total: number;
+}
+
 /**
  * The agent's unread messages across its rooms (`seq > read_seq`, not its own), oldest first by
  * createdAt then id, with their total in the same statement (a window count, taken before the
- * limit). One extra row tells whether more follow.
+ * limit). One extra row tells whether more follow. `attentionOnly`: only those for its attention,
+ * read from their `message_attention` rows (its key: agent, room, seq).
  */
 export async function findUnread(
-  db: Kysely<DB>, agentId: string, limit: number, rooms: readonly string[] | null = null,
-): Promise<{ messages: Message[]; hasMore: boolean; unreadTotal: number }> {
-  if (rooms !== null && rooms.length === 0) return { messages: [], hasMore: false, unreadTotal: 0 };
+  db: Kysely<DB>, agentId: string, limit: number, rooms: readonly string[] | null = null, attentionOnly = false,
+): Promise<UnreadPage> {
+  if (rooms !== null && rooms.length === 0) return { messages: [], hasMore: false, total: 0 };
   let query = db
     .selectFrom('messages as m')
     .innerJoin('room_members as rm', (join) => join.onRef('rm.room_id', '=', 'm.room_id').on('rm.agent_id', '=', agentId))
+    .leftJoin('message_attention as a', (join) => join.onRef('a.room_id', '=', 'm.room_id').onRef('a.seq', '=', 'm.seq').on('a.agent_id', '=', agentId))
     .selectAll('m')
     .select((eb) => eb.fn.countAll<number | string>().over().as('unread_total'))
+    .select(sql<number | boolean | null>`a.agent_id is not null`.as('for_attention'))
     .whereRef('m.seq', '>', 'rm.read_seq')
     .where('m.sender_id', '<>', agentId);
+  if (attentionOnly) query = query.where('a.agent_id', 'is not', null);
   // Only a token's `rooms` (docs/scopes.md), when it names them.
   if (rooms !== null) query = query.where('m.room_id', 'in', rooms);
   const rows = await query
@@ -27,8 +43,36 @@ export async function findUnread(
     .limit(limit + 1)
     .execute();
   return {
-    messages: rows.slice(0, limit).map((row) => toMessage(row as Selectable<MessagesTable>)),
+    messages: rows.slice(0, limit).map((row) => ({ ...toMessage(row as Selectable<MessagesTable>), attention: Boolean(row.for_attention) })),
     hasMore: rows.length > limit,
-    unreadTotal: rows.length > 0 ? Number(rows[0]!.unread_total) : 0,
+    total: rows.length > 0 ? Number(rows[0]!.unread_total) : 0,
   };
+}
+
+/** How many unread messages are for the agent's attention, in all its rooms (or a token's `rooms`). */
+export async function countUnreadAttention(db: Kysely<DB>, agentId: string, rooms: readonly string[] | null = null): Promise<number> {
+  if (rooms !== null && rooms.length === 0) return 0;
+  let query = db
+    .selectFrom('message_attention as a')
+    .innerJoin('room_members as rm', (join) => join.onRef('rm.room_id', '=', 'a.room_id').onRef('rm.agent_id', '=', 'a.agent_id'))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('a.agent_id', '=', agentId)
+    .whereRef('a.seq', '>', 'rm.read_seq');
+  if (rooms !== null) query = query.where('a.room_id', 'in', rooms);
+  const row = await query.executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** How many unread messages there are in all (the `unreadTotal` of an attention page). */
+export async function countUnread(db: Kysely<DB>, agentId: string, rooms: readonly string[] | null = null): Promise<number> {
+  if (rooms !== null && rooms.length === 0) return 0;
+  let query = db
+    .selectFrom('messages as m')
+    .innerJoin('room_members as rm', (join) => join.onRef('rm.room_id', '=', 'm.room_id').on('rm.agent_id', '=', agentId))
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .whereRef('m.seq', '>', 'rm.read_seq')
+    .where('m.sender_id', '<>', agentId);
+  if (rooms !== null) query = query.where('m.room_id', 'in', rooms);
+  const row = await query.executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

@@ -4,6 +4,7 @@ import type { Db } from '../../store/schema.js';
 import { auditEntriesStatement, auditRow, auditStatement, type AuditEntry } from '../audit/audit.store.js';
 import { searchText } from '../search/search-text.js';
 import { searchEntriesStatement, searchEntryStatement } from '../search/search.store.js';
+import { attentionColumns, attentionStatements } from './attention.js';
 import type { Message } from './message.js';
 import { insertBatchOnPostgres, insertMessagesStatement, insertMessageStatement } from './messages.store.js';
 import type { Numbering, RoomCounter } from './seq.store.js';
@@ -16,8 +17,8 @@ export type BatchWrites =
   | { statements: CompiledQuery[] };
 
 /**
- * The writes of a batch of sends already numbered: the messages, their search entries and audit
- * records. On PostgreSQL, where each statement is a round trip, the batch is one statement
+ * The writes of a batch of sends already numbered: the messages, their search entries, who each
+ * is for the attention of (attention.ts) and audit records. On PostgreSQL, where each statement is a round trip, the batch is one statement
  * (`insertBatchOnPostgres`), or, when other writes must share its transaction (`shared`: webhook
  * deliveries reference the messages), one multi-row statement per kind; on SQLite, where the
  * statements travel together to the writer thread, one compiled-once statement per row, grouped by
@@ -31,12 +32,14 @@ export function batchWrites(db: Db, messages: readonly Message[], numbering: Num
         alone: insertBatchOnPostgres(db, {
           rooms: numbering.rooms, counts: numbering.counts, messages, fromEnd: numbering.fromEnd,
           search: search.filter((e) => e.words !== ''), audit: audit.map(auditRow),
+          attention: attentionColumns(messages, numbering.fromEnd),
         }),
       };
     }
     const statements = [...numbering.statements, insertMessagesStatement(db, messages, numbering.fromEnd)];
     const searchEntries = searchEntriesStatement(db, search);
     if (searchEntries !== null) statements.push(searchEntries);
+    statements.push(...attentionStatements(db, messages, numbering.fromEnd, true));
     statements.push(auditEntriesStatement(db, audit));
     return { statements };
   }
@@ -46,6 +49,7 @@ export function batchWrites(db: Db, messages: readonly Message[], numbering: Num
     const searchEntry = searchEntryStatement(db, messageId, words);
     if (searchEntry !== null) statements.push(searchEntry);
   }
+  statements.push(...attentionStatements(db, messages, numbering.fromEnd, false));
   for (const entry of audit) statements.push(auditStatement(db, entry));
   return { statements };
 }

@@ -10,10 +10,12 @@ import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
+import { listMemberIds } from '../rooms/rooms.store.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
+import { decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } from './attention.js';
 import type { Message } from './message.js';
-import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
+import { HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput } from '@agent-messaging/protocol';
 import { batchWrites } from './batch-writes.js';
 import { findByClientMsgId, findMessageInRoom, pageMessages } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
@@ -136,6 +138,18 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     },
   }, { minIntervalMs: COMMIT_SPACING_MS, spaceFromRate: SPACED_FROM_RATE });
 
+  /** What attention.ts needs besides the message: read before the write, never inside it. */
+  const attentionCauses = async (roomId: string, repliedTo: Message | null): Promise<AttentionCauses> => {
+    const causes: AttentionCauses = {};
+    if (repliedTo) {
+      causes.replyToSender = repliedTo.senderId;
+      const rootId = threadRootOf(repliedTo);
+      if (rootId !== null && rootId !== repliedTo.id) causes.threadRootSender = (await findMessageInRoom(db, roomId, rootId))?.senderId ?? null;
+    }
+    if (isDirectRoom(await rooms.get(roomId))) causes.directMembers = await listMemberIds(db, roomId);
+    return causes;
+  };
+
   const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {
     const sender = authz.requireAgent(principal, 'messages:write');
     const roomId = parseId(rawRoomId, 'roomId');
@@ -143,15 +157,27 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     await rooms.assertMember(roomId, sender.agentId);
     requireRoom(sender, roomId);
 
+    // docs/protocol.md, Mentions: a repeated id counts once; at most MENTIONS_MAX, each a member.
+    const mentions = fields.mentions ? [...new Set(fields.mentions.map((m) => m.toLowerCase()))] : undefined;
+    if (mentions !== undefined && mentions.length > MENTIONS_MAX) {
+      throw validationError({ mentions: `must name at most ${MENTIONS_MAX} distinct agents` });
+    }
+    if (mentions !== undefined) {
+      const outsiders = await rooms.nonMembers(roomId, mentions);
+      if (outsiders.length > 0) throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
+    }
+
     const replyTo = fields.replyTo?.toLowerCase();
-    if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
+    const repliedTo = replyTo === undefined ? null : await findMessageInRoom(db, roomId, replyTo);
+    if (replyTo !== undefined && !repliedTo) {
       throw validationError({ replyTo: 'must be the id of a message in this room' });
     }
     // `seq` is set by the write, inside its transaction.
     const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
-    if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
+    if (mentions !== undefined) message.mentions = mentions;
     if (replyTo !== undefined) message.replyTo = replyTo;
     if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
+    const attention = decideAttention(message, await attentionCauses(roomId, repliedTo));
 
     // Idempotency lives in the database (unique index on room, sender, clientMsgId), so a repeat
     // is recognised across restarts and across nodes, and is never stored or broadcast twice.
@@ -169,7 +195,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     const committed = writes.write(message).then(
       (): SendResult | Promise<SendResult> => {
         const sent: SendResult = { message, created: true };
-        const published = events.publish({ type: 'message.created', message });
+        const published = events.publish({ type: 'message.created', message, attention });
         return published === undefined ? sent : published.then(() => sent);
       },
       async (err: unknown): Promise<SendResult> => {

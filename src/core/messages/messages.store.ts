@@ -90,8 +90,10 @@ export function insertBatchOnPostgres(db: Db, batch: {
   fromEnd: readonly number[];
   search: readonly { messageId: string; words: string }[];
   audit: readonly AuditRow[];
+  /** Who each message is for the attention of (core/messages/attention.ts), one row per pair. */
+  attention: { agents: readonly string[]; rooms: readonly string[]; messageIds: readonly string[]; fromEnd: readonly number[] };
 }): CompiledQuery<{ id: string; last_seq: number }> {
-  const { messages: ms, search, audit } = batch;
+  const { messages: ms, search, audit, attention: at } = batch;
   const col = <T>(f: (m: Message) => T): T[] => ms.map(f);
   return sql<{ id: string; last_seq: number }>`with bumped as (
       update rooms set last_seq = rooms.last_seq + c.n
@@ -110,6 +112,11 @@ export function insertBatchOnPostgres(db: Db, batch: {
     ), searched as (
       insert into message_search (message_id, words)
       select * from unnest(${search.map((e) => e.messageId)}::uuid[], ${search.map((e) => e.words)}::text[])
+    ), attended as (
+      insert into message_attention (agent_id, room_id, seq, message_id)
+      select a.agent_id, a.room_id, bumped.last_seq - a.from_end, a.message_id
+      from unnest(${at.agents}::uuid[], ${at.rooms}::uuid[], ${at.messageIds}::uuid[], ${at.fromEnd}::int[]) as a (agent_id, room_id, message_id, from_end)
+      join bumped on bumped.id = a.room_id
     ), audited as (
       ${auditRowsInsertOnPostgres(audit)}
     )

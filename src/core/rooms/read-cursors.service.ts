@@ -12,8 +12,11 @@ import type { Room } from './rooms.store.js';
 
 export type { ReadState } from './read-cursors.store.js';
 
+/** What marking read answers: the cursor and the room's unread count. */
+export type ReadCursor = Omit<ReadState, 'attentionCount'>;
+
 /** A room in a listing; a caller's member rooms carry its read state (docs/catch-up.md). */
-export type RoomListing = Room & { readSeq?: number; unreadCount?: number };
+export type RoomListing = Room & { readSeq?: number; unreadCount?: number; attentionCount?: number };
 
 /**
  * Read cursors: each membership's `readSeq`, moved forward by the member (`POST .../read`,
@@ -22,7 +25,7 @@ export type RoomListing = Room & { readSeq?: number; unreadCount?: number };
  */
 export interface ReadCursorsService {
   /** Member of the room in both modes; `input` is `{seq}`. */
-  markRead(principal: Principal | null, roomId: unknown, input: unknown): Promise<ReadState>;
+  markRead(principal: Principal | null, roomId: unknown, input: unknown): Promise<ReadCursor>;
   /** `GET /api/v1/rooms`: the rooms RoomsService.list gives, with read state for a JWT caller's member rooms. */
   list(principal: Principal | null): Promise<RoomListing[]>;
   /** `room:list`: the agent's rooms its token reaches, each with its read state. */
@@ -37,7 +40,7 @@ export function createReadCursorsService(deps: { db: Kysely<DB>; authz: Authz; r
     const states = new Map((await findReadStates(db, agentId)).map((s) => [s.roomId, s]));
     return list.map((room) => {
       const state = states.get(room.id);
-      return state === undefined ? room : { ...room, readSeq: state.readSeq, unreadCount: state.unreadCount };
+      return state === undefined ? room : { ...room, readSeq: state.readSeq, unreadCount: state.unreadCount, attentionCount: state.attentionCount };
     });
   };
 
@@ -58,7 +61,7 @@ export function createReadCursorsService(deps: { db: Kysely<DB>; authz: Authz; r
       const [state] = await findReadStates(db, reader.agentId, roomId);
       // The membership was removed in between.
       if (state === undefined) throw forbidden('Not a member of this room');
-      return state;
+      return { roomId: state.roomId, readSeq: state.readSeq, unreadCount: state.unreadCount };
     },
 
     async list(principal) {

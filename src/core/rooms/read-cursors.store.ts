@@ -6,6 +6,8 @@ export interface ReadState {
   readSeq: number;
   /** Messages of the room with `seq > readSeq` sent by someone else. */
   unreadCount: number;
+  /** Those of them for the member's attention (core/messages/attention.ts). */
+  attentionCount: number;
 }
 
 /** A new membership starts at the room's lastSeq: old history is not unread. */
@@ -46,8 +48,17 @@ export async function findReadStates(db: Db, agentId: string, roomId?: string): 
         .whereRef('m.sender_id', '<>', 'rm.agent_id')
         .as('unread_count'),
     )
+    .select((eb) =>
+      eb
+        .selectFrom('message_attention as a')
+        .select((e) => e.fn.countAll<number | string>().as('n'))
+        .whereRef('a.agent_id', '=', 'rm.agent_id')
+        .whereRef('a.room_id', '=', 'rm.room_id')
+        .whereRef('a.seq', '>', 'rm.read_seq')
+        .as('attention_count'),
+    )
     .where('rm.agent_id', '=', agentId);
   if (roomId !== undefined) query = query.where('rm.room_id', '=', roomId);
   const rows = await query.execute();
-  return rows.map((row) => ({ roomId: row.room_id, readSeq: Number(row.read_seq), unreadCount: Number(row.unread_count ?? 0) }));
+  return rows.map((row) => ({ roomId: row.room_id, readSeq: Number(row.read_seq), unreadCount: Number(row.unread_count ?? 0), attentionCount: Number(row.attention_count ?? 0) }));
 }

@@ -17,8 +17,8 @@ import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
 import {
-  deleteMembership, directKey, findDirectRoom, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember, listRoomIdsOfAgents,
-  listRoomMembers, listRooms, listRoomsOfAgent, type Membership, type Room, type RoomMemberRow,
+  deleteMembership, directKey, findDirectRoom, findMembersAmong, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember,
+  listRoomIdsOfAgents, listRoomMembers, listRooms, listRoomsOfAgent, type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
 
 export interface RoomMember extends RoomMemberRow {
@@ -77,6 +77,8 @@ export interface RoomsService {
    * room answers ROOM_NOT_FOUND to anyone else: it is private).
    */
   assertMember(roomId: string, agentId: string): Promise<void>;
+  /** Those of `agentIds` that are not members of the room (a message's mentions), in their order. */
+  nonMembers(roomId: string, agentIds: readonly string[]): Promise<string[]>;
   /**
    * A room named by its id or its slug (the command line, MCP tools), as its id: a UUID is returned
    * as it is (the service it is passed to checks it), a slug is looked up (ROOM_NOT_FOUND). Naming a
@@ -147,6 +149,15 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
   };
 
   const directInput = compile(AddMemberInput);
+
+  const nonMembers = async (roomId: string, agentIds: readonly string[]): Promise<string[]> => {
+    const unknown = agentIds.filter((id) => !cache?.has(roomId, id));
+    if (unknown.length === 0) return [];
+    const since = cache?.begin() ?? 0;
+    const members = await findMembersAmong(db, roomId, unknown);
+    for (const id of members) cache?.remember(since, roomId, id);
+    return unknown.filter((id) => !members.has(id));
+  };
 
   return {
     async openDirect(principal, input) {
@@ -316,5 +327,6 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     },
 
     assertMember,
+    nonMembers,
   };
 }

@@ -132,6 +132,18 @@ export async function isMember(db: Db, roomId: string, agentId: string): Promise
   return (await isMemberQuery(db, { roomId, agentId })).rows.length > 0;
 }
 
+/** The ids of a room's members (a direct room's two, for attention). */
+export async function listMemberIds(db: Db, roomId: string): Promise<string[]> {
+  return (await db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).execute()).map((r) => r.agent_id);
+}
+
+/** Which of `agentIds` are members of the room (one query for a message's mentions). */
+export async function findMembersAmong(db: Db, roomId: string, agentIds: readonly string[]): Promise<Set<string>> {
+  if (agentIds.length === 0) return new Set();
+  const rows = await db.selectFrom('room_members').select('agent_id').where('room_id', '=', roomId).where('agent_id', 'in', [...agentIds]).execute();
+  return new Set(rows.map((r) => r.agent_id));
+}
+
 /** The members of a room with their agent's names, in the order they joined. */
 export async function listRoomMembers(db: Db, roomId: string): Promise<RoomMemberRow[]> {
   const rows = await db

@@ -9,7 +9,7 @@ export function inboxRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: InboxQuery }>('/api/v1/inbox', {
     schema: describe({
       operationId: 'inbox', summary: "Unread messages of all the caller's rooms, oldest first; can wait for one", tags: ['messages'], security: SECURITY.jwt,
-      description: 'Reading marks nothing read (POST /api/v1/rooms/{id}/read does). With `wait`, an empty inbox holds the request until a message from someone else arrives in one of the rooms, or the wait ends.',
+      description: 'Reading marks nothing read (POST /api/v1/rooms/{id}/read does). With `wait`, an empty inbox holds the request until a message from someone else arrives in one of the rooms, or the wait ends. `filter=attention` gives only the messages for the caller\'s attention (it mentions the caller, is in a direct room, replies to the caller\'s message or in a thread it started), and only such a message ends its wait. Every page carries unreadTotal and attentionTotal.',
       querystring: InboxQuerySchema,
       success: { 200: { schema: InboxPageSchema, description: 'The unread messages' } },
       errors: [400, 401],
@@ -17,7 +17,7 @@ export function inboxRoutes(app: FastifyInstance, ctx: AppContext): void {
   }, async (request, reply) => {
     const gone = new AbortController();
     reply.raw.once('close', () => gone.abort());
-    const { limit, wait } = request.query;
-    return ctx.inbox.fetch(request.principal, { limit, wait }, gone.signal);
+    const { limit, wait, filter } = request.query;
+    return ctx.inbox.fetch(request.principal, { limit, wait, filter }, gone.signal);
   });
 }

@@ -31,7 +31,7 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
       requiresAck: true,
       async handle({ principal }) {
         const list = await readCursors.listForAgent(principal);
-        return { rooms: list.map(({ id, slug, name, kind, lastSeq, readSeq, unreadCount }) => ({ id, slug, name, kind, lastSeq, readSeq, unreadCount })) };
+        return { rooms: list.map(({ id, slug, name, kind, lastSeq, readSeq, unreadCount, attentionCount }) => ({ id, slug, name, kind, lastSeq, readSeq, unreadCount, attentionCount })) };
       },
     },
 

@@ -1,0 +1,103 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { useTestServer } from '../helpers/suite.js';
+import { connectReady, emitWithAck } from '../helpers/ws.js';
+import { waitToProveAbsence } from '../helpers/wait.js';
+
+// docs/protocol.md, Attention: who a message is for, counted per room and filtered in the inbox.
+
+interface InboxItem { id: string; body: string; attention: boolean }
+
+describe('attention', () => {
+  const { server, api } = useTestServer();
+  let admin: TestAgent;
+  let alice: TestAgent;
+  let bob: TestAgent;
+  let carol: TestAgent;
+  let room: TestRoom;
+
+  beforeAll(async () => {
+    admin = await newAdmin(api);
+    [alice, bob, carol] = [await newAgent(api), await newAgent(api), await newAgent(api)];
+    room = await newRoom(api, admin, [alice, bob, carol]);
+  });
+
+  const send = async (agent: TestAgent, body: Record<string, unknown>, roomId = room.id): Promise<{ id: string; seq: number }> => {
+    const res = await api.post(`/api/v1/rooms/${roomId}/messages`, body, { jwt: agent.jwt });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body;
+  };
+  const inbox = (agent: TestAgent, query = '') => api.get(`/api/v1/inbox${query}`, { jwt: agent.jwt });
+  const listed = async (agent: TestAgent, roomId = room.id) =>
+    ((await api.get('/api/v1/rooms', { jwt: agent.jwt })).body.rooms as { id: string; unreadCount?: number; attentionCount?: number }[]).find((r) => r.id === roomId);
+  const markAllRead = async (agent: TestAgent, roomId = room.id) => {
+    const { lastSeq } = (await listed(agent, roomId)) as unknown as { lastSeq: number };
+    expect((await api.post(`/api/v1/rooms/${roomId}/read`, { seq: lastSeq }, { jwt: agent.jwt })).status).toBe(200);
+  };
+
+  it('mentions and replies to one\'s messages are for one\'s attention; one\'s own never; counts follow readSeq', async () => {
+    for (const agent of [alice, bob, carol]) await markAllRead(agent);
+    const plain = await send(alice, { body: 'plain' });
+    const mention = await send(alice, { body: 'hey bob', mentions: [bob.id, alice.id] });
+    const fromBob = await send(bob, { body: 'bob speaks' });
+    const reply = await send(carol, { body: 'answer to bob', replyTo: fromBob.id });
+    const replyToPlain = await send(bob, { body: 'answer to alice', replyTo: plain.id });
+
+    expect(await listed(bob)).toMatchObject({ unreadCount: 3, attentionCount: 2 });
+    expect(await listed(alice)).toMatchObject({ unreadCount: 3, attentionCount: 1 });
+    expect(await listed(carol)).toMatchObject({ unreadCount: 4, attentionCount: 0 });
+
+    const all = await inbox(bob);
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ unreadTotal: 3, attentionTotal: 2, hasMore: false });
+    expect((all.body.messages as InboxItem[]).map((m) => [m.id, m.attention])).toEqual([[plain.id, false], [mention.id, true], [reply.id, true]]);
+    const only = await inbox(bob, '?filter=attention');
+    expect(only.body).toMatchObject({ unreadTotal: 3, attentionTotal: 2, hasMore: false });
+    expect((only.body.messages as InboxItem[]).map((m) => m.id)).toEqual([mention.id, reply.id]);
+    const firstOnly = await inbox(bob, '?filter=attention&limit=1');
+    expect(firstOnly.body).toMatchObject({ hasMore: true, attentionTotal: 2 });
+    expect((await inbox(alice, '?filter=attention')).body.messages.map((m: InboxItem) => m.id)).toEqual([replyToPlain.id]);
+
+    // Read up to the mention: only the reply is left for bob's attention.
+    expect((await api.post(`/api/v1/rooms/${room.id}/read`, { seq: mention.seq }, { jwt: bob.jwt })).status).toBe(200);
+    expect(await listed(bob)).toMatchObject({ unreadCount: 1, attentionCount: 1 });
+
+    // room:list items carry attentionCount too.
+    const { socket } = await connectReady(server.url, bob.jwt);
+    try {
+      const ack = await emitWithAck<{ rooms: { id: string; attentionCount: number }[] }>(socket, 'room:list', {});
+      expect(ack.rooms.find((r) => r.id === room.id)).toMatchObject({ unreadCount: 1, attentionCount: 1 });
+    } finally {
+      socket.disconnect();
+    }
+  });
+
+  it('a filter other than all or attention is 400 details.filter', async () => {
+    const res = await inbox(bob, '?filter=mine');
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual({ filter: expect.any(String) });
+  });
+
+  it('filter=attention with wait: other messages do not wake it, a mention does', async () => {
+    for (const agent of [alice, bob, carol]) await markAllRead(agent);
+    const held = inbox(carol, '?filter=attention&wait=10');
+    let answered = false;
+    void held.then(() => (answered = true));
+    await waitToProveAbsence(200);
+    await send(alice, { body: 'not for carol' });
+    await waitToProveAbsence(300);
+    expect(answered).toBe(false);
+    const mention = await send(bob, { body: 'carol, look', mentions: [carol.id] });
+    const res = await held;
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ unreadTotal: 2, attentionTotal: 1 });
+    expect(res.body.messages.map((m: InboxItem) => [m.id, m.attention])).toEqual([[mention.id, true]]);
+  });
+
+  it('filter=attention with wait answers at the wait\'s end with the unread total when nothing is for the caller', async () => {
+    for (const agent of [alice, bob, carol]) await markAllRead(agent);
+    await send(alice, { body: 'nothing for bob' });
+    const res = await inbox(bob, '?filter=attention&wait=0.5');
+    expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 1, attentionTotal: 0 });
+  });
+});
