@@ -55,7 +55,11 @@ type Slugs = ReadonlyMap<string, string>;
 /** One message as a model reads it: who, when, where (the room's slug), then the body. */
 export function renderMessage(m: Message & { senderName?: string }, slugs: Slugs): string {
   const who = m.senderName ?? m.senderId;
-  const extras = [m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : ''].filter((x) => x !== '');
+  const extras = [
+    m.threadId !== null ? `in thread ${m.threadId}` : '', m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : '',
+    m.replyCount ? `${m.replyCount} ${m.replyCount === 1 ? 'reply' : 'replies'}, read them with read_replies` : '',
+    m.editedAt !== null && m.deletedAt === null ? `edited ${m.editedAt}` : '', m.deletedAt !== null ? `deleted ${m.deletedAt}` : '',
+  ].filter((x) => x !== '');
   return `[${m.createdAt}] ${who} in room ${slugs.get(m.roomId) ?? m.roomId} (seq ${m.seq}, id ${m.id}${extras.length ? `; ${extras.join('; ')}` : ''}):\n${m.body}`;
 }
 

@@ -172,6 +172,8 @@ describe('message search', () => {
     await sql`drop table webhook_deliveries`.execute(kysely); // 006
     await sql`drop table webhook_endpoints`.execute(kysely); // 007's index went with its table
     await sql`alter table api_tokens drop column last_used_at`.execute(kysely); // 008
+    await sql`drop index messages_thread_seq_idx`.execute(kysely); // 010
+    for (const column of ['thread_id', 'reply_count', 'last_reply_at', 'edited_at', 'deleted_at']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

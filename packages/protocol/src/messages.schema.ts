@@ -35,12 +35,17 @@ export const HistoryQuerySchema = Type.Object({
 const messageFields = {
   id: IdString(),
   roomId: IdString(),
-  body: Type.String({ minLength: 1, maxLength: MESSAGE_BODY_MAX }),
+  body: Type.String({ maxLength: MESSAGE_BODY_MAX, description: 'The text; "" once deleted' }),
   createdAt: Timestamp(),
   seq: Type.Integer({ minimum: 1, description: 'Position in the room: 1, 2, 3… gapless, in commit order' }),
   mentions: Type.Optional(Type.Array(IdString(), { description: 'Agent ids, when the send gave them' })),
   replyTo: Type.Optional(IdString('The message replied to, when the send gave one')),
   clientMsgId: Type.Optional(Type.String({ description: 'The sender\'s idempotency key, when the send gave one' })),
+  threadId: Type.Union([IdString(), Type.Null()], { description: 'The root of the thread this message replies in; null when it is not a reply' }),
+  replyCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Not on replies: how many replies its thread has (deleted ones included)' })),
+  lastReplyAt: Type.Optional(Type.Union([Timestamp(), Type.Null()], { description: 'Not on replies: when the newest reply was sent; null without replies' })),
+  editedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the body was last edited; null if never' }),
+  deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty); null if not' }),
 };
 
 /** The REST Message object. */

@@ -5,7 +5,7 @@ import { auditEntriesStatement, auditRow, auditStatement, type AuditEntry } from
 import { searchText } from '../search/search-text.js';
 import { searchEntriesStatement, searchEntryStatement } from '../search/search.store.js';
 import type { Message } from './message.js';
-import { insertBatchOnPostgres, insertMessagesStatement, insertMessageStatement } from './messages.store.js';
+import { insertBatchOnPostgres, insertMessagesStatement, insertMessageStatement, replyCountStatements } from './messages.store.js';
 import type { Numbering, RoomCounter } from './seq.store.js';
 
 /** A group commit's writes, as its engine takes them best (`batchWrites`). */
@@ -17,7 +17,7 @@ export type BatchWrites =
 
 /**
  * The writes of a batch of sends already numbered: the messages, their search entries and audit
- * records. On PostgreSQL, where each statement is a round trip, the batch is one statement
+ * records, the reply counts of their roots. On PostgreSQL, where each statement is a round trip, the batch is one statement
  * (`insertBatchOnPostgres`), or, when other writes must share its transaction (`shared`: webhook
  * deliveries reference the messages), one multi-row statement per kind; on SQLite, where the
  * statements travel together to the writer thread, one compiled-once statement per row, grouped by
@@ -34,7 +34,7 @@ export function batchWrites(db: Db, messages: readonly Message[], numbering: Num
         }),
       };
     }
-    const statements = [...numbering.statements, insertMessagesStatement(db, messages, numbering.fromEnd)];
+    const statements = [...numbering.statements, insertMessagesStatement(db, messages, numbering.fromEnd), ...replyCountStatements(db, messages, true)];
     const searchEntries = searchEntriesStatement(db, search);
     if (searchEntries !== null) statements.push(searchEntries);
     statements.push(auditEntriesStatement(db, audit));
@@ -42,6 +42,7 @@ export function batchWrites(db: Db, messages: readonly Message[], numbering: Num
   }
   const statements = [...numbering.statements];
   messages.forEach((message, i) => statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!)));
+  statements.push(...replyCountStatements(db, messages, false));
   for (const { messageId, words } of search) {
     const searchEntry = searchEntryStatement(db, messageId, words);
     if (searchEntry !== null) statements.push(searchEntry);

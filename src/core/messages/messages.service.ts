@@ -144,11 +144,19 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     requireRoom(sender, roomId);
 
     const replyTo = fields.replyTo?.toLowerCase();
-    if (replyTo !== undefined && !(await findMessageInRoom(db, roomId, replyTo))) {
-      throw validationError({ replyTo: 'must be the id of a message in this room' });
+    let threadId: string | null = null;
+    if (replyTo !== undefined) {
+      const repliedTo = await findMessageInRoom(db, roomId, replyTo);
+      if (!repliedTo || repliedTo.deletedAt !== null) throw validationError({ replyTo: 'must be the id of a message in this room that is not deleted' });
+      // A thread is flat: replying to a reply continues its root's thread.
+      threadId = repliedTo.threadId ?? repliedTo.id;
     }
     // `seq` is set by the write, inside its transaction.
-    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
+    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null };
+    if (threadId === null) {
+      message.replyCount = 0;
+      message.lastReplyAt = null;
+    }
     if (fields.mentions) message.mentions = [...new Set(fields.mentions.map((m) => m.toLowerCase()))];
     if (replyTo !== undefined) message.replyTo = replyTo;
     if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;

@@ -8,6 +8,7 @@ import { messageSearch } from './005-message-search.js';
 import { webhooks } from './006-webhooks.js';
 import { webhookClaims } from './007-webhook-claims.js';
 import { tokenLastUsed } from './008-token-last-used.js';
+import { threadsAndEdits } from './010-threads-and-edits.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -26,6 +27,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '006-webhooks': webhooks(engine),
     '007-webhook-claims': webhookClaims,
     '008-token-last-used': tokenLastUsed(engine),
+    '010-threads-and-edits': threadsAndEdits(engine),
   };
 }
 
