@@ -180,6 +180,28 @@ const TOOLS = {
     },
   }),
 
+  read_replies: defineTool({
+    title: 'Read the replies of a thread',
+    description: 'Reads a thread: its root message and its replies, oldest first. messageId is the root or any reply (a message showing "N replies" is a root). Pass afterSeq (the seq of the last reply you read) to get only newer replies.',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of the root message or of any reply of the thread.' }),
+      afterSeq: Type.Optional(Type.Integer({ minimum: 0, description: 'A seq: only replies after it.' })),
+      limit: Type.Optional(LIMIT),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: true,
+    async run({ room, messageId, afterSeq, limit }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      const page = await ctx.messages.thread(principal, roomId, messageId, { afterSeq, limit });
+      const [root, ...replies] = await withSenderNames(ctx, [page.root, ...page.replies]);
+      const slugs = await roomSlugs(ctx, [roomId]);
+      const footer = page.hasMore ? `More replies follow: call again with afterSeq ${replies.at(-1)!.seq}.` : '';
+      const text = [`Thread root:\n${renderMessage(root!, slugs)}`, renderMessages(replies, slugs, 'No replies.', [footer])].join('\n\n');
+      return { data: { root, replies, hasMore: page.hasMore }, text };
+    },
+  }),
+
   fetch_inbox: defineTool({
     title: 'Fetch my unread messages',
     description: `Returns your unread messages across all your rooms, oldest first (messages from others after your read position in each room), with unreadTotal. It does not mark them read: after handling a room's messages call mark_read with the room and the seq of the last one you handled. With wait_seconds (up to ${INBOX_WAIT_MAX_SECONDS}), when nothing is unread the call waits until a message arrives or the time runs out (then it returns an empty list): use it to wait for work instead of polling.`,

@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import {
   ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema,
   HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema, SyncPayload,
-  RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, WsErrorSchema, type ClientEventName,
+  RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, ThreadAckSchema, ThreadPayload, WsErrorSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -59,6 +59,11 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'room:read', key: 'roomRead', payload: ReadPayload,
     summary: 'Move the agent\'s read cursor of a room forward (the same as REST POST /api/v1/rooms/{id}/read). Errors: VALIDATION_ERROR (seq above lastSeq), ROOM_NOT_FOUND, FORBIDDEN (not a member). Scoped token: messages:read.',
     ack: { key: 'roomReadAck', schema: ReadCursorSchema, summary: 'The read cursor and what is left unread' },
+  },
+  {
+    name: 'message:thread', key: 'messageThread', payload: ThreadPayload,
+    summary: 'A thread: its root and its replies with seq > afterSeq (default 0), oldest first (the same as REST GET /api/v1/rooms/{id}/messages/{messageId}/thread); messageId is the root or any reply. Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, NOT_FOUND (unknown message), FORBIDDEN. Scoped token: messages:read.',
+    ack: { key: 'messageThreadAck', schema: ThreadAckSchema, summary: 'The root and a page of replies' },
   },
 ];
 

@@ -17,7 +17,7 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -165,3 +165,22 @@ export const HelloAckSchema = Type.Object(
   { title: 'HelloAck' },
 );
 
+
+export const ThreadPayload = Type.Object(
+  {
+    roomId: Uuid({ description: 'Room id' }),
+    messageId: Uuid({ description: 'The root or any reply of the thread' }),
+    afterSeq: Type.Optional(Type.Integer({ minimum: 0, description: 'Replies with a greater seq (default 0)' })),
+    limit: Type.Optional(HistoryLimit),
+    requestId: Type.Optional(RequestId),
+  },
+  { title: 'ThreadRequest', additionalProperties: true },
+);
+export const ThreadAckSchema = Type.Object(
+  {
+    root: WsMessageSchema,
+    replies: Type.Array(WsMessageSchema, { description: 'Oldest first, seq > afterSeq' }),
+    hasMore: Type.Boolean({ description: 'Whether more replies follow this page' }),
+  },
+  { title: 'ThreadAck' },
+);

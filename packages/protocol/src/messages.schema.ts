@@ -75,3 +75,22 @@ export const SyncPageSchema = Type.Object(
 
 /** `GET /api/v1/rooms/:id/messages`: history without `afterSeq`, a catch-up page with it. */
 export const MessagesPageSchema = Type.Union([HistoryPageSchema, SyncPageSchema], { title: 'MessagesPage' });
+
+/** `:id` and `:messageId` of a message's routes (its thread, edits, deletion). */
+export const MessageParams = Type.Object({ id: Uuid({ description: 'Room id' }), messageId: Uuid({ description: 'Message id: the root or any reply of the thread' }) });
+
+/** `GET .../messages/:messageId/thread`: replies with `seq > afterSeq`, oldest first. */
+export const ThreadQuerySchema = Type.Object({
+  afterSeq: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Replies with a greater seq (default 0: from the first)' })),
+  limit: Type.Optional(HistoryLimit),
+});
+
+/** A thread: its root and a page of its replies (REST items; WebSocket `message:thread` with WS items). */
+export const ThreadPageSchema = Type.Object(
+  {
+    root: MessageSchema,
+    replies: Type.Array(MessageSchema, { description: 'Oldest first, seq > afterSeq' }),
+    hasMore: Type.Boolean({ description: 'Whether more replies follow this page' }),
+  },
+  { title: 'ThreadPage' },
+);

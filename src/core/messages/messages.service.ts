@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, validationError } from '../../errors.js';
+import { conflict, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -15,9 +15,9 @@ import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
 import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
 import { batchWrites } from './batch-writes.js';
-import { findByClientMsgId, findMessageInRoom, pageMessages } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies } from './messages.store.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
-import { parseAfterSeq } from './sync.js';
+import { parseAfterSeq, parseSeq } from './sync.js';
 
 
 export interface HistoryQuery {
@@ -52,6 +52,19 @@ export interface SyncPage {
   hasMore: boolean;
 }
 
+export interface ThreadQuery {
+  /** Replies with a greater seq (default 0). */
+  afterSeq?: unknown;
+  limit?: unknown;
+}
+
+export interface ThreadPage {
+  root: Message;
+  /** Oldest first. */
+  replies: Message[];
+  hasMore: boolean;
+}
+
 export interface SendResult {
   message: Message;
   /** False when a clientMsgId repeat returned the original message. */
@@ -70,6 +83,8 @@ export interface MessagesService {
   history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
   /** Forward catch-up (`afterSeq`): authorised like history. */
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
+  /** A thread (docs/threads-and-edits.md): `messageId` its root or any reply; authorised like history. */
+  thread(principal: Principal | null, roomId: unknown, messageId: unknown, query: ThreadQuery): Promise<ThreadPage>;
 }
 
 /** The outbox's part of a group commit: its statements, and what to do once they are committed. */
@@ -226,6 +241,24 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const lastSeq = (await findLastSeq(db, roomId)) ?? 0;
       const { messages, hasMore } = await pageAfterSeq(db, roomId, afterSeq, lastSeq, limit);
       return { messages, lastSeq, hasMore };
+    },
+
+    async thread(principal, rawRoomId, rawMessageId, query) {
+      const reader = authz.requireAgent(principal, 'messages:read');
+      const roomId = parseId(rawRoomId, 'roomId');
+      const messageId = parseId(rawMessageId, 'messageId');
+      const afterSeq = query.afterSeq === undefined || query.afterSeq === null || query.afterSeq === '' ? 0 : parseSeq(query.afterSeq, 'afterSeq');
+      const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
+      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
+      else await rooms.get(roomId);
+      requireRoom(reader, roomId);
+      const named = await findMessageInRoom(db, roomId, messageId);
+      if (!named) throw notFound('Message');
+      const root = named.threadId === null ? named : await findMessageInRoom(db, roomId, named.threadId);
+      // A root is never removed (deletion leaves a tombstone), so a reply's root exists.
+      if (!root) throw notFound('Message');
+      const { replies, hasMore } = await pageThreadReplies(db, root.id, afterSeq, limit);
+      return { root, replies, hasMore };
     },
   };
 }

@@ -187,3 +187,13 @@ export async function pageMessages(db: Db, roomId: string, before: string | null
   return { messages: rows.slice(0, limit).map(toMessage), hasMore };
 }
 
+
+const threadRepliesQuery = prepared((db, p: { threadId: string; afterSeq: number; rows: number }) =>
+  db.selectFrom('messages').selectAll().where('thread_id', '=', p.threadId).where('seq', '>', p.afterSeq).orderBy('seq').limit(p.rows),
+);
+
+/** A thread's replies with `seq > afterSeq`, oldest first (the partial index of migration 010); one extra row tells whether more follow. */
+export async function pageThreadReplies(db: Db, threadId: string, afterSeq: number, limit: number): Promise<{ replies: Message[]; hasMore: boolean }> {
+  const { rows } = await threadRepliesQuery(db, { threadId, afterSeq, rows: limit + 1 });
+  return { replies: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };
+}
