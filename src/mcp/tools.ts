@@ -202,6 +202,39 @@ const TOOLS = {
     },
   }),
 
+  edit_message: defineTool({
+    title: 'Edit one of your messages',
+    description: 'Replaces the text of a message you sent (members see it edited, with editedAt). You can only edit your own messages, and not deleted ones.',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of your message.' }),
+      body: Type.String({ minLength: 1, description: `The new text (1 to ${MESSAGE_BODY_MAX} characters).` }),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, messageId, body }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      const message = await ctx.messages.edit(principal, roomId, messageId, { body });
+      return { data: { message }, text: `Edited: message ${message.id} (seq ${message.seq}), edited at ${message.editedAt}.` };
+    },
+  }),
+
+  delete_message: defineTool({
+    title: 'Delete one of your messages',
+    description: 'Deletes a message you sent (an admin may delete any message of a group room): its text is removed for everyone and search no longer finds it; it stays in the history as "deleted".',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of the message.' }),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, messageId }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      await ctx.messages.remove(principal, roomId, messageId);
+      return { data: { deleted: true }, text: `Deleted: message ${messageId}.` };
+    },
+  }),
+
   fetch_inbox: defineTool({
     title: 'Fetch my unread messages',
     description: `Returns your unread messages across all your rooms, oldest first (messages from others after your read position in each room), with unreadTotal. It does not mark them read: after handling a room's messages call mark_read with the room and the seq of the last one you handled. With wait_seconds (up to ${INBOX_WAIT_MAX_SECONDS}), when nothing is unread the call waits until a message arrives or the time runs out (then it returns an empty list): use it to wait for work instead of polling.`,

@@ -2,7 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import {
   ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema,
   HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, SyncAckSchema, SyncPayload,
-  RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, ThreadAckSchema, ThreadPayload, WsErrorSchema, type ClientEventName,
+  MessageDeletedSchema, MessageUpdatedSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, ThreadAckSchema, ThreadPayload, WsErrorSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -70,6 +70,8 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
 const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'agent:hello-ack', key: 'agentHelloAck', payload: HelloAckSchema, summary: 'After a successful handshake: the agent and the rooms it was joined to' },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
+  { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt' },
+  { name: 'message:deleted', key: 'messageDeleted', payload: MessageDeletedSchema, summary: 'A message of one of the connection\'s rooms was deleted: it stays as a tombstone (body "", deletedAt set)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
   {
     name: 'error', key: 'error', payload: WsErrorSchema,

@@ -59,10 +59,10 @@ describe('/asyncapi.json and /docs', () => {
       const operation = Object.values(document.operations).find((op) => op.action === 'receive' && op.messages.some((ref) => ref.$ref.endsWith(`/${Object.entries(document.channels.agents!.messages).find(([, m]) => m.name === event)![0]}`)));
       expect(operation?.reply?.messages.length, event).toBe(2);
     }
-    for (const event of ['message:new', 'presence:update', 'agent:hello-ack', 'error']) {
+    for (const event of ['message:new', 'message:updated', 'message:deleted', 'presence:update', 'agent:hello-ack', 'error']) {
       expect(names).toContain(event);
     }
-    expect(Object.values(document.operations).filter((op) => op.action === 'send')).toHaveLength(4);
+    expect(Object.values(document.operations).filter((op) => op.action === 'send')).toHaveLength(6);
   });
 
   it('real events and acknowledgements match their documented payloads', async () => {

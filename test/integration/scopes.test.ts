@@ -95,6 +95,18 @@ const mcp = (action: ScopeAction, tool: string, args: (f: Fixture) => Record<str
   },
 });
 
+/** A message of the fixture's admin (sent with its unscoped JWT), for an edit or a deletion to act on. */
+const ownMessage = async (f: Fixture): Promise<string> => (await sendMessage(f.api, f.admin, f.roomId, 'mine to change')).id;
+
+const mcpOutcomeOf = async (jwt: string, f: Fixture, tool: string, args: Record<string, unknown>): Promise<Outcome> => {
+  const client = await connectMcp(f.url, jwt);
+  try {
+    return mcpOutcome(await callTool(client, tool, args));
+  } finally {
+    await client.close();
+  }
+};
+
 const uniqueSlug = (): string => `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 const TRANSPORTS: Transport[] = [
@@ -109,6 +121,9 @@ const TRANSPORTS: Transport[] = [
       'GET search': rest('messages:read', 'GET', () => '/api/v1/search/messages?q=hello'),
       'POST read cursor': rest('messages:read', 'POST', (f) => `/api/v1/rooms/${f.roomId}/read`, () => ({ seq: 1 })),
       'POST message': rest('messages:write', 'POST', (f) => `/api/v1/rooms/${f.roomId}/messages`, () => ({ body: 'hello from a scoped token' })),
+      // The admin's own message, made for the call (edits and deletions are its sender's).
+      'PATCH message': { action: 'messages:write', run: async (jwt, f) => restOutcome(await f.api.request('PATCH', `/api/v1/rooms/${f.roomId}/messages/${await ownMessage(f)}`, { jwt, body: { body: 'edited' } })) },
+      'DELETE message': { action: 'messages:write', run: async (jwt, f) => restOutcome(await f.api.request('DELETE', `/api/v1/rooms/${f.roomId}/messages/${await ownMessage(f)}`, { jwt })) },
       'GET /rooms': rest('rooms:read', 'GET', () => '/rooms'),
       'GET /api/v1/rooms': rest('rooms:read', 'GET', () => '/api/v1/rooms'),
       'GET /api/v1/rooms/:id/members': rest('rooms:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/members`),
@@ -154,6 +169,8 @@ const TRANSPORTS: Transport[] = [
       mark_read: mcp('messages:read', 'mark_read', (f) => ({ room: f.roomId, seq: 1 })),
       search_messages: mcp('messages:read', 'search_messages', () => ({ query: 'hello' })),
       send_message: mcp('messages:write', 'send_message', (f) => ({ room: f.roomId, body: 'hello over mcp' })),
+      edit_message: { action: 'messages:write', run: async (jwt, f) => mcpOutcomeOf(jwt, f, 'edit_message', { room: f.roomId, messageId: await ownMessage(f), body: 'edited over mcp' }) },
+      delete_message: { action: 'messages:write', run: async (jwt, f) => mcpOutcomeOf(jwt, f, 'delete_message', { room: f.roomId, messageId: await ownMessage(f) }) },
       list_agents: mcp('directory:read', 'list_agents'),
       read_feed: mcp('feed:read', 'read_feed', (f) => ({ channel: f.channelId })),
       read_thread: mcp('feed:read', 'read_thread', (f) => ({ postId: f.postId })),

@@ -100,7 +100,7 @@ describe('webhook endpoints: registration, listing, deletion, deliveries log', (
     expect(await bad({ url: 'not a url' })).toHaveProperty('url');
     expect(await bad({ url: `https://example.com/${'a'.repeat(2100)}` })).toHaveProperty('url');
     expect(await bad({ url: receiver.url, mode: 'sometimes' })).toHaveProperty('mode');
-    expect(await bad({ url: receiver.url, events: ['message.deleted'] })).toHaveProperty('events[0]');
+    expect(await bad({ url: receiver.url, events: ['message.removed'] })).toHaveProperty('events[0]');
     expect(await bad({ url: receiver.url, events: [] })).toHaveProperty('events');
     expect((await t.api.get(`${base}/${'0'.repeat(8)}/deliveries`, { jwt: owner.jwt })).status).toBe(400);
   });

@@ -47,8 +47,27 @@ export interface HelloAck {
   lastSeqs: Record<string, number>;
 }
 
+/** `message:updated`: a message of one of the connection's rooms was edited. */
+export interface MessageUpdated {
+  id: string;
+  roomId: string;
+  seq: number;
+  body: string;
+  editedAt: string;
+}
+
+/** `message:deleted`: a message of one of the connection's rooms was deleted (it stays as a tombstone). */
+export interface MessageDeleted {
+  id: string;
+  roomId: string;
+  seq: number;
+  deletedAt: string;
+}
+
 export interface ServerToClientEvents {
   'agent:hello-ack': (payload: HelloAck) => void;
+  'message:updated': (payload: MessageUpdated) => void;
+  'message:deleted': (payload: MessageDeleted) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
   error: (payload: WsError) => void;
@@ -183,4 +202,13 @@ export const ThreadAckSchema = Type.Object(
     hasMore: Type.Boolean({ description: 'Whether more replies follow this page' }),
   },
   { title: 'ThreadAck' },
+);
+
+export const MessageUpdatedSchema = Type.Object(
+  { id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), body: Type.String(), editedAt: Type.String({ format: 'date-time' }) },
+  { title: 'MessageUpdated' },
+);
+export const MessageDeletedSchema = Type.Object(
+  { id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), deletedAt: Type.String({ format: 'date-time' }) },
+  { title: 'MessageDeleted' },
 );

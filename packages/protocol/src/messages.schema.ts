@@ -17,6 +17,12 @@ export const SendMessageInput = Type.Object(
   { additionalProperties: true },
 );
 
+/** `PATCH .../messages/:messageId`: the new body, under the rules of a send. */
+export const EditMessageInput = Type.Object(
+  { body: Text({ minLength: 1, maxLength: MESSAGE_BODY_MAX }) },
+  { additionalProperties: true },
+);
+
 /** `limit` of history pages: a whole number 1..100, default 50 (parsed by paging.ts). */
 export const HistoryLimit = Type.Integer({ minimum: 1, maximum: HISTORY_LIMIT_MAX, default: HISTORY_LIMIT_DEFAULT });
 

@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, notFound, validationError } from '../../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -13,9 +13,12 @@ import type { RoomsService } from '../rooms/rooms.service.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import type { Message } from './message.js';
-import { HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
+import { EditMessageInput, HISTORY_LIMITS, SendMessageInput } from '@agent-messaging/protocol';
 import { batchWrites } from './batch-writes.js';
-import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, tombstoneMessage, updateMessageBody } from './messages.store.js';
+import { recordAudit } from '../audit/audit.store.js';
+import { removeSearchEntry, searchEntryStatement } from '../search/search.store.js';
+import { searchText } from '../search/search-text.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq, parseSeq } from './sync.js';
 
@@ -85,6 +88,10 @@ export interface MessagesService {
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
   /** A thread (docs/threads-and-edits.md): `messageId` its root or any reply; authorised like history. */
   thread(principal: Principal | null, roomId: unknown, messageId: unknown, query: ThreadQuery): Promise<ThreadPage>;
+  /** Its sender edits a message's body (docs/threads-and-edits.md): the message as it is now. */
+  edit(principal: Principal | null, roomId: unknown, messageId: unknown, input: unknown): Promise<Message>;
+  /** Its sender (or an admin) deletes a message: it stays as a tombstone. */
+  remove(principal: Principal | null, roomId: unknown, messageId: unknown): Promise<void>;
 }
 
 /** The outbox's part of a group commit: its statements, and what to do once they are committed. */
@@ -98,10 +105,12 @@ export interface OutboxWrites {
  * messages. `prepare` reads what it needs before the transaction and returns its statements.
  */
 export interface MessageOutbox {
-  prepare(messages: readonly Message[]): Promise<OutboxWrites | null>;
+  /** `change`: an edit or a deletion by `actorId` (absent: new messages, from their senders). */
+  prepare(messages: readonly Message[], change?: { event: 'message.updated' | 'message.deleted'; actorId: string }): Promise<OutboxWrites | null>;
 }
 
 const sendInput = compile(SendMessageInput);
+const editInput = compile(EditMessageInput);
 
 /**
  * Group commits are spaced by COMMIT_SPACING_MS while sends arrive at SPACED_FROM_RATE per second or
@@ -207,8 +216,63 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     return { committed };
   };
 
+  /**
+   * An edit's or a deletion's writes, in one transaction: the message, its search entry, the audit
+   * record and the webhook deliveries (read before it, as a send's are). Null: the message was
+   * deleted meanwhile.
+   */
+  const change = async (
+    before: Message, after: Message, event: 'message.updated' | 'message.deleted', actorId: string,
+    write: (trx: Kysely<DB>) => Promise<boolean>,
+  ): Promise<Message> => {
+    const outboxWrites = outbox ? await outbox.prepare([after], { event, actorId }) : null;
+    const done = await db.transaction().execute(async (trx) => {
+      if (!(await write(trx))) return false;
+      await removeSearchEntry(trx, before.id, searchText(before.body));
+      const entry = searchEntryStatement(trx, after.id, searchText(after.body));
+      if (entry !== null) await trx.executeQuery(entry);
+      await recordAudit(trx, { event: event === 'message.updated' ? 'message-edited' : 'message-deleted', actorId, subjectId: after.id, detail: { roomId: after.roomId } });
+      for (const statement of outboxWrites?.statements ?? []) await trx.executeQuery(statement);
+      return true;
+    });
+    if (!done) throw notFound('Message');
+    outboxWrites?.committed();
+    await events.publish({ type: event, message: after, actorId });
+    return after;
+  };
+
+  /** The message an edit or deletion names: 404 for an unknown room or message, or a deleted one. */
+  const target = async (principal: Principal | null, rawRoomId: unknown, rawMessageId: unknown) => {
+    const actor = authz.requireAgent(principal, 'messages:write');
+    const roomId = parseId(rawRoomId, 'roomId');
+    const messageId = parseId(rawMessageId, 'messageId');
+    await rooms.get(roomId);
+    requireRoom(actor, roomId);
+    const message = await findMessageInRoom(db, roomId, messageId);
+    if (!message || message.deletedAt !== null) throw notFound('Message');
+    return { actor, message };
+  };
+
   return {
     submit,
+
+    async edit(principal, rawRoomId, rawMessageId, input) {
+      const { body } = editInput.parse(requireObject(input));
+      const { actor, message } = await target(principal, rawRoomId, rawMessageId);
+      if (message.senderId !== actor.agentId) throw forbidden('Only its sender may edit a message');
+      const editedAt = nowIso();
+      const after: Message = { ...message, body, editedAt };
+      return change(message, after, 'message.updated', actor.agentId, (trx) => updateMessageBody(trx, message.id, body, editedAt));
+    },
+
+    async remove(principal, rawRoomId, rawMessageId) {
+      const { actor, message } = await target(principal, rawRoomId, rawMessageId);
+      // Its sender, or an admin (direct rooms, where admins have no say, are the direct-rooms feature's).
+      if (message.senderId !== actor.agentId && actor.role !== 'admin') throw forbidden('Only its sender or an admin may delete a message');
+      const deletedAt = nowIso();
+      const after: Message = { ...message, body: '', mentions: [], deletedAt };
+      await change(message, after, 'message.deleted', actor.agentId, (trx) => tombstoneMessage(trx, message.id, deletedAt));
+    },
 
     async send(principal, rawRoomId, input) {
       return (await submit(principal, rawRoomId, input)).committed;

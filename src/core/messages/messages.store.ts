@@ -197,3 +197,15 @@ export async function pageThreadReplies(db: Db, threadId: string, afterSeq: numb
   const { rows } = await threadRepliesQuery(db, { threadId, afterSeq, rows: limit + 1 });
   return { replies: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };
 }
+
+/** An edit: the new body, if the message is still not deleted (false: it was, meanwhile). */
+export async function updateMessageBody(db: Db, id: string, body: string, editedAt: string): Promise<boolean> {
+  const result = await db.updateTable('messages').set({ body, edited_at: editedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** A deletion: the tombstone (body "", mentions []), if not deleted already (false: it was, meanwhile). */
+export async function tombstoneMessage(db: Db, id: string, deletedAt: string): Promise<boolean> {
+  const result = await db.updateTable('messages').set({ body: '', mentions: '[]', deleted_at: deletedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
