@@ -136,7 +136,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   });
   events.attach({
     publish(event) {
-      if (event.type === 'message.created' && webhookOutbox.takeRecorded()) webhookWorker.kick();
+      if ((event.type === 'message.created' || event.type === 'message.updated' || event.type === 'message.deleted') && webhookOutbox.takeRecorded()) webhookWorker.kick();
     },
   });
 

@@ -10,6 +10,9 @@ import type { Message } from './messages/message.js';
 export type DomainEvent =
   /** `attention`: the agents the message is for the attention of (core/messages/attention.ts). */
   | { type: 'message.created'; message: Message; attention?: readonly string[] }
+  /** Edited / deleted (a tombstone): the message as it is now; `actorId` who did it. */
+  | { type: 'message.updated'; message: Message; actorId: string }
+  | { type: 'message.deleted'; message: Message; actorId: string }
   /** One change set: a room's creation adds all its members in one event. */
   | { type: 'membership.added'; roomId: string; agentIds: string[] }
   | { type: 'membership.removed'; roomId: string; agentIds: string[] }

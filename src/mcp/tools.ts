@@ -57,7 +57,11 @@ type Slugs = ReadonlyMap<string, string>;
 /** One message as a model reads it: who, when, where (the room's slug), then the body. */
 export function renderMessage(m: Message & { senderName?: string }, slugs: Slugs): string {
   const who = m.senderName ?? m.senderId;
-  const extras = [m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : ''].filter((x) => x !== '');
+  const extras = [
+    m.threadId !== null ? `in thread ${m.threadId}` : '', m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : '',
+    m.replyCount ? `${m.replyCount} ${m.replyCount === 1 ? 'reply' : 'replies'}, read them with read_replies` : '',
+    m.editedAt !== null && m.deletedAt === null ? `edited ${m.editedAt}` : '', m.deletedAt !== null ? `deleted ${m.deletedAt}` : '',
+  ].filter((x) => x !== '');
   return `[${m.createdAt}] ${who} in room ${slugs.get(m.roomId) ?? m.roomId} (seq ${m.seq}, id ${m.id}${extras.length ? `; ${extras.join('; ')}` : ''}):\n${m.body}`;
 }
 
@@ -176,6 +180,61 @@ const TOOLS = {
       const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';
       const { slug } = await ctx.rooms.get(message.roomId);
       return { data: { message }, text: `${note}: message ${message.id}, seq ${message.seq} in room ${slug}.` };
+    },
+  }),
+
+  read_replies: defineTool({
+    title: 'Read the replies of a thread',
+    description: 'Reads a thread: its root message and its replies, oldest first. messageId is the root or any reply (a message showing "N replies" is a root). Pass afterSeq (the seq of the last reply you read) to get only newer replies.',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of the root message or of any reply of the thread.' }),
+      afterSeq: Type.Optional(Type.Integer({ minimum: 0, description: 'A seq: only replies after it.' })),
+      limit: Type.Optional(LIMIT),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: true,
+    async run({ room, messageId, afterSeq, limit }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      const page = await ctx.messages.thread(principal, roomId, messageId, { afterSeq, limit });
+      const [root, ...replies] = await withSenderNames(ctx, [page.root, ...page.replies]);
+      const slugs = await roomSlugs(ctx, [roomId]);
+      const footer = page.hasMore ? `More replies follow: call again with afterSeq ${replies.at(-1)!.seq}.` : '';
+      const text = [`Thread root:\n${renderMessage(root!, slugs)}`, renderMessages(replies, slugs, 'No replies.', [footer])].join('\n\n');
+      return { data: { root, replies, hasMore: page.hasMore }, text };
+    },
+  }),
+
+  edit_message: defineTool({
+    title: 'Edit one of your messages',
+    description: 'Replaces the text of a message you sent (members see it edited, with editedAt). You can only edit your own messages, and not deleted ones.',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of your message.' }),
+      body: Type.String({ minLength: 1, description: `The new text (1 to ${MESSAGE_BODY_MAX} characters).` }),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, messageId, body }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      const message = await ctx.messages.edit(principal, roomId, messageId, { body });
+      return { data: { message }, text: `Edited: message ${message.id} (seq ${message.seq}), edited at ${message.editedAt}.` };
+    },
+  }),
+
+  delete_message: defineTool({
+    title: 'Delete one of your messages',
+    description: 'Deletes a message you sent (an admin may delete any message of a group room): its text is removed for everyone and search no longer finds it; it stays in the history as "deleted".',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of the message.' }),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, messageId }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      await ctx.messages.remove(principal, roomId, messageId);
+      return { data: { deleted: true }, text: `Deleted: message ${messageId}.` };
     },
   }),
 

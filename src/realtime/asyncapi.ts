@@ -3,7 +3,7 @@ import {
   ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
   HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomAddedSchema, RoomRemovedSchema,
   RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload,
-  WsErrorSchema, type ClientEventName,
+  WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -61,6 +61,11 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     summary: 'Move the agent\'s read cursor of a room forward (the same as REST POST /api/v1/rooms/{id}/read). Errors: VALIDATION_ERROR (seq above lastSeq), ROOM_NOT_FOUND, FORBIDDEN (not a member). Scoped token: messages:read.',
     ack: { key: 'roomReadAck', schema: ReadCursorSchema, summary: 'The read cursor and what is left unread' },
   },
+  {
+    name: 'message:thread', key: 'messageThread', payload: ThreadPayload,
+    summary: 'A thread: its root and its replies with seq > afterSeq (default 0), oldest first (the same as REST GET /api/v1/rooms/{id}/messages/{messageId}/thread); messageId is the root or any reply. Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, NOT_FOUND (unknown message), FORBIDDEN. Scoped token: messages:read.',
+    ack: { key: 'messageThreadAck', schema: ThreadAckSchema, summary: 'The root and a page of replies' },
+  },
 ];
 
 const SERVER_EVENTS: (EventDoc & { name: string })[] = [
@@ -70,6 +75,8 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
     summary: 'Periodically (POSITION_CHECK_INTERVAL_MS) and at once after the node lost its cluster bus or database for a while: the current lastSeq of each of the connection\'s rooms, to detect missed messages',
   },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
+  { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt' },
+  { name: 'message:deleted', key: 'messageDeleted', payload: MessageDeletedSchema, summary: 'A message of one of the connection\'s rooms was deleted: it stays as a tombstone (body "", deletedAt set)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
   {
     name: 'room:added', key: 'roomAdded', payload: RoomAddedSchema,

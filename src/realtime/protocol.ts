@@ -36,7 +36,12 @@ export function toWsMessage(message: Message): WsMessage {
     body: message.body,
     createdAt: message.createdAt,
     seq: message.seq,
+    threadId: message.threadId,
+    editedAt: message.editedAt,
+    deletedAt: message.deletedAt,
   };
+  if (message.replyCount !== undefined) out.replyCount = message.replyCount;
+  if (message.lastReplyAt !== undefined) out.lastReplyAt = message.lastReplyAt;
   if (message.mentions !== undefined) out.mentions = message.mentions;
   if (message.replyTo !== undefined) out.replyTo = message.replyTo;
   if (message.clientMsgId !== undefined) out.clientMsgId = message.clientMsgId;

@@ -73,6 +73,13 @@ export interface MessagesTable {
   created_at: Timestamp;
   /** Per room, from 1, gapless, in commit order (migration 004). */
   seq: number;
+  /** The root of the reply's thread; null when not a reply (migration 010, as the four below). */
+  thread_id: string | null;
+  /** On a root: its replies (deleted ones included) and the newest one's time. */
+  reply_count: Generated<number>;
+  last_reply_at: Timestamp | null;
+  edited_at: Timestamp | null;
+  deleted_at: Timestamp | null;
 }
 
 /**

@@ -44,7 +44,7 @@ describe('ams mcp: the tools over stdio', { timeout: 60_000 }, () => {
     const { client } = await spawnAmsMcp({ AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken });
     clients.push(client);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(13);
+    expect(tools).toHaveLength(16);
     expect(client.getServerVersion()?.name).toBe('agent-messaging-service');
 
     expect((await callTool(client, 'whoami')).data.agentId).toBe(agent.id);

@@ -191,6 +191,17 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', `${messages()}?limit=500`, roomId, { jwt: alice.jwt })).status).toBe(400);
     expect((await call(t, 'GET', messages(), roomId)).status).toBe(401);
     expect((await call(t, 'GET', messages(), { id: '00000000-0000-7000-8000-000000000000' }, { jwt: alice.jwt })).status).toBe(404);
+    // Threads (docs/threads-and-edits.md).
+    const thread = '/api/v1/rooms/:id/messages/:messageId/thread';
+    expect((await call(t, 'GET', thread, { ...roomId, messageId: sent.body.id as string }, { jwt: bob.jwt })).body.replies).toHaveLength(1);
+    expect((await call(t, 'GET', thread, { ...roomId, messageId: '00000000-0000-7000-8000-000000000000' }, { jwt: bob.jwt })).status).toBe(404);
+    // Edits and deletions (docs/threads-and-edits.md).
+    const one = '/api/v1/rooms/:id/messages/:messageId';
+    const mine = await call(t, 'POST', messages(), roomId, { body: { body: 'to edit' }, jwt: alice.jwt });
+    expect((await call(t, 'PATCH', one, { ...roomId, messageId: mine.body.id as string }, { body: { body: 'edited' }, jwt: alice.jwt })).body.editedAt).toEqual(expect.any(String));
+    expect((await call(t, 'PATCH', one, { ...roomId, messageId: mine.body.id as string }, { body: { body: 'edited' }, jwt: bob.jwt })).status).toBe(403);
+    expect((await call(t, 'DELETE', one, { ...roomId, messageId: mine.body.id as string }, { jwt: alice.jwt })).status).toBe(204);
+    expect((await call(t, 'DELETE', one, { ...roomId, messageId: mine.body.id as string }, { jwt: alice.jwt })).status).toBe(404);
     // Forward catch-up, read cursors, the inbox and search (docs/catch-up.md, docs/search.md).
     expect((await call(t, 'GET', `${messages()}?afterSeq=0`, roomId, { jwt: bob.jwt })).body.lastSeq).toBeGreaterThan(0);
     expect((await call(t, 'GET', `${messages()}?afterSeq=-1`, roomId, { jwt: bob.jwt })).status).toBe(400);

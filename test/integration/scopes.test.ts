@@ -95,6 +95,18 @@ const mcp = (action: ScopeAction, tool: string, args: (f: Fixture) => Record<str
   },
 });
 
+/** A message of the fixture's admin (sent with its unscoped JWT), for an edit or a deletion to act on. */
+const ownMessage = async (f: Fixture): Promise<string> => (await sendMessage(f.api, f.admin, f.roomId, 'mine to change')).id;
+
+const mcpOutcomeOf = async (jwt: string, f: Fixture, tool: string, args: Record<string, unknown>): Promise<Outcome> => {
+  const client = await connectMcp(f.url, jwt);
+  try {
+    return mcpOutcome(await callTool(client, tool, args));
+  } finally {
+    await client.close();
+  }
+};
+
 const uniqueSlug = (): string => `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
 
 const TRANSPORTS: Transport[] = [
@@ -104,10 +116,14 @@ const TRANSPORTS: Transport[] = [
       'GET history': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages`),
       'GET history ?before=': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages?before=${f.messageId}`),
       'GET ?afterSeq=': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages?afterSeq=0`),
+      'GET message thread': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages/${f.messageId}/thread`),
       'GET inbox': rest('messages:read', 'GET', () => '/api/v1/inbox'),
       'GET search': rest('messages:read', 'GET', () => '/api/v1/search/messages?q=hello'),
       'POST read cursor': rest('messages:read', 'POST', (f) => `/api/v1/rooms/${f.roomId}/read`, () => ({ seq: 1 })),
       'POST message': rest('messages:write', 'POST', (f) => `/api/v1/rooms/${f.roomId}/messages`, () => ({ body: 'hello from a scoped token' })),
+      // The admin's own message, made for the call (edits and deletions are its sender's).
+      'PATCH message': { action: 'messages:write', run: async (jwt, f) => restOutcome(await f.api.request('PATCH', `/api/v1/rooms/${f.roomId}/messages/${await ownMessage(f)}`, { jwt, body: { body: 'edited' } })) },
+      'DELETE message': { action: 'messages:write', run: async (jwt, f) => restOutcome(await f.api.request('DELETE', `/api/v1/rooms/${f.roomId}/messages/${await ownMessage(f)}`, { jwt })) },
       'GET /rooms': rest('rooms:read', 'GET', () => '/rooms'),
       'GET /api/v1/rooms': rest('rooms:read', 'GET', () => '/api/v1/rooms'),
       'GET /api/v1/rooms/:id/members': rest('rooms:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/members`),
@@ -134,6 +150,7 @@ const TRANSPORTS: Transport[] = [
       'message:history': ws('messages:read', 'message:history', (f) => ({ roomId: f.roomId })),
       'room:sync': ws('messages:read', 'room:sync', (f) => ({ roomId: f.roomId, afterSeq: 0 })),
       'room:read': ws('messages:read', 'room:read', (f) => ({ roomId: f.roomId, seq: 1 })),
+      'message:thread': ws('messages:read', 'message:thread', (f) => ({ roomId: f.roomId, messageId: f.messageId })),
       'message:send': ws('messages:write', 'message:send', (f) => ({ roomId: f.roomId, body: 'hello over ws' })),
       'room:list': ws('rooms:read', 'room:list', () => ({})),
       'room:join': ws('rooms:read', 'room:join', (f) => ({ roomId: f.roomId })),
@@ -147,10 +164,13 @@ const TRANSPORTS: Transport[] = [
       list_rooms: mcp('rooms:read', 'list_rooms'),
       read_messages: mcp('messages:read', 'read_messages', (f) => ({ room: f.roomId })),
       'read_messages afterSeq': mcp('messages:read', 'read_messages', (f) => ({ room: f.roomId, afterSeq: 0 })),
+      read_replies: mcp('messages:read', 'read_replies', (f) => ({ room: f.roomId, messageId: f.messageId })),
       fetch_inbox: mcp('messages:read', 'fetch_inbox'),
       mark_read: mcp('messages:read', 'mark_read', (f) => ({ room: f.roomId, seq: 1 })),
       search_messages: mcp('messages:read', 'search_messages', () => ({ query: 'hello' })),
       send_message: mcp('messages:write', 'send_message', (f) => ({ room: f.roomId, body: 'hello over mcp' })),
+      edit_message: { action: 'messages:write', run: async (jwt, f) => mcpOutcomeOf(jwt, f, 'edit_message', { room: f.roomId, messageId: await ownMessage(f), body: 'edited over mcp' }) },
+      delete_message: { action: 'messages:write', run: async (jwt, f) => mcpOutcomeOf(jwt, f, 'delete_message', { room: f.roomId, messageId: await ownMessage(f) }) },
       list_agents: mcp('directory:read', 'list_agents'),
       read_feed: mcp('feed:read', 'read_feed', (f) => ({ channel: f.channelId })),
       read_thread: mcp('feed:read', 'read_thread', (f) => ({ postId: f.postId })),

@@ -176,6 +176,8 @@ describe('message search', () => {
     await sql`alter table rooms drop column direct_key`.execute(kysely);
     await sql`alter table rooms drop column kind`.execute(kysely);
     await sql`drop table message_attention`.execute(kysely); // 011
+    await sql`drop index messages_thread_seq_idx`.execute(kysely); // 010
+    for (const column of ['thread_id', 'reply_count', 'last_reply_at', 'edited_at', 'deleted_at']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

@@ -100,7 +100,7 @@ describe('webhook endpoints: registration, listing, deletion, deliveries log', (
     expect(await bad({ url: 'not a url' })).toHaveProperty('url');
     expect(await bad({ url: `https://example.com/${'a'.repeat(2100)}` })).toHaveProperty('url');
     expect(await bad({ url: receiver.url, mode: 'sometimes' })).toHaveProperty('mode');
-    expect(await bad({ url: receiver.url, events: ['message.deleted'] })).toHaveProperty('events[0]');
+    expect(await bad({ url: receiver.url, events: ['message.removed'] })).toHaveProperty('events[0]');
     expect(await bad({ url: receiver.url, events: [] })).toHaveProperty('events');
     expect((await t.api.get(`${base}/${'0'.repeat(8)}/deliveries`, { jwt: owner.jwt })).status).toBe(400);
   });
@@ -152,7 +152,7 @@ describe('webhook deliveries', () => {
     expect(payload).toEqual({
       type: 'message.created',
       timestamp: expect.stringMatching(ISO),
-      data: { message: { id: sent.id, roomId, senderId: admin.id, body: 'hello hook', createdAt: sent.createdAt, seq: sent.seq } },
+      data: { message: { id: sent.id, roomId, senderId: admin.id, body: 'hello hook', createdAt: sent.createdAt, seq: sent.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null } },
     });
     // Another secret does not verify it.
     expect(() => new Webhook(`whsec_${Buffer.from('x'.repeat(24)).toString('base64')}`).verify(request!.body, request!.headers as Record<string, string>)).toThrow();

@@ -63,18 +63,33 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
   const keepFromBottom = useRef<number | null>(null);
   const readSeq = useRef(room.readSeq ?? 0);
 
-  const add = useCallback((incoming: Message[]) => {
+  const [threadOf, setThreadOf] = useState<string | null>(null);
+  /** `live`: new messages, whose replies count on their roots (pages of history are counted already). */
+  const add = useCallback((incoming: Message[], live = false) => {
     setMessages((current) => {
       const byId = new Map(current.map((m) => [m.id, m]));
-      for (const m of incoming) byId.set(m.id, m);
+      for (const m of incoming) {
+        const root = live && m.threadId !== null && !byId.has(m.id) ? byId.get(m.threadId) : undefined;
+        if (root) byId.set(root.id, { ...root, replyCount: (root.replyCount ?? 0) + 1, lastReplyAt: m.createdAt });
+        byId.set(m.id, m);
+      }
       return [...byId.values()].sort((a, b) => a.seq - b.seq);
     });
   }, []);
+  const change = useCallback((id: string, fields: Partial<Message>) => {
+    setMessages((current) => current.map((m) => (m.id === id ? { ...m, ...fields } : m)));
+  }, []);
+
+  useEffect(() => {
+    const offUpdated = client.on('messageUpdated', (u) => { if (u.roomId === room.id) change(u.id, { body: u.body, editedAt: u.editedAt }); });
+    const offDeleted = client.on('messageDeleted', (d) => { if (d.roomId === room.id) change(d.id, { body: '', mentions: [], deletedAt: d.deletedAt }); });
+    return () => { offUpdated(); offDeleted(); };
+  }, [client, room.id, change]);
 
   useEffect(() => {
     let live = true;
     // Live messages are taken from the start; the first page is merged with them by id.
-    const off = client.on('message', (message) => { if (message.roomId === room.id) add([message]); });
+    const off = client.on('message', (message) => { if (message.roomId === room.id) add([message], true); });
     client.history(room.id, { limit: PAGE }).then((page) => {
       if (!live) return;
       add(page.messages);
@@ -135,17 +150,139 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
           <div class="messages" ref={log} onScroll={onScroll} role="log" aria-label={`Messages in ${room.name}`} tabIndex={0}>
             <ol>
             {messages.map((m) => (
-              <li key={m.id} class={m.senderId === session.me.id ? 'message mine' : 'message'}>
-                <div class="meta"><span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time></div>
-                <p class="body">{m.body}</p>
-              </li>
+              <MessageItem key={m.id} session={session} message={m} onChange={change} onThread={setThreadOf} />
             ))}
             </ol>
           </div>
-          <Composer session={session} roomId={room.id} onSent={(m) => { keepBottom.current = true; add([m]); }} />
+          <Composer session={session} roomId={room.id} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
         </div>
+        {threadOf !== null && <ThreadPanel key={threadOf} session={session} roomId={room.id} rootId={threadOf} onClose={() => setThreadOf(null)} />}
         <Online session={session} roomId={room.id} />
       </div>
+    </section>
+  );
+}
+
+/** What a message shows of itself: its text, or "deleted"; "edited"; "N replies". */
+function MessageText({ message: m }: { message: Message }) {
+  if (m.deletedAt !== null) return <p class="body deleted"><em>deleted</em></p>;
+  return <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>;
+}
+
+const repliesLabel = (n: number): string => (n === 1 ? '1 reply' : `${n} replies`);
+
+/** One message of the room, with Reply (its thread), and Edit and Delete for the agent's own. */
+function MessageItem({ session, message: m, onChange, onThread }: {
+  session: Session; message: Message; onChange: (id: string, fields: Partial<Message>) => void; onThread: (rootId: string) => void;
+}) {
+  const mine = m.senderId === session.me.id;
+  const [editing, setEditing] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const { text, setText, error: editError, busy, submit: save } = useTextForm(async (body) => {
+    const edited = await session.client.edit(m.roomId, m.id, body);
+    onChange(m.id, { body: edited.body, editedAt: edited.editedAt });
+    setEditing(false);
+  });
+  const remove = (): void => {
+    setError(null);
+    session.client.delete(m.roomId, m.id).then(
+      () => onChange(m.id, { body: '', mentions: [], deletedAt: new Date().toISOString() }),
+      (err) => setError(describeError(err)),
+    );
+  };
+  const editId = `edit-${m.id}`;
+  return (
+    <li class={mine ? 'message mine' : 'message'}>
+      <div class="meta"><span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time></div>
+      {editing ? (
+        <form class="edit" onSubmit={(e) => { e.preventDefault(); void save(); }}>
+          <label for={editId}>Edit message</label>
+          <textarea id={editId} rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+          <button type="submit" disabled={busy}>Save</button>
+          <button type="button" class="secondary" onClick={() => setEditing(false)}>Cancel</button>
+          {editError !== null && <p role="alert" class="error">{editError}</p>}
+        </form>
+      ) : <MessageText message={m} />}
+      <div class="actions">
+        {m.threadId === null && (m.replyCount ?? 0) > 0 && <span class="replies">{repliesLabel(m.replyCount!)}</span>}
+        {m.deletedAt === null && <button type="button" class="secondary" onClick={() => onThread(m.threadId ?? m.id)}>Reply</button>}
+        {mine && m.deletedAt === null && !editing && (
+          <>
+            <button type="button" class="secondary" onClick={() => { setText(m.body); setEditing(true); }}>Edit</button>
+            <button type="button" class="secondary" onClick={remove}>Delete</button>
+          </>
+        )}
+      </div>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+    </li>
+  );
+}
+
+/** A thread beside the conversation: its root, its replies (live), and a box to reply in it. */
+function ThreadPanel({ session, roomId, rootId, onClose }: { session: Session; roomId: string; rootId: string; onClose: () => void }) {
+  const { client } = session;
+  const [root, setRoot] = useState<Message | null>(null);
+  const [replies, setReplies] = useState<Message[]>([]);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const addReplies = useCallback((incoming: Message[]) => {
+    setReplies((current) => {
+      const byId = new Map(current.map((m) => [m.id, m]));
+      for (const m of incoming) byId.set(m.id, m);
+      return [...byId.values()].sort((a, b) => a.seq - b.seq);
+    });
+  }, []);
+  useEffect(() => {
+    let live = true;
+    const off = client.on('message', (m) => { if (m.roomId === roomId && m.threadId === rootId) addReplies([m]); });
+    const offUpdated = client.on('messageUpdated', (u) => {
+      setRoot((r) => (r?.id === u.id ? { ...r, body: u.body, editedAt: u.editedAt } : r));
+      setReplies((list) => list.map((m) => (m.id === u.id ? { ...m, body: u.body, editedAt: u.editedAt } : m)));
+    });
+    const offDeleted = client.on('messageDeleted', (d) => {
+      setRoot((r) => (r?.id === d.id ? { ...r, body: '', deletedAt: d.deletedAt } : r));
+      setReplies((list) => list.map((m) => (m.id === d.id ? { ...m, body: '', deletedAt: d.deletedAt } : m)));
+    });
+    const load = async (): Promise<void> => {
+      // Pages of replies until the end: a thread is read whole here.
+      let afterSeq = 0;
+      for (;;) {
+        const page = await client.thread(roomId, rootId, { afterSeq, limit: 100 });
+        if (!live) return;
+        setRoot(page.root);
+        addReplies(page.replies);
+        if (!page.hasMore || page.replies.length === 0) return;
+        afterSeq = page.replies[page.replies.length - 1]!.seq;
+      }
+    };
+    load().catch((err: unknown) => live && setLoadError(describeError(err)));
+    return () => { live = false; off(); offUpdated(); offDeleted(); };
+  }, [client, roomId, rootId, addReplies]);
+  const { text, setText, error, busy, submit } = useTextForm(async (body) => addReplies([await client.reply(roomId, rootId, body)]));
+  return (
+    <section class="room-thread" aria-labelledby="thread-heading">
+      <h3 id="thread-heading">Thread</h3>
+      <button type="button" class="secondary" onClick={onClose}>Close thread</button>
+      {loadError !== null && <p role="alert" class="error">{loadError}</p>}
+      {root === null ? <p>Loading…</p> : (
+        <ol class="thread-messages">
+          <li class="message root">
+            <div class="meta"><span class="author">{nameOf(session, root.senderId)}</span> <time dateTime={root.createdAt}>{formatTime(root.createdAt)}</time></div>
+            <MessageText message={root} />
+          </li>
+          {replies.map((m) => (
+            <li key={m.id} class="message">
+              <div class="meta"><span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time></div>
+              <MessageText message={m} />
+            </li>
+          ))}
+        </ol>
+      )}
+      <form class="composer" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
+        <label for="thread-reply">Reply to thread</label>
+        <textarea id="thread-reply" rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+        <button type="submit" disabled={busy}>Send reply</button>
+        {error !== null && <p role="alert" class="error">{error}</p>}
+      </form>
     </section>
   );
 }

@@ -6,7 +6,7 @@ import { SessionKeeper } from './session.js';
 import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
-  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests,
+  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -36,6 +36,10 @@ export interface AmsClientEvents {
   /** Every message of the agent's rooms, its own included: exactly once, in seq order per room. */
   message: (message: Message) => void;
   'presence:update': (update: PresenceUpdate) => void;
+  /** A message of the agent's rooms was edited (live only: catch-up gives messages as they are now). */
+  messageUpdated: (update: MessageUpdated) => void;
+  /** A message of the agent's rooms was deleted: it stays as a tombstone (body ""). */
+  messageDeleted: (deletion: MessageDeleted) => void;
   /** Each (re)connection, once its `agent:hello-ack` arrived. */
   connect: (hello: HelloAck) => void;
   /** The WebSocket went away (the client reconnects by itself unless close() was called). */
@@ -161,6 +165,8 @@ export class AmsClient {
       void this.streams.connected(positions.lastSeqs, this.currentSource());
     });
     socket.on('presence:update', (update: PresenceUpdate) => this.dispatch('presence:update', update));
+    socket.on('message:updated', (update: MessageUpdated) => this.dispatch('messageUpdated', update));
+    socket.on('message:deleted', (deletion: MessageDeleted) => this.dispatch('messageDeleted', deletion));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
       // A refused JWT (expired, or the service's secret changed): the reconnection exchanges anew.
@@ -261,6 +267,18 @@ export class AmsClient {
   async history(room: string, options: { before?: string; afterSeq?: number; limit?: number } = {}): Promise<HistoryPage | SyncPage> {
     const roomId = await this.roomId(room);
     return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages`, { query: { before: options.before, afterSeq: options.afterSeq, limit: options.limit } });
+  }
+
+  /** Edits one of the agent's own messages: the message as it is now (with `editedAt`). */
+  async edit(room: string, messageId: string, body: string): Promise<Message> {
+    const roomId = await this.roomId(room);
+    return this.http.request('PATCH', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`, { body: { body } });
+  }
+
+  /** Deletes a message (the agent's own; an admin's: any in a group room). It stays as a tombstone. */
+  async delete(room: string, messageId: string): Promise<void> {
+    const roomId = await this.roomId(room);
+    await this.http.request('DELETE', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`);
   }
 
   /**
@@ -408,12 +426,27 @@ export class AmsClient {
     return this.http.request('POST', `/api/v1/social/channels/${enc(channelId)}/posts`, { body: { body } });
   }
 
-  reply(postId: string, body: string): Promise<Post> {
-    return this.http.request('POST', `/api/v1/social/posts/${enc(postId)}/replies`, { body: { body } });
+  /**
+   * With three arguments or more, a reply to a message of a room (its id or slug): `send` with
+   * `replyTo`, joining that message's thread. With two, a reply to a feed post.
+   */
+  reply(postId: string, body: string): Promise<Post>;
+  reply(room: string, messageId: string, body: string, options?: Omit<SendOptions, 'replyTo'>): Promise<Message>;
+  reply(first: string, second: string, body?: string, options: Omit<SendOptions, 'replyTo'> = {}): Promise<Post | Message> {
+    if (body !== undefined) return this.send(first, body, { ...options, replyTo: second });
+    return this.http.request('POST', `/api/v1/social/posts/${enc(first)}/replies`, { body: { body: second } });
   }
 
-  thread(postId: string): Promise<Thread> {
-    return this.http.request('GET', `/api/v1/social/posts/${enc(postId)}/thread`);
+  /**
+   * With a room and a message id, a message's thread: its root and its replies oldest first
+   * (`messageId` the root or any reply; `afterSeq` pages on). With a post id alone, a feed post's thread.
+   */
+  thread(postId: string): Promise<Thread>;
+  thread(room: string, messageId: string, options?: { afterSeq?: number; limit?: number }): Promise<MessageThread>;
+  async thread(first: string, messageId?: string, options: { afterSeq?: number; limit?: number } = {}): Promise<Thread | MessageThread> {
+    if (messageId === undefined) return this.http.request('GET', `/api/v1/social/posts/${enc(first)}/thread`);
+    const roomId = await this.roomId(first);
+    return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}/thread`, { query: { afterSeq: options.afterSeq, limit: options.limit } });
   }
 
   /** Toggles the agent's reaction (👍, 🤔 or 💡) on a post. */

@@ -6,7 +6,8 @@ import type {
   DeliverySchema, WebhookSchema, ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema,
   ThreadSchema, ToggleResultSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema,
   ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema,
-  SyncPayload, WsErrorSchema,
+  SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema, MessageUpdatedSchema,
+  MessageDeletedSchema,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -49,6 +50,12 @@ export type WsMessage = Static<typeof WsMessageSchema>;
 export type HelloAck = Static<typeof HelloAckSchema>;
 export type PresenceUpdate = Static<typeof PresenceUpdateSchema>;
 export type WsError = Static<typeof WsErrorSchema>;
+/** A message's thread (`thread(room, messageId)`): its root and a page of its replies. */
+export type MessageThread = Static<typeof ThreadPageSchema>;
+/** `message:updated`: a message was edited (its new body). */
+export type MessageUpdated = Static<typeof MessageUpdatedSchema>;
+/** `message:deleted`: a message was deleted (it stays as a tombstone). */
+export type MessageDeleted = Static<typeof MessageDeletedSchema>;
 
 /** Every client event of the `/agents` namespace: its payload (without `requestId`) and its acknowledgement. */
 export interface WsRequests {
@@ -59,5 +66,6 @@ export interface WsRequests {
   'room:read': { payload: Omit<Static<typeof ReadPayload>, 'requestId'>; ack: ReadCursor };
   'message:send': { payload: Omit<Static<typeof SendPayload>, 'requestId'>; ack: Static<typeof SendAckSchema> };
   'message:history': { payload: Omit<Static<typeof HistoryPayload>, 'requestId'>; ack: Static<typeof HistoryAckSchema> };
+  'message:thread': { payload: Omit<Static<typeof ThreadPayload>, 'requestId'>; ack: Static<typeof ThreadAckSchema> };
 }
 export type WsRequestName = keyof WsRequests;

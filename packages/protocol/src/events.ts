@@ -18,7 +18,7 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -63,9 +63,28 @@ export interface HelloAck {
   lastSeqs: Record<string, number>;
 }
 
+/** `message:updated`: a message of one of the connection's rooms was edited. */
+export interface MessageUpdated {
+  id: string;
+  roomId: string;
+  seq: number;
+  body: string;
+  editedAt: string;
+}
+
+/** `message:deleted`: a message of one of the connection's rooms was deleted (it stays as a tombstone). */
+export interface MessageDeleted {
+  id: string;
+  roomId: string;
+  seq: number;
+  deletedAt: string;
+}
+
 export interface ServerToClientEvents {
   'agent:hello-ack': (payload: HelloAck) => void;
   'room:positions': (payload: RoomPositions) => void;
+  'message:updated': (payload: MessageUpdated) => void;
+  'message:deleted': (payload: MessageDeleted) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
   /** The agent became a member of a room (docs/websocket.md): its sockets are already subscribed. */
@@ -195,4 +214,32 @@ export const RoomPositionsSchema = Type.Object(
     }),
   },
   { title: 'RoomPositions' },
+);
+
+export const ThreadPayload = Type.Object(
+  {
+    roomId: Uuid({ description: 'Room id' }),
+    messageId: Uuid({ description: 'The root or any reply of the thread' }),
+    afterSeq: Type.Optional(Type.Integer({ minimum: 0, description: 'Replies with a greater seq (default 0)' })),
+    limit: Type.Optional(HistoryLimit),
+    requestId: Type.Optional(RequestId),
+  },
+  { title: 'ThreadRequest', additionalProperties: true },
+);
+export const ThreadAckSchema = Type.Object(
+  {
+    root: WsMessageSchema,
+    replies: Type.Array(WsMessageSchema, { description: 'Oldest first, seq > afterSeq' }),
+    hasMore: Type.Boolean({ description: 'Whether more replies follow this page' }),
+  },
+  { title: 'ThreadAck' },
+);
+
+export const MessageUpdatedSchema = Type.Object(
+  { id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), body: Type.String(), editedAt: Type.String({ format: 'date-time' }) },
+  { title: 'MessageUpdated' },
+);
+export const MessageDeletedSchema = Type.Object(
+  { id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), deletedAt: Type.String({ format: 'date-time' }) },
+  { title: 'MessageDeleted' },
 );

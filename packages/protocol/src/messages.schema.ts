@@ -19,6 +19,12 @@ export const SendMessageInput = Type.Object(
   { additionalProperties: true },
 );
 
+/** `PATCH .../messages/:messageId`: the new body, under the rules of a send. */
+export const EditMessageInput = Type.Object(
+  { body: Text({ minLength: 1, maxLength: MESSAGE_BODY_MAX }) },
+  { additionalProperties: true },
+);
+
 /** `limit` of history pages: a whole number 1..100, default 50 (parsed by paging.ts). */
 export const HistoryLimit = Type.Integer({ minimum: 1, maximum: HISTORY_LIMIT_MAX, default: HISTORY_LIMIT_DEFAULT });
 
@@ -37,12 +43,17 @@ export const HistoryQuerySchema = Type.Object({
 const messageFields = {
   id: IdString(),
   roomId: IdString(),
-  body: Type.String({ minLength: 1, maxLength: MESSAGE_BODY_MAX }),
+  body: Type.String({ maxLength: MESSAGE_BODY_MAX, description: 'The text; "" once deleted' }),
   createdAt: Timestamp(),
   seq: Type.Integer({ minimum: 1, description: 'Position in the room: 1, 2, 3… gapless, in commit order' }),
   mentions: Type.Optional(Type.Array(IdString(), { description: 'Agent ids, when the send gave them' })),
   replyTo: Type.Optional(IdString('The message replied to, when the send gave one')),
   clientMsgId: Type.Optional(Type.String({ description: 'The sender\'s idempotency key, when the send gave one' })),
+  threadId: Type.Union([IdString(), Type.Null()], { description: 'The root of the thread this message replies in; null when it is not a reply' }),
+  replyCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Not on replies: how many replies its thread has (deleted ones included)' })),
+  lastReplyAt: Type.Optional(Type.Union([Timestamp(), Type.Null()], { description: 'Not on replies: when the newest reply was sent; null without replies' })),
+  editedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the body was last edited; null if never' }),
+  deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty); null if not' }),
 };
 
 /** The REST Message object. */
@@ -72,3 +83,22 @@ export const SyncPageSchema = Type.Object(
 
 /** `GET /api/v1/rooms/:id/messages`: history without `afterSeq`, a catch-up page with it. */
 export const MessagesPageSchema = Type.Union([HistoryPageSchema, SyncPageSchema], { title: 'MessagesPage' });
+
+/** `:id` and `:messageId` of a message's routes (its thread, edits, deletion). */
+export const MessageParams = Type.Object({ id: Uuid({ description: 'Room id' }), messageId: Uuid({ description: 'Message id: the root or any reply of the thread' }) });
+
+/** `GET .../messages/:messageId/thread`: replies with `seq > afterSeq`, oldest first. */
+export const ThreadQuerySchema = Type.Object({
+  afterSeq: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Replies with a greater seq (default 0: from the first)' })),
+  limit: Type.Optional(HistoryLimit),
+});
+
+/** A thread: its root and a page of its replies (REST items; WebSocket `message:thread` with WS items). */
+export const ThreadPageSchema = Type.Object(
+  {
+    root: MessageSchema,
+    replies: Type.Array(MessageSchema, { description: 'Oldest first, seq > afterSeq' }),
+    hasMore: Type.Boolean({ description: 'Whether more replies follow this page' }),
+  },
+  { title: 'ThreadPage' },
+);

@@ -5,7 +5,7 @@ import { Type, Text, Uuid } from './text.js';
 export const WEBHOOK_URL_MAX = 2048;
 /** Endpoints one agent may register: each message costs one delivery per endpoint. */
 export const WEBHOOK_ENDPOINTS_PER_AGENT_MAX = 10;
-export const WEBHOOK_EVENTS = ['message.created'] as const;
+export const WEBHOOK_EVENTS = ['message.created', 'message.updated', 'message.deleted'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const WEBHOOK_MODES = ['offline', 'always'] as const;
 export type WebhookMode = (typeof WEBHOOK_MODES)[number];

@@ -24,6 +24,8 @@ export type AuditEvent =
   | 'jwt-issued'
   | 'room-created'
   | 'message-sent'
+  | 'message-edited'
+  | 'message-deleted'
   | 'member-added'
   | 'member-removed'
   | 'channel-created'

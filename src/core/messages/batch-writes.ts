@@ -6,7 +6,7 @@ import { searchText } from '../search/search-text.js';
 import { searchEntriesStatement, searchEntryStatement } from '../search/search.store.js';
 import { attentionColumns, attentionStatements } from './attention.js';
 import type { Message } from './message.js';
-import { insertBatchOnPostgres, insertMessagesStatement, insertMessageStatement } from './messages.store.js';
+import { insertBatchOnPostgres, insertMessagesStatement, insertMessageStatement, replyCountStatements } from './messages.store.js';
 import type { Numbering, RoomCounter } from './seq.store.js';
 
 /** A group commit's writes, as its engine takes them best (`batchWrites`). */
@@ -18,7 +18,8 @@ export type BatchWrites =
 
 /**
  * The writes of a batch of sends already numbered: the messages, their search entries, who each
- * is for the attention of (attention.ts) and audit records. On PostgreSQL, where each statement is a round trip, the batch is one statement
+ * is for the attention of (attention.ts), the reply counts of their roots and audit records. On
+ * PostgreSQL, where each statement is a round trip, the batch is one statement
  * (`insertBatchOnPostgres`), or, when other writes must share its transaction (`shared`: webhook
  * deliveries reference the messages), one multi-row statement per kind; on SQLite, where the
  * statements travel together to the writer thread, one compiled-once statement per row, grouped by
@@ -36,7 +37,7 @@ export function batchWrites(db: Db, messages: readonly Message[], numbering: Num
         }),
       };
     }
-    const statements = [...numbering.statements, insertMessagesStatement(db, messages, numbering.fromEnd)];
+    const statements = [...numbering.statements, insertMessagesStatement(db, messages, numbering.fromEnd), ...replyCountStatements(db, messages, true)];
     const searchEntries = searchEntriesStatement(db, search);
     if (searchEntries !== null) statements.push(searchEntries);
     statements.push(...attentionStatements(db, messages, numbering.fromEnd, true));
@@ -45,6 +46,7 @@ export function batchWrites(db: Db, messages: readonly Message[], numbering: Num
   }
   const statements = [...numbering.statements];
   messages.forEach((message, i) => statements.push(insertMessageStatement(db, message, numbering.fromEnd[i]!)));
+  statements.push(...replyCountStatements(db, messages, false));
   for (const { messageId, words } of search) {
     const searchEntry = searchEntryStatement(db, messageId, words);
     if (searchEntry !== null) statements.push(searchEntry);

@@ -14,4 +14,12 @@ export interface Message {
   mentions?: string[];
   replyTo?: string;
   clientMsgId?: string;
+  /** The root of the thread this message replies in; null when it is not a reply (docs/threads-and-edits.md). */
+  threadId: string | null;
+  /** Only on a message that is not a reply: its replies (deleted ones included), and the newest one's time. */
+  replyCount?: number;
+  lastReplyAt?: string | null;
+  /** Null until edited / deleted; a deleted message is a tombstone (body ""). */
+  editedAt: string | null;
+  deletedAt: string | null;
 }

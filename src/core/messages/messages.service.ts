@@ -1,6 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, validationError } from '../../errors.js';
+import { conflict, forbidden, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -15,11 +15,14 @@ import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } from './attention.js';
 import type { Message } from './message.js';
-import { HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput } from '@agent-messaging/protocol';
+import { EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput } from '@agent-messaging/protocol';
 import { batchWrites } from './batch-writes.js';
-import { findByClientMsgId, findMessageInRoom, pageMessages } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, tombstoneMessage, updateMessageBody } from './messages.store.js';
+import { recordAudit } from '../audit/audit.store.js';
+import { removeSearchEntry, searchEntryStatement } from '../search/search.store.js';
+import { searchText } from '../search/search-text.js';
 import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
-import { parseAfterSeq } from './sync.js';
+import { parseAfterSeq, parseSeq } from './sync.js';
 
 
 export interface HistoryQuery {
@@ -54,6 +57,19 @@ export interface SyncPage {
   hasMore: boolean;
 }
 
+export interface ThreadQuery {
+  /** Replies with a greater seq (default 0). */
+  afterSeq?: unknown;
+  limit?: unknown;
+}
+
+export interface ThreadPage {
+  root: Message;
+  /** Oldest first. */
+  replies: Message[];
+  hasMore: boolean;
+}
+
 export interface SendResult {
   message: Message;
   /** False when a clientMsgId repeat returned the original message. */
@@ -72,6 +88,12 @@ export interface MessagesService {
   history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
   /** Forward catch-up (`afterSeq`): authorised like history. */
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
+  /** A thread (docs/threads-and-edits.md): `messageId` its root or any reply; authorised like history. */
+  thread(principal: Principal | null, roomId: unknown, messageId: unknown, query: ThreadQuery): Promise<ThreadPage>;
+  /** Its sender edits a message's body (docs/threads-and-edits.md): the message as it is now. */
+  edit(principal: Principal | null, roomId: unknown, messageId: unknown, input: unknown): Promise<Message>;
+  /** Its sender (or an admin) deletes a message: it stays as a tombstone. */
+  remove(principal: Principal | null, roomId: unknown, messageId: unknown): Promise<void>;
 }
 
 /** The outbox's part of a group commit: its statements, and what to do once they are committed. */
@@ -85,10 +107,12 @@ export interface OutboxWrites {
  * messages. `prepare` reads what it needs before the transaction and returns its statements.
  */
 export interface MessageOutbox {
-  prepare(messages: readonly Message[]): Promise<OutboxWrites | null>;
+  /** `change`: an edit or a deletion by `actorId` (absent: new messages, from their senders). */
+  prepare(messages: readonly Message[], change?: { event: 'message.updated' | 'message.deleted'; actorId: string }): Promise<OutboxWrites | null>;
 }
 
 const sendInput = compile(SendMessageInput);
+const editInput = compile(EditMessageInput);
 
 /**
  * Group commits are spaced by COMMIT_SPACING_MS while sends arrive at SPACED_FROM_RATE per second or
@@ -168,12 +192,19 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     }
 
     const replyTo = fields.replyTo?.toLowerCase();
+    let threadId: string | null = null;
     const repliedTo = replyTo === undefined ? null : await findMessageInRoom(db, roomId, replyTo);
-    if (replyTo !== undefined && !repliedTo) {
-      throw validationError({ replyTo: 'must be the id of a message in this room' });
+    if (replyTo !== undefined) {
+      if (!repliedTo || repliedTo.deletedAt !== null) throw validationError({ replyTo: 'must be the id of a message in this room that is not deleted' });
+      // A thread is flat: replying to a reply continues its root's thread.
+      threadId = repliedTo.threadId ?? repliedTo.id;
     }
     // `seq` is set by the write, inside its transaction.
-    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0 };
+    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null };
+    if (threadId === null) {
+      message.replyCount = 0;
+      message.lastReplyAt = null;
+    }
     if (mentions !== undefined) message.mentions = mentions;
     if (replyTo !== undefined) message.replyTo = replyTo;
     if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
@@ -210,8 +241,64 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     return { committed };
   };
 
+  /**
+   * An edit's or a deletion's writes, in one transaction: the message, its search entry, the audit
+   * record and the webhook deliveries (read before it, as a send's are). Null: the message was
+   * deleted meanwhile.
+   */
+  const change = async (
+    before: Message, after: Message, event: 'message.updated' | 'message.deleted', actorId: string,
+    write: (trx: Kysely<DB>) => Promise<boolean>,
+  ): Promise<Message> => {
+    const outboxWrites = outbox ? await outbox.prepare([after], { event, actorId }) : null;
+    const done = await db.transaction().execute(async (trx) => {
+      if (!(await write(trx))) return false;
+      await removeSearchEntry(trx, before.id, searchText(before.body));
+      const entry = searchEntryStatement(trx, after.id, searchText(after.body));
+      if (entry !== null) await trx.executeQuery(entry);
+      await recordAudit(trx, { event: event === 'message.updated' ? 'message-edited' : 'message-deleted', actorId, subjectId: after.id, detail: { roomId: after.roomId } });
+      for (const statement of outboxWrites?.statements ?? []) await trx.executeQuery(statement);
+      return true;
+    });
+    if (!done) throw notFound('Message');
+    outboxWrites?.committed();
+    await events.publish({ type: event, message: after, actorId });
+    return after;
+  };
+
+  /** The message an edit or deletion names: 404 for an unknown room or message, or a deleted one. */
+  const target = async (principal: Principal | null, rawRoomId: unknown, rawMessageId: unknown) => {
+    const actor = authz.requireAgent(principal, 'messages:write');
+    const roomId = parseId(rawRoomId, 'roomId');
+    const messageId = parseId(rawMessageId, 'messageId');
+    await rooms.get(roomId);
+    requireRoom(actor, roomId);
+    const message = await findMessageInRoom(db, roomId, messageId);
+    if (!message || message.deletedAt !== null) throw notFound('Message');
+    return { actor, message };
+  };
+
   return {
     submit,
+
+    async edit(principal, rawRoomId, rawMessageId, input) {
+      const { body } = editInput.parse(requireObject(input));
+      const { actor, message } = await target(principal, rawRoomId, rawMessageId);
+      if (message.senderId !== actor.agentId) throw forbidden('Only its sender may edit a message');
+      const editedAt = nowIso();
+      const after: Message = { ...message, body, editedAt };
+      return change(message, after, 'message.updated', actor.agentId, (trx) => updateMessageBody(trx, message.id, body, editedAt));
+    },
+
+    async remove(principal, rawRoomId, rawMessageId) {
+      const { actor, message } = await target(principal, rawRoomId, rawMessageId);
+      // Its sender, or an admin in a group room (a direct room is its two members' alone).
+      const byAdmin = actor.role === 'admin' && !isDirectRoom(await rooms.get(message.roomId));
+      if (message.senderId !== actor.agentId && !byAdmin) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
+      const deletedAt = nowIso();
+      const after: Message = { ...message, body: '', mentions: [], deletedAt };
+      await change(message, after, 'message.deleted', actor.agentId, (trx) => tombstoneMessage(trx, message.id, deletedAt));
+    },
 
     async send(principal, rawRoomId, input) {
       return (await submit(principal, rawRoomId, input)).committed;
@@ -242,6 +329,24 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const lastSeq = (await findLastSeq(db, roomId)) ?? 0;
       const { messages, hasMore } = await pageAfterSeq(db, roomId, afterSeq, lastSeq, limit);
       return { messages, lastSeq, hasMore };
+    },
+
+    async thread(principal, rawRoomId, rawMessageId, query) {
+      const reader = authz.requireAgent(principal, 'messages:read');
+      const roomId = parseId(rawRoomId, 'roomId');
+      const messageId = parseId(rawMessageId, 'messageId');
+      const afterSeq = query.afterSeq === undefined || query.afterSeq === null || query.afterSeq === '' ? 0 : parseSeq(query.afterSeq, 'afterSeq');
+      const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
+      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
+      else await rooms.get(roomId);
+      requireRoom(reader, roomId);
+      const named = await findMessageInRoom(db, roomId, messageId);
+      if (!named) throw notFound('Message');
+      const root = named.threadId === null ? named : await findMessageInRoom(db, roomId, named.threadId);
+      // A root is never removed (deletion leaves a tombstone), so a reply's root exists.
+      if (!root) throw notFound('Message');
+      const { replies, hasMore } = await pageThreadReplies(db, root.id, afterSeq, limit);
+      return { root, replies, hasMore };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { Db, MessagesTable } from '../../store/schema.js';
-import { fromJson, toIso } from '../../store/values.js';
+import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
 import type { Message } from './message.js';
 
@@ -13,7 +13,14 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     body: row.body,
     createdAt: toIso(row.created_at),
     seq: Number(row.seq),
+    threadId: row.thread_id,
+    editedAt: toIsoOrNull(row.edited_at),
+    deletedAt: toIsoOrNull(row.deleted_at),
   };
+  if (row.thread_id === null) {
+    message.replyCount = Number(row.reply_count);
+    message.lastReplyAt = toIsoOrNull(row.last_reply_at);
+  }
   const mentions = row.mentions === null ? null : fromJson(row.mentions);
   if (Array.isArray(mentions)) message.mentions = mentions as string[];
   if (row.reply_to !== null) message.replyTo = row.reply_to;
@@ -23,7 +30,8 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 
 // Compiled once: the statements of every send and every history page. `seq` is the room's counter,
 // bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
-const insertMessageQuery = prepared((db, p: Omit<Required<Insertable<MessagesTable>>, 'seq'> & { seq_from_end: number }) =>
+type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id';
+const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTable>, InsertedColumns>> & { seq_from_end: number }) =>
   db.insertInto('messages').values((eb) => ({
     id: p.id,
     room_id: p.room_id,
@@ -33,6 +41,7 @@ const insertMessageQuery = prepared((db, p: Omit<Required<Insertable<MessagesTab
     reply_to: p.reply_to,
     client_msg_id: p.client_msg_id,
     created_at: p.created_at,
+    thread_id: p.thread_id,
     seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
   })),
 );
@@ -59,6 +68,7 @@ function messageColumns(m: Message) {
     reply_to: m.replyTo ?? null,
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
+    thread_id: m.threadId,
   };
 }
 
@@ -78,7 +88,7 @@ export function insertMessagesStatement(db: Db, messages: readonly Message[], se
  * A whole group commit as one PostgreSQL statement (data-modifying CTEs, one round trip and, alone,
  * its own transaction): the rooms' counters bumped (the rows locked in id order first, as
  * seq.store.ts explains), the messages inserted with `seq` taken from the bumped counter each one's
- * room returns, their search entries and audit records (audit.store.ts builds theirs); it answers the counters (RoomCounter rows).
+ * room returns, their roots' reply counts, their search entries and audit records (audit.store.ts builds theirs); it answers the counters (RoomCounter rows).
  * Every sub-statement sees the same snapshot, hence `seq` from `returning`; the foreign keys of the
  * search entries are checked at the end of the statement, after the messages exist. Each column is
  * one array parameter, so the text is the same whatever the batch's size.
@@ -95,6 +105,8 @@ export function insertBatchOnPostgres(db: Db, batch: {
 }): CompiledQuery<{ id: string; last_seq: number }> {
   const { messages: ms, search, audit, attention: at } = batch;
   const col = <T>(f: (m: Message) => T): T[] => ms.map(f);
+  // Replies bump their roots' counts; joined to `bumped` so that the rooms' rows are locked first.
+  const replies = ms.filter((m) => m.threadId !== null);
   return sql<{ id: string; last_seq: number }>`with bumped as (
       update rooms set last_seq = rooms.last_seq + c.n
       from (select id from rooms where id = any(${batch.rooms}::uuid[]) order by id for update) as locked
@@ -102,13 +114,23 @@ export function insertBatchOnPostgres(db: Db, batch: {
       where rooms.id = c.id
       returning rooms.id, rooms.last_seq
     ), inserted as (
-      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, seq)
-      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, bumped.last_seq - m.from_end
+      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, bumped.last_seq - m.from_end
       from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
         ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
-        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${batch.fromEnd}::int[])
-        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, from_end)
+        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[], ${batch.fromEnd}::int[])
+        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, from_end)
       join bumped on bumped.id = m.room_id
+    ), threaded as (
+      update messages set reply_count = messages.reply_count + t.n, last_reply_at = greatest(messages.last_reply_at, t.at)
+      from (
+        select r.thread_id, count(*)::int as n, max(r.at) as at
+        from unnest(${replies.map((m) => m.threadId)}::uuid[], ${replies.map((m) => m.roomId)}::uuid[], ${replies.map((m) => m.createdAt)}::timestamptz[])
+          as r (thread_id, room_id, at)
+        join bumped on bumped.id = r.room_id
+        group by r.thread_id
+      ) as t
+      where messages.id = t.thread_id
     ), searched as (
       insert into message_search (message_id, words)
       select * from unnest(${search.map((e) => e.messageId)}::uuid[], ${search.map((e) => e.words)}::text[])
@@ -121,6 +143,28 @@ export function insertBatchOnPostgres(db: Db, batch: {
       ${auditRowsInsertOnPostgres(audit)}
     )
     select id, last_seq from bumped`.compile(db);
+}
+
+const bumpReplyCountQuery = prepared((db, p: { threadId: string; at: string }) =>
+  db.updateTable('messages').set((eb) => ({ reply_count: eb('reply_count', '+', 1), last_reply_at: p.at })).where('id', '=', p.threadId),
+);
+
+/**
+ * The reply counts of the batch's roots (`replyCount`, `lastReplyAt`), in the send's transaction:
+ * one compiled-once update per reply (SQLite), or one statement for the batch (PostgreSQL). A batch's
+ * messages are in send order, so the last reply of a root sets its `last_reply_at`.
+ */
+export function replyCountStatements(db: Db, messages: readonly Message[], postgres: boolean): CompiledQuery[] {
+  const replies = messages.filter((m) => m.threadId !== null);
+  if (replies.length === 0) return [];
+  if (!postgres) return replies.map((m) => bumpReplyCountQuery.compile(db, { threadId: m.threadId!, at: m.createdAt }));
+  return [sql`update messages set reply_count = messages.reply_count + t.n, last_reply_at = greatest(messages.last_reply_at, t.at)
+    from (
+      select r.thread_id, count(*)::int as n, max(r.at) as at
+      from unnest(${replies.map((m) => m.threadId)}::uuid[], ${replies.map((m) => m.createdAt)}::timestamptz[]) as r (thread_id, at)
+      group by r.thread_id
+    ) as t
+    where messages.id = t.thread_id`.compile(db)];
 }
 
 export async function findMessageInRoom(db: Db, roomId: string, id: string): Promise<Message | null> {
@@ -146,3 +190,25 @@ export async function pageMessages(db: Db, roomId: string, before: string | null
   return { messages: rows.slice(0, limit).map(toMessage), hasMore };
 }
 
+
+const threadRepliesQuery = prepared((db, p: { threadId: string; afterSeq: number; rows: number }) =>
+  db.selectFrom('messages').selectAll().where('thread_id', '=', p.threadId).where('seq', '>', p.afterSeq).orderBy('seq').limit(p.rows),
+);
+
+/** A thread's replies with `seq > afterSeq`, oldest first (the partial index of migration 010); one extra row tells whether more follow. */
+export async function pageThreadReplies(db: Db, threadId: string, afterSeq: number, limit: number): Promise<{ replies: Message[]; hasMore: boolean }> {
+  const { rows } = await threadRepliesQuery(db, { threadId, afterSeq, rows: limit + 1 });
+  return { replies: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };
+}
+
+/** An edit: the new body, if the message is still not deleted (false: it was, meanwhile). */
+export async function updateMessageBody(db: Db, id: string, body: string, editedAt: string): Promise<boolean> {
+  const result = await db.updateTable('messages').set({ body, edited_at: editedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** A deletion: the tombstone (body "", mentions []), if not deleted already (false: it was, meanwhile). */
+export async function tombstoneMessage(db: Db, id: string, deletedAt: string): Promise<boolean> {
+  const result = await db.updateTable('messages').set({ body: '', mentions: '[]', deleted_at: deletedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

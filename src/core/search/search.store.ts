@@ -79,3 +79,20 @@ export async function findMessageRoom(db: Db, messageId: string): Promise<string
   const row = await db.selectFrom('messages').select('room_id').where('id', '=', messageId).executeTakeFirst();
   return row?.room_id ?? null;
 }
+
+/** Words of the old text that find its entry (a phrase of its first words), enough to single it out among the message's. */
+const ENTRY_KEY_WORDS = 8;
+
+/**
+ * Removes a message's entry (its text edited or deleted), in the transaction that changes it. The
+ * entry is found through the index itself, by the start of the text it was made from, and then by
+ * message id: on SQLite the FTS5 table has no index on `message_id` (migration 005); on PostgreSQL
+ * `message_id` is its key anyway. `words` is searchText of the text the entry was made from.
+ */
+export async function removeSearchEntry(db: Db, messageId: string, words: string): Promise<void> {
+  if (words === '') return;
+  const key = words.split(' ').slice(0, ENTRY_KEY_WORDS);
+  let remove = db.deleteFrom('message_search as s').where('s.message_id', '=', messageId);
+  for (const condition of dialectOf(db).fullTextMatch({ include: [{ words: key, prefix: false }], exclude: [] })) remove = remove.where(condition);
+  await remove.execute();
+}

@@ -21,9 +21,15 @@ import { anyActiveEndpoint, endpointsInRooms, insertDeliveriesStatement, type Ne
  * `lookAgain`, called by cluster/event-bridge.ts, as after a gap in the bus). Endpoints are only ever added by registration; removal and disabling can
  * only make "none" truer.
  */
+/** An edit or a deletion (docs/threads-and-edits.md): its webhook event and who made it. */
+export interface MessageChange {
+  event: 'message.updated' | 'message.deleted';
+  actorId: string;
+}
+
 export interface WebhookOutbox {
   /** The deliveries of these messages, as statements for the messages' transaction; null: none. */
-  prepare(messages: readonly Message[]): Promise<OutboxWrites | null>;
+  prepare(messages: readonly Message[], change?: MessageChange): Promise<OutboxWrites | null>;
   /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
   takeRecorded(): boolean;
   /** An endpoint may have been registered (here or on another node): "no endpoint" is no longer known. */
@@ -54,7 +60,8 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
   };
 
   return {
-    async prepare(messages) {
+    async prepare(messages, change) {
+      const event = change?.event ?? 'message.created';
       // Only while registrations on other nodes are known to reach this one.
       if (noEndpoint && crossNodeLive()) return null;
       if (!(await anyActiveEndpoint(db))) {
@@ -68,12 +75,13 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
       const deliveries: NewDelivery[] = [];
       for (const message of messages) {
         for (const c of candidates) {
-          if (c.roomId !== message.roomId || c.agentId === message.senderId) continue;
-          if (!c.events.includes('message.created')) continue;
+          // Not to the one who acted: the sender of a new message, the editor or deleter of a change.
+          if (c.roomId !== message.roomId || c.agentId === (change?.actorId ?? message.senderId)) continue;
+          if (!c.events.includes(event)) continue;
           // The room restriction of the scoped JWT that registered the endpoint (docs/scopes.md).
           if (c.rooms !== null && !c.rooms.includes(message.roomId)) continue;
           if (c.mode === 'offline' && online.has(c.agentId)) continue;
-          deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: 'message.created', createdAt });
+          deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event, createdAt });
         }
       }
       if (deliveries.length === 0) return null;

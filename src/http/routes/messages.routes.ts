@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { HistoryQuerySchema, MessageSchema, MessagesPageSchema, SendMessageInput, RoomIdParams } from '@agent-messaging/protocol';
-import type { HistoryQuery } from '../../core/messages/messages.service.js';
+import {
+  EditMessageInput, HistoryQuerySchema, MessageParams, MessageSchema, MessagesPageSchema, SendMessageInput, RoomIdParams,
+  ThreadPageSchema, ThreadQuerySchema,
+} from '@agent-messaging/protocol';
+import type { HistoryQuery, ThreadQuery } from '../../core/messages/messages.service.js';
 import { wantsAfterSeq } from '../../core/messages/sync.js';
 import { describe, SECURITY } from '../openapi.js';
 
@@ -41,5 +44,41 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
     const { message, created } = await ctx.messages.send(request.principal, request.params.id, request.body);
     // A clientMsgId repeat answers 200 with the original message; a new message is 201.
     return reply.status(created ? 201 : 200).send(message);
+  });
+
+  app.get<{ Params: { id: string; messageId: string }; Querystring: ThreadQuery }>('/api/v1/rooms/:id/messages/:messageId/thread', {
+    schema: describe({
+      operationId: 'messageThread', summary: 'A thread: its root and its replies oldest first (authorised as history)', tags: ['messages'], security: SECURITY.jwt,
+      description: '`:messageId` is the root or any reply of the thread. Replies with `seq > afterSeq` (default 0), `limit` 1..100 (default 50). Scoped token: messages:read.',
+      params: MessageParams, querystring: ThreadQuerySchema,
+      success: { 200: { schema: ThreadPageSchema, description: '{root, replies (oldest first), hasMore}' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => {
+    const { afterSeq, limit } = request.query;
+    return ctx.messages.thread(request.principal, request.params.id, request.params.messageId, { afterSeq, limit });
+  });
+
+  app.patch<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId', {
+    schema: describe({
+      operationId: 'editMessage', summary: 'Edit a message (its sender only)', tags: ['messages'], security: SECURITY.jwt,
+      description: 'The new `body`, under the rules of a send. Live sockets of the room get `message:updated`; webhooks `message.updated`. A deleted message is 404. Scoped token: messages:write.',
+      params: MessageParams, body: EditMessageInput,
+      success: { 200: { schema: MessageSchema, description: 'The message as it is now, with editedAt' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => ctx.messages.edit(request.principal, request.params.id, request.params.messageId, request.body));
+
+  app.delete<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId', {
+    schema: describe({
+      operationId: 'deleteMessage', summary: 'Delete a message (its sender, or an admin): it stays as a tombstone', tags: ['messages'], security: SECURITY.jwt,
+      description: 'The message keeps its id, seq and editedAt; its body becomes "", mentions empty, deletedAt set; search no longer finds it. Live sockets of the room get `message:deleted`; webhooks `message.deleted`. A deleted message is 404. Scoped token: messages:write.',
+      params: MessageParams,
+      success: { 204: { schema: null, description: 'Deleted' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request, reply) => {
+    await ctx.messages.remove(request.principal, request.params.id, request.params.messageId);
+    return reply.status(204).send();
   });
 }

@@ -3,10 +3,10 @@ import type { EventSpec } from '../connection/register-event.js';
 import { toWsMessage } from '../protocol.js';
 
 /**
- * `message:send`, `message:history` and `room:sync`: the same domain functions as REST, so validation, storage,
+ * `message:send`, `message:history`, `room:sync` and `message:thread`: the same domain functions as REST, so validation, storage,
  * audit, the metric and the `message:new` fan-out are one code path.
  */
-export function messageHandlers(deps: { messages: MessagesService }): Record<'message:send' | 'message:history' | 'room:sync', EventSpec> {
+export function messageHandlers(deps: { messages: MessagesService }): Record<'message:send' | 'message:history' | 'room:sync' | 'message:thread', EventSpec> {
   const { messages } = deps;
   return {
     'message:send': {
@@ -36,6 +36,16 @@ export function messageHandlers(deps: { messages: MessagesService }): Record<'me
         const { afterSeq, limit, before, cursor } = payload;
         const page = await messages.sync(principal, payload.roomId, { afterSeq, limit, before, cursor });
         return { messages: page.messages.map(toWsMessage), lastSeq: page.lastSeq, hasMore: page.hasMore };
+      },
+    },
+
+    'message:thread': {
+      // A thread (docs/threads-and-edits.md): what REST gives for GET .../messages/:messageId/thread.
+      requiresAck: true,
+      async handle({ principal, payload }) {
+        const { afterSeq, limit } = payload;
+        const page = await messages.thread(principal, payload.roomId, payload.messageId, { afterSeq, limit });
+        return { root: toWsMessage(page.root), replies: page.replies.map(toWsMessage), hasMore: page.hasMore };
       },
     },
   };

@@ -18,6 +18,13 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'message.created': ({ message }) => {
       nsp.to(roomChannel(message.roomId)).emit('message:new', toWsMessage(message));
     },
+    // To the room's sockets on every node, as message:new goes (the adapter carries room broadcasts).
+    'message.updated': ({ message }) => {
+      nsp.to(roomChannel(message.roomId)).emit('message:updated', { id: message.id, roomId: message.roomId, seq: message.seq, body: message.body, editedAt: message.editedAt! });
+    },
+    'message.deleted': ({ message }) => {
+      nsp.to(roomChannel(message.roomId)).emit('message:deleted', { id: message.id, roomId: message.roomId, seq: message.seq, deletedAt: message.deletedAt! });
+    },
     // The sockets moved already, on every node, through the event bridge (cluster/event-bridge.ts).
     'membership.added': async ({ agentIds, roomId }) => {
       for (const agentId of agentIds) await subscriptions.membershipAdded(agentId, roomId);

@@ -9,6 +9,7 @@ import { webhooks } from './006-webhooks.js';
 import { webhookClaims } from './007-webhook-claims.js';
 import { tokenLastUsed } from './008-token-last-used.js';
 import { directRooms } from './009-direct-rooms.js';
+import { threadsAndEdits } from './010-threads-and-edits.js';
 import { messageAttention } from './011-message-attention.js';
 
 /**
@@ -29,6 +30,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '007-webhook-claims': webhookClaims,
     '008-token-last-used': tokenLastUsed(engine),
     '009-direct-rooms': directRooms(engine),
+    '010-threads-and-edits': threadsAndEdits(engine),
     '011-message-attention': messageAttention(engine),
   };
 }

@@ -78,7 +78,8 @@ function senderNames(client: AmsClient): (id: string) => Promise<string> {
 }
 
 async function messageLine(m: Message, nameOf: (id: string) => Promise<string>, room?: string): Promise<string> {
-  return `${m.createdAt} ${room === undefined ? '' : `${room} `}#${m.seq} ${await nameOf(m.senderId)}: ${m.body}`;
+  const text = m.deletedAt !== null ? '(deleted)' : `${m.body}${m.editedAt !== null ? ' (edited)' : ''}`;
+  return `${m.createdAt} ${room === undefined ? '' : `${room} `}#${m.seq} ${await nameOf(m.senderId)}: ${text}`;
 }
 
 /** How `ams --help` introduces these commands. */
@@ -214,6 +215,47 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const message = await client.send(room.id, input.args.slice(1).join(' '), { timeoutMs: 30_000 });
       if (json(input)) print(message);
       else console.log(`sent #${message.seq} to ${room.slug}`);
+      return 0;
+    }),
+  },
+  reply: {
+    usage: 'reply ROOM MESSAGE_ID TEXT... [--json]',
+    summary: 'Reply to a message of a room (it joins that message\'s thread); prints its seq (the stored message with --json).',
+    options: [...CONNECTION, 'json'],
+    args: ['ROOM', 'MESSAGE_ID', 'TEXT...'],
+    fields: { body: 'TEXT', replyTo: 'MESSAGE_ID' },
+    run: (input) => withClient(input, async (client) => {
+      const room = await findRoom(client, input.args[0]!);
+      const message = await client.reply(room.id, input.args[1]!, input.args.slice(2).join(' '), { timeoutMs: 30_000 });
+      if (json(input)) print(message);
+      else console.log(`sent #${message.seq} to ${room.slug}, in thread ${message.threadId ?? ''}`);
+      return 0;
+    }),
+  },
+  edit: {
+    usage: 'edit ROOM MESSAGE_ID TEXT... [--json]',
+    summary: 'Replace the text of one of your messages (the edited message with --json).',
+    options: [...CONNECTION, 'json'],
+    args: ['ROOM', 'MESSAGE_ID', 'TEXT...'],
+    fields: { body: 'TEXT', messageId: 'MESSAGE_ID' },
+    run: (input) => withClient(input, async (client) => {
+      const room = await findRoom(client, input.args[0]!);
+      const message = await client.edit(room.id, input.args[1]!, input.args.slice(2).join(' '));
+      if (json(input)) print(message);
+      else console.log(`edited #${message.seq} in ${room.slug}`);
+      return 0;
+    }),
+  },
+  delete: {
+    usage: 'delete ROOM MESSAGE_ID',
+    summary: 'Delete one of your messages (an admin: any message of a group room); it stays as "deleted".',
+    options: [...CONNECTION],
+    args: ['ROOM', 'MESSAGE_ID'],
+    fields: { messageId: 'MESSAGE_ID' },
+    run: (input) => withClient(input, async (client) => {
+      const room = await findRoom(client, input.args[0]!);
+      await client.delete(room.id, input.args[1]!);
+      console.log(`deleted ${input.args[1]!} in ${room.slug}`);
       return 0;
     }),
   },

@@ -1,0 +1,92 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
+import { collectPageErrors, launchBrowser } from '../helpers/browser.js';
+import { ensureConsoleBuilt } from '../helpers/build.js';
+import { servicesAvailable } from '../helpers/services.js';
+import { useTestServer } from '../helpers/suite.js';
+
+// The console's threads, edits and deletions (docs/console.md) in headless Chromium, by the
+// accessible names of the contract: Reply, Thread, Reply to thread, Send reply, "N replies",
+// Edit, Edit message, Save, "edited", Delete, "deleted".
+const hasChromium = await servicesAvailable('console (browser tests)', ['chromium']);
+
+describe.skipIf(!hasChromium)('console: threads, edits and deletions', () => {
+  const t = useTestServer();
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+  let admin: TestAgent;
+  let person: TestAgent;
+  let bot: TestAgent;
+  beforeAll(async () => {
+    await ensureConsoleBuilt();
+    browser = await launchBrowser();
+    admin = await newAdmin(t.api);
+    [person, bot] = await Promise.all([newAgent(t.api), newAgent(t.api)]);
+  }, 180_000);
+  afterAll(async () => {
+    await context?.close();
+    await browser?.close();
+  });
+
+  async function open(agent: TestAgent, roomId: string): Promise<{ page: Page; errors: string[] }> {
+    context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(10_000);
+    const errors = collectPageErrors(page);
+    page.on('response', (r) => { if (r.status() >= 400) errors.push(`${r.status()} ${r.request().method()} ${r.url()}`); });
+    await page.goto(`${t.server.url}/console/`);
+    await page.getByLabel('API token').fill(agent.apiToken);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('link', { name: 'Rooms', exact: true }).waitFor();
+    await page.goto(`${t.server.url}/console/#/rooms/${roomId}`);
+    return { page, errors };
+  }
+
+  it('replies in a thread, counts replies, edits and deletes the agent\'s own messages', { timeout: 60_000 }, async () => {
+    const room = await newRoom(t.api, admin, [person, bot]);
+    const root = await sendMessage(t.api, bot, room.id, 'question from the bot');
+    const { page, errors } = await open(person, room.id);
+    const log = page.getByRole('log');
+    const rootItem = log.getByRole('listitem').filter({ hasText: 'question from the bot' });
+    await rootItem.waitFor();
+    // Another agent's message: Reply, but no Edit or Delete.
+    expect(await rootItem.getByRole('button', { name: 'Edit' }).count()).toBe(0);
+    await rootItem.getByRole('button', { name: 'Reply' }).click();
+    const thread = page.getByRole('region', { name: 'Thread' });
+    await thread.getByText('question from the bot').waitFor();
+    await thread.getByLabel('Reply to thread').fill('an answer in the thread');
+    await thread.getByRole('button', { name: 'Send reply' }).click();
+    await thread.getByText('an answer in the thread').waitFor();
+    await rootItem.getByText('1 reply', { exact: true }).waitFor();
+    const stored = await t.api.get(`/api/v1/rooms/${room.id}/messages/${root.id}/thread`, { jwt: bot.jwt });
+    expect(stored.body.replies.map((r: { body: string; senderId: string }) => [r.body, r.senderId])).toEqual([['an answer in the thread', person.id]]);
+    // A reply from elsewhere arrives live in the thread and in the count.
+    await t.api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'the bot answers back', replyTo: root.id }, { jwt: bot.jwt });
+    await thread.getByText('the bot answers back').waitFor();
+    await rootItem.getByText('2 replies', { exact: true }).waitFor();
+
+    // Edit and delete one's own message.
+    await page.getByLabel('Message', { exact: true }).fill('a typo heer');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const mine = log.getByRole('listitem').filter({ hasText: 'a typo heer' });
+    await mine.getByRole('button', { name: 'Edit' }).click();
+    // While edited, the text is in the box (the item no longer shows it as text).
+    await log.getByLabel('Edit message').fill('a typo here');
+    await log.getByRole('button', { name: 'Save' }).click();
+    const fixed = log.getByRole('listitem').filter({ hasText: 'a typo here' });
+    await fixed.getByText('edited').waitFor();
+    await fixed.getByRole('button', { name: 'Delete' }).click();
+    await log.getByRole('listitem').filter({ hasText: 'deleted' }).last().waitFor();
+    expect(await log.getByText('a typo here').count()).toBe(0);
+    // The bot's edit and deletion reach the page live.
+    const later = await sendMessage(t.api, bot, room.id, 'bot says something');
+    await log.getByText('bot says something').waitFor();
+    await t.api.request('PATCH', `/api/v1/rooms/${room.id}/messages/${later.id}`, { body: { body: 'bot says something else' }, jwt: bot.jwt });
+    await log.getByText('bot says something else').waitFor();
+    await t.api.request('DELETE', `/api/v1/rooms/${room.id}/messages/${later.id}`, { jwt: bot.jwt });
+    await expect.poll(() => log.getByText('bot says something else').count()).toBe(0);
+    // The page's own requests that failed are listed by the response listener (a browser's favicon request is not the page's).
+    expect(errors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([]);
+  });
+});
