@@ -59,9 +59,9 @@ interface EndpointState {
   postponing: boolean;
 }
 
-/** The body of a `message.created` delivery (docs/webhooks.md): the same on every attempt. */
+/** The body of a delivery, `message.created` or `message.attention` (docs/webhooks.md): the same on every attempt. */
 export const deliveryBody = (d: ClaimedDelivery): string =>
-  JSON.stringify({ type: 'message.created', timestamp: d.createdAt, data: { message: d.message } });
+  JSON.stringify({ type: d.event, timestamp: d.createdAt, data: { message: d.message } });
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const { db, retryScheduleSeconds: schedule, allowPrivateTargets } = deps;

@@ -188,6 +188,7 @@ export interface ClaimedDelivery {
   rooms: string[] | null;
   /** Why it must not be sent (endpoint or agent disabled), null when it may. */
   blocked: string | null;
+  event: WebhookEvent;
   message: Message;
 }
 
@@ -289,7 +290,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       .innerJoin('messages as m', 'm.id', 'd.message_id')
       .selectAll('m')
       .select([
-        'd.id as delivery_id', 'd.attempt', 'd.created_at as delivery_created_at', 'e.id as endpoint_id', 'e.url', 'e.secret', 'e.rooms',
+        'd.id as delivery_id', 'd.event as delivery_event', 'd.attempt', 'd.created_at as delivery_created_at', 'e.id as endpoint_id', 'e.url', 'e.secret', 'e.rooms',
         'e.disabled_at as endpoint_disabled_at', 'a.disabled_at as agent_disabled_at',
       ])
       .where('d.id', 'in', ids)
@@ -303,6 +304,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       secret: r.secret,
       rooms: r.rooms === null ? null : (fromJson(r.rooms) as string[]),
       blocked: r.agent_disabled_at !== null ? 'agent is disabled' : r.endpoint_disabled_at !== null ? 'endpoint is disabled' : null,
+      event: r.delivery_event as WebhookEvent,
       message: toMessage(r),
     }));
   });
