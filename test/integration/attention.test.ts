@@ -1,4 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AmsClient } from '@agent-messaging/client';
+import { ensureBuilt } from '../helpers/build.js';
+import { runAms } from '../helpers/cli.js';
 import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
@@ -124,5 +127,29 @@ describe('attention', () => {
     } finally {
       await mcp.close();
     }
+  });
+  it('the client library: inbox({filter}) with attentionTotal and attention; rooms() with attentionCount; ams inbox --attention', { timeout: 120_000 }, async () => {
+    await ensureBuilt();
+    for (const agent of [alice, bob, carol]) await markAllRead(agent);
+    const plain = await send(alice, { body: 'plain for the client' });
+    const mention = await send(alice, { body: 'bob, from the client test', mentions: [bob.id] });
+    const client = new AmsClient({ url: server.url, apiToken: bob.apiToken });
+    try {
+      const all = await client.inbox();
+      expect(all).toMatchObject({ unreadTotal: 2, attentionTotal: 1, hasMore: false });
+      expect(all.messages.map((m) => [m.id, m.attention])).toEqual([[plain.id, false], [mention.id, true]]);
+      const only = await client.inbox({ filter: 'attention', wait: 1 });
+      expect(only.messages.map((m) => m.id)).toEqual([mention.id]);
+      expect((await client.rooms()).find((r) => r.id === room.id)).toMatchObject({ unreadCount: 2, attentionCount: 1 });
+    } finally {
+      await client.close();
+    }
+    const cli = await runAms({ AMS_URL: server.url, AMS_API_TOKEN: bob.apiToken }, 'inbox', '--attention');
+    expect(cli).toMatchObject({ code: 0, stderr: '' });
+    expect(cli.stdout).toContain('@ ');
+    expect(cli.stdout).toContain('bob, from the client test');
+    expect(cli.stdout).not.toContain('plain for the client');
+    const json = await runAms({ AMS_URL: server.url, AMS_API_TOKEN: bob.apiToken }, 'inbox', '--attention', '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({ unreadTotal: 2, attentionTotal: 1, messages: [{ id: mention.id, attention: true }] });
   });
 });
