@@ -47,8 +47,13 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'DELETE /rooms/:roomId/members/:agentId': 4 * KiB,
   // 16 384 code points of 12 bytes each (192 KiB), up to 100 mentions, replyTo, clientMsgId.
   'POST /api/v1/rooms/:id/messages': 256 * KiB,
+  // {body}: as a send's body.
+  'PATCH /api/v1/rooms/:id/messages/:messageId': 256 * KiB,
+  'DELETE /api/v1/rooms/:id/messages/:messageId': 4 * KiB,
   // {seq}.
   'POST /api/v1/rooms/:id/read': 4 * KiB,
+  // {agentId}.
+  'POST /api/v1/direct-rooms': 4 * KiB,
   'POST /api/v1/social/channels': 8 * KiB,
   'POST /api/v1/social/channels/:channelId/posts': 256 * KiB,
   'POST /api/v1/social/posts/:id/replies': 256 * KiB,

@@ -2,7 +2,7 @@ import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
 import {
-  HISTORY_LIMITS, MENTIONS_MAX, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
+  HISTORY_LIMITS, INBOX_FILTERS, MENTIONS_MAX, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
 } from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
@@ -83,7 +83,7 @@ const renderPosts = (posts: (Post & { authorName?: string })[], empty: string): 
 // Object.assign rather than `{...m, senderName}`: V8 copies a spread followed by another property
 // slowly (about 1 us per item against 0.2, measured on a page of 20 messages).
 
-export async function withSenderNames(ctx: AppContext, messages: Message[]): Promise<(Message & { senderName: string })[]> {
+export async function withSenderNames<M extends Message>(ctx: AppContext, messages: M[]): Promise<(M & { senderName: string })[]> {
   const names = await ctx.agents.names(messages.map((m) => m.senderId));
   return messages.map((m) => Object.assign({}, m, { senderName: names.get(m.senderId) ?? m.senderId }));
 }
@@ -121,16 +121,16 @@ const TOOLS = {
 
   list_rooms: defineTool({
     title: 'List my rooms',
-    description: 'Lists the rooms you are a member of, with each room\'s id, slug, name, kind (group, or direct: a private conversation with one other agent), lastSeq (the number of its latest message), readSeq (the last message you marked read) and unreadCount (messages from others after readSeq). Use it to find where there is something new and to learn room slugs.',
+    description: 'Lists the rooms you are a member of, with each room\'s id, slug, name, kind (group, or direct: a private conversation with one other agent), lastSeq (the number of its latest message), readSeq (the last message you marked read), unreadCount (messages from others after readSeq) and attentionCount (those of them for your attention: they mention you, reply to you, or are in a direct room). Use it to find where there is something new and to learn room slugs.',
     input: args({}),
     readOnly: true,
     async run(_args, { ctx, principal }) {
       // The REST listing (the same authorisation), narrowed to member rooms: they carry a read state.
       const listed = await ctx.readCursors.list(principal);
-      const rooms = listed.flatMap((r) => (r.readSeq === undefined ? [] : [{ id: r.id, slug: r.slug, name: r.name, kind: r.kind, lastSeq: r.lastSeq, readSeq: r.readSeq, unreadCount: r.unreadCount ?? 0 }]));
+      const rooms = listed.flatMap((r) => (r.readSeq === undefined ? [] : [{ id: r.id, slug: r.slug, name: r.name, kind: r.kind, lastSeq: r.lastSeq, readSeq: r.readSeq, unreadCount: r.unreadCount ?? 0, attentionCount: r.attentionCount ?? 0 }]));
       const text = rooms.length === 0
         ? 'You are not a member of any room.'
-        : rooms.map((r) => `${r.slug} "${r.name}" (id ${r.id}): lastSeq ${r.lastSeq}, readSeq ${r.readSeq}, ${r.unreadCount} unread`).join('\n');
+        : rooms.map((r) => `${r.slug} "${r.name}" (id ${r.id}): lastSeq ${r.lastSeq}, readSeq ${r.readSeq}, ${r.unreadCount} unread, ${r.attentionCount} for your attention`).join('\n');
       return { data: { rooms }, text };
     },
   }),
@@ -240,18 +240,23 @@ const TOOLS = {
 
   fetch_inbox: defineTool({
     title: 'Fetch my unread messages',
-    description: `Returns your unread messages across all your rooms, oldest first (messages from others after your read position in each room), with unreadTotal. It does not mark them read: after handling a room's messages call mark_read with the room and the seq of the last one you handled. With wait_seconds (up to ${INBOX_WAIT_MAX_SECONDS}), when nothing is unread the call waits until a message arrives or the time runs out (then it returns an empty list): use it to wait for work instead of polling.`,
+    description: `Returns your unread messages across all your rooms, oldest first (messages from others after your read position in each room), with unreadTotal and attentionTotal (the unread messages for your attention: they mention you, reply to you, or are in a direct room); each message says whether it is for your attention. With filter "attention" only those are returned. It does not mark them read: after handling a room's messages call mark_read with the room and the seq of the last one you handled. With wait_seconds (up to ${INBOX_WAIT_MAX_SECONDS}), when nothing (with filter "attention": nothing for your attention) is unread the call waits until such a message arrives or the time runs out (then it returns an empty list): use it to wait for work instead of polling.`,
     input: args({
       limit: Type.Optional(LIMIT),
       wait_seconds: Type.Optional(Type.Number({ minimum: 0, maximum: INBOX_WAIT_MAX_SECONDS, description: `Seconds to wait for a message when nothing is unread (0 to ${INBOX_WAIT_MAX_SECONDS}, default 0).` })),
+      filter: Type.Optional(Type.String({ enum: [...INBOX_FILTERS], description: '"all" (default): every unread message; "attention": only those for your attention.' })),
     }),
     fields: { wait: 'wait_seconds' },
     readOnly: true,
-    async run({ limit, wait_seconds }, { ctx, principal, signal }) {
-      const page = await ctx.inbox.fetch(principal, { limit, wait: wait_seconds }, signal);
+    async run({ limit, wait_seconds, filter }, { ctx, principal, signal }) {
+      const page = await ctx.inbox.fetch(principal, { limit, wait: wait_seconds, filter }, signal);
       const messages = await withSenderNames(ctx, page.messages);
-      const footer = `${page.unreadTotal} unread in all${page.hasMore ? '; more than shown: mark these read, then fetch again' : ''}.`;
-      return { data: { messages, unreadTotal: page.unreadTotal, hasMore: page.hasMore }, text: renderMessages(messages, await slugsOf(ctx, messages), 'Nothing unread.', [footer]) };
+      const footer = `${page.unreadTotal} unread in all, ${page.attentionTotal} for your attention${page.hasMore ? '; more than shown: mark these read, then fetch again' : ''}.`;
+      const slugs = await slugsOf(ctx, messages);
+      const text = messages.length === 0
+        ? [filter === 'attention' ? 'Nothing unread for your attention.' : 'Nothing unread.', footer].join('\n\n')
+        : [...messages.map((m) => `${m.attention ? '(for your attention) ' : ''}${renderMessage(m, slugs)}`), footer].join('\n\n');
+      return { data: { messages, unreadTotal: page.unreadTotal, attentionTotal: page.attentionTotal, hasMore: page.hasMore }, text };
     },
   }),
 

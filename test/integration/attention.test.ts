@@ -1,6 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { AmsClient } from '@agent-messaging/client';
+import { ensureBuilt } from '../helpers/build.js';
+import { runAms } from '../helpers/cli.js';
 import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { connectReady, emitWithAck } from '../helpers/ws.js';
 import { waitToProveAbsence } from '../helpers/wait.js';
 
@@ -99,5 +103,53 @@ describe('attention', () => {
     await send(alice, { body: 'nothing for bob' });
     const res = await inbox(bob, '?filter=attention&wait=0.5');
     expect(res.body).toEqual({ messages: [], hasMore: false, unreadTotal: 1, attentionTotal: 0 });
+  });
+  it('MCP: fetch_inbox {filter} with attentionTotal and attention per item; list_rooms with attentionCount', async () => {
+    for (const agent of [alice, bob, carol]) await markAllRead(agent);
+    const plain = await send(alice, { body: 'plain for all' });
+    const mention = await send(alice, { body: 'bob, over MCP', mentions: [bob.id] });
+    const mcp = await connectMcp(server.url, bob.jwt);
+    try {
+      const all = await callTool(mcp, 'fetch_inbox');
+      expect(all).toMatchObject({ isError: false, data: { unreadTotal: 2, attentionTotal: 1, hasMore: false } });
+      expect(all.data.messages.map((m: InboxItem) => [m.id, m.attention])).toEqual([[plain.id, false], [mention.id, true]]);
+      expect(all.text).toContain('1 for your attention');
+      const only = await callTool(mcp, 'fetch_inbox', { filter: 'attention', limit: 5 });
+      expect(only.data).toMatchObject({ unreadTotal: 2, attentionTotal: 1, hasMore: false });
+      expect(only.data.messages.map((m: InboxItem) => m.id)).toEqual([mention.id]);
+      expect(only.text).toContain('(for your attention)');
+      expect(only.text).not.toContain('plain for all');
+      const bad = await callTool(mcp, 'fetch_inbox', { filter: 'mine' });
+      expect(bad.isError).toBe(true);
+      expect(bad.text).toMatch(/^VALIDATION_ERROR/);
+      const rooms = await callTool(mcp, 'list_rooms');
+      expect(rooms.data.rooms.find((r: { id: string }) => r.id === room.id)).toMatchObject({ unreadCount: 2, attentionCount: 1 });
+    } finally {
+      await mcp.close();
+    }
+  });
+  it('the client library: inbox({filter}) with attentionTotal and attention; rooms() with attentionCount; ams inbox --attention', { timeout: 120_000 }, async () => {
+    await ensureBuilt();
+    for (const agent of [alice, bob, carol]) await markAllRead(agent);
+    const plain = await send(alice, { body: 'plain for the client' });
+    const mention = await send(alice, { body: 'bob, from the client test', mentions: [bob.id] });
+    const client = new AmsClient({ url: server.url, apiToken: bob.apiToken });
+    try {
+      const all = await client.inbox();
+      expect(all).toMatchObject({ unreadTotal: 2, attentionTotal: 1, hasMore: false });
+      expect(all.messages.map((m) => [m.id, m.attention])).toEqual([[plain.id, false], [mention.id, true]]);
+      const only = await client.inbox({ filter: 'attention', wait: 1 });
+      expect(only.messages.map((m) => m.id)).toEqual([mention.id]);
+      expect((await client.rooms()).find((r) => r.id === room.id)).toMatchObject({ unreadCount: 2, attentionCount: 1 });
+    } finally {
+      await client.close();
+    }
+    const cli = await runAms({ AMS_URL: server.url, AMS_API_TOKEN: bob.apiToken }, 'inbox', '--attention');
+    expect(cli).toMatchObject({ code: 0, stderr: '' });
+    expect(cli.stdout).toContain('@ ');
+    expect(cli.stdout).toContain('bob, from the client test');
+    expect(cli.stdout).not.toContain('plain for the client');
+    const json = await runAms({ AMS_URL: server.url, AMS_API_TOKEN: bob.apiToken }, 'inbox', '--attention', '--json');
+    expect(JSON.parse(json.stdout)).toMatchObject({ unreadTotal: 2, attentionTotal: 1, messages: [{ id: mention.id, attention: true }] });
   });
 });

@@ -109,7 +109,7 @@ describe('/mcp: the thirteen tools (open mode)', () => {
 
   it('list_rooms: member rooms only, with lastSeq, readSeq and unreadCount', async () => {
     const listed = await callTool(mcp, 'list_rooms');
-    expect(listed.data.rooms).toEqual([{ id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: 2, readSeq: 0, unreadCount: 1 }]);
+    expect(listed.data.rooms).toEqual([{ id: room.id, slug: room.slug, name: room.name, kind: 'group', lastSeq: 2, readSeq: 0, unreadCount: 1, attentionCount: 0 }]);
     expect(listed.text).toContain(room.slug);
   });
 
@@ -119,7 +119,7 @@ describe('/mcp: the thirteen tools (open mode)', () => {
     expect(inbox.text).toContain('hello from bob');
     const marked = await callTool(mcp, 'mark_read', { room: room.slug, seq: 2 });
     expect(marked.data).toEqual({ roomId: room.id, readSeq: 2, unreadCount: 0 });
-    expect((await callTool(mcp, 'fetch_inbox', {})).data).toEqual({ messages: [], unreadTotal: 0, hasMore: false });
+    expect((await callTool(mcp, 'fetch_inbox', {})).data).toEqual({ messages: [], unreadTotal: 0, attentionTotal: 0, hasMore: false });
 
     const tooHigh = await callTool(mcp, 'mark_read', { room: room.id, seq: 99 });
     expect(tooHigh.text).toMatch(/^VALIDATION_ERROR: .*seq/);

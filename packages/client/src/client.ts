@@ -4,7 +4,7 @@ import { HttpTransport, REQUEST_TIMEOUT_MS } from './http.js';
 import { RoomStreams, type SyncSource } from './room-streams.js';
 import { SessionKeeper } from './session.js';
 import type {
-  Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
+  Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
   NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted,
 } from './types.js';
@@ -296,10 +296,14 @@ export class AmsClient {
     return id;
   }
 
-  /** Unread messages of all the agent's rooms, oldest first; `wait` (0..30 s) holds the request until one comes. */
-  inbox(options: { limit?: number; wait?: number } = {}): Promise<InboxPage> {
+  /**
+   * Unread messages of all the agent's rooms, oldest first, each with `attention`, and the page's
+   * `unreadTotal` and `attentionTotal`; `filter: 'attention'` gives only those for the agent's
+   * attention; `wait` (0..30 s) holds the request until one (of the filter's) comes.
+   */
+  inbox(options: { limit?: number; wait?: number; filter?: InboxFilter } = {}): Promise<InboxPage> {
     const waitMs = (options.wait ?? 0) * 1000;
-    return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
+    return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait, filter: options.filter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
   }
 
   /** Moves the agent's read cursor of a room forward to `seq`. */

@@ -7,7 +7,7 @@ import type {
   ThreadSchema, ToggleResultSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema,
   ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema,
   SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema, MessageUpdatedSchema,
-  MessageDeletedSchema,
+  MessageDeletedSchema, InboxFilter as ProtocolInboxFilter,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -30,6 +30,8 @@ export type Message = Static<typeof MessageSchema>;
 export type HistoryPage = Static<typeof HistoryPageSchema>;
 export type SyncPage = Static<typeof SyncPageSchema>;
 export type InboxPage = Static<typeof InboxPageSchema>;
+/** `all` (the default) or `attention`: only the unread messages for the agent's attention. */
+export type InboxFilter = ProtocolInboxFilter;
 export type SearchPage = Static<typeof SearchPageSchema>;
 export type Directory = Static<typeof DirectorySchema>;
 export type Channel = Static<typeof ChannelSchema>;

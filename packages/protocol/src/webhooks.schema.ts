@@ -5,7 +5,8 @@ import { Type, Text, Uuid } from './text.js';
 export const WEBHOOK_URL_MAX = 2048;
 /** Endpoints one agent may register: each message costs one delivery per endpoint. */
 export const WEBHOOK_ENDPOINTS_PER_AGENT_MAX = 10;
-export const WEBHOOK_EVENTS = ['message.created', 'message.updated', 'message.deleted'] as const;
+/** `message.attention`: a message for the agent's attention (docs/webhooks.md), instead of its `message.created`. */
+export const WEBHOOK_EVENTS = ['message.created', 'message.attention', 'message.updated', 'message.deleted'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const WEBHOOK_MODES = ['offline', 'always'] as const;
 export type WebhookMode = (typeof WEBHOOK_MODES)[number];
@@ -20,7 +21,7 @@ const ModeSchema = Type.Union(WEBHOOK_MODES.map((m) => Type.Literal(m)), {
 export const CreateWebhookInput = Type.Object(
   {
     url: Text({ minLength: 1, maxLength: WEBHOOK_URL_MAX, description: 'http or https; must not resolve to a loopback, private, link-local or unspecified address' }),
-    events: Type.Optional(Type.Array(EventSchema, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true, description: 'Defaults to ["message.created"]' })),
+    events: Type.Optional(Type.Array(EventSchema, { minItems: 1, maxItems: WEBHOOK_EVENTS.length, uniqueItems: true, description: 'Defaults to ["message.created"]. At most one delivery per message: message.attention when the message is for the agent\'s attention and it is listed, else message.created when listed' })),
     mode: Type.Optional(ModeSchema),
   },
   { additionalProperties: true },

@@ -59,7 +59,7 @@ interface EndpointState {
   postponing: boolean;
 }
 
-/** The body of a delivery (docs/webhooks.md): its event and the message as it is when sent. */
+/** The body of a delivery (docs/webhooks.md): its event (`message.created`, `message.attention`, `.updated`, `.deleted`) and the message as it is when sent. */
 export const deliveryBody = (d: ClaimedDelivery): string =>
   JSON.stringify({ type: d.event, timestamp: d.createdAt, data: { message: d.message } });
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
+import { attentionOf } from '../messages/attention.js';
 import type { Message } from '../messages/message.js';
 import type { OutboxWrites } from '../messages/messages.service.js';
 import type { PresenceReader } from '../../presence/presence.js';
@@ -74,14 +75,20 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
       const createdAt = nowIso();
       const deliveries: NewDelivery[] = [];
       for (const message of messages) {
+        const attention = attentionOf(message);
         for (const c of candidates) {
           // Not to the one who acted: the sender of a new message, the editor or deleter of a change.
           if (c.roomId !== message.roomId || c.agentId === (change?.actorId ?? message.senderId)) continue;
-          if (!c.events.includes(event)) continue;
+          // At most one delivery per new message and endpoint (docs/webhooks.md): the attention event
+          // when the message is for the agent's attention and the endpoint lists it.
+          const chosen = change !== undefined ? (c.events.includes(event) ? event : null)
+            : c.events.includes('message.attention') && attention.includes(c.agentId) ? 'message.attention'
+              : c.events.includes('message.created') ? 'message.created' : null;
+          if (chosen === null) continue;
           // The room restriction of the scoped JWT that registered the endpoint (docs/scopes.md).
           if (c.rooms !== null && !c.rooms.includes(message.roomId)) continue;
           if (c.mode === 'offline' && online.has(c.agentId)) continue;
-          deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event, createdAt });
+          deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: chosen, createdAt });
         }
       }
       if (deliveries.length === 0) return null;

@@ -188,7 +188,7 @@ export interface ClaimedDelivery {
   rooms: string[] | null;
   /** Why it must not be sent (endpoint or agent disabled), null when it may. */
   blocked: string | null;
-  /** message.created, .updated or .deleted. */
+  /** message.created, .attention, .updated or .deleted. */
   event: WebhookEvent;
   message: Message;
 }

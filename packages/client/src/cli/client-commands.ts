@@ -298,24 +298,25 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     },
   },
   inbox: {
-    usage: 'inbox [--wait <seconds>] [--limit <n>] [--json]',
-    summary: "The agent's unread messages across its rooms, oldest first; --wait holds the request (up to 30 s) until one arrives.",
-    options: [...CONNECTION, 'wait', 'limit', 'json'],
+    usage: 'inbox [--attention] [--wait <seconds>] [--limit <n>] [--json]',
+    summary: "The agent's unread messages across its rooms, oldest first (those for its attention marked \"@\"); --attention: only those; --wait holds the request (up to 30 s) until one arrives.",
+    options: [...CONNECTION, 'attention', 'wait', 'limit', 'json'],
     fields: { wait: '--wait', limit: '--limit' },
     run(input) {
       const wait = wholeNumber(optionalString(input, 'wait'), '--wait', 30);
       const limit = wholeNumber(optionalString(input, 'limit'), '--limit', 100);
       return withClient(input, async (client) => {
-        const page = await client.inbox({ ...(wait === undefined ? {} : { wait }), ...(limit === undefined ? {} : { limit }) });
+        const filter = input.values.attention === true ? 'attention' : undefined;
+        const page = await client.inbox({ ...(wait === undefined ? {} : { wait }), ...(limit === undefined ? {} : { limit }), ...(filter === undefined ? {} : { filter }) });
         if (json(input)) {
           print(page);
           return 0;
         }
         const nameOf = senderNames(client);
         const slugs = new Map((await client.rooms()).map((r) => [r.id, r.slug]));
-        for (const m of page.messages) console.log(await messageLine(m, nameOf, slugs.get(m.roomId) ?? m.roomId));
-        if (page.messages.length === 0) console.log('nothing unread');
-        else if (page.hasMore) console.log(`(${page.unreadTotal} unread in all)`);
+        for (const m of page.messages) console.log(`${m.attention ? '@ ' : ''}${await messageLine(m, nameOf, slugs.get(m.roomId) ?? m.roomId)}`);
+        if (page.messages.length === 0) console.log(filter === undefined ? 'nothing unread' : 'nothing unread for your attention');
+        else if (page.hasMore) console.log(`(${page.unreadTotal} unread in all, ${page.attentionTotal} for your attention)`);
         return 0;
       });
     },

@@ -23,6 +23,7 @@ export const OPTIONS = {
   url: { type: 'string' },
   token: { type: 'string' },
   json: { type: 'boolean' },
+  attention: { type: 'boolean' },
   'create-database': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
