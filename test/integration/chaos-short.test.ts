@@ -262,9 +262,16 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
     // name exactly its agent's rooms.
     for (const node of cluster.nodes) expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
     const last = await Promise.all(rooms.map((room) => senders[1]!.send(room.id, 'after the chaos')));
-    await waitUntil('the last messages everywhere, live', () =>
-      [...libraryRooms].every(([library, ids]) => ids.every((roomId) => libraryHas(library, roomId).includes(last[rooms.findIndex((r) => r.id === roomId)]!.id))) &&
-      recipeClients.every((r) => last.every((m) => !r.delivered.has(m.roomId) || r.live.has(m.id))), 4000, 50);
+    const nodeNames = ['A', 'B', 'C'];
+    const missing = (): string[] => [
+      ...[...libraryRooms].flatMap(([library, ids], i) => ids.filter((roomId) => !libraryHas(library, roomId).includes(last[rooms.findIndex((r) => r.id === roomId)]!.id)).map((roomId) => `library on ${nodeNames[i]}, room ${rooms.findIndex((r) => r.id === roomId)}`)),
+      ...recipeClients.flatMap((r, i) => last.filter((m) => r.delivered.has(m.roomId) && !r.live.has(m.id)).map((m) => `recipe on ${nodeNames[i]}, room ${rooms.findIndex((x) => x.id === m.roomId)}${r.delivered.get(m.roomId)!.some((d) => d.id === m.id) ? ' (synced, not live)' : ''}`)),
+    ];
+    await waitUntil('the last messages everywhere, live', () => missing().length === 0, 4000, 50).catch(async (err: Error) => {
+      const first = missing();
+      await sleep(12_000);
+      throw new Error(`${err.message}: missing ${first.join('; ')}; 12 s later still missing: ${missing().join('; ') || 'none'}\n${cluster.nodes.map((n) => `${n.name}:\n${n.logs().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-15).join('\n')}`).join('\n')}`);
+    });
     for (const r of recipeClients) r.lastPositions = [];
     await waitUntil('a periodic position check', () => recipeClients.every((r) => r.lastPositions.length > 0), 15_000, 100);
     for (const [i, r] of recipeClients.entries()) expect(r.lastPositions).toEqual([...roomsOf(3 + i)].sort());
