@@ -87,6 +87,18 @@ function createPool(url: string, max: number, logger: DatabaseLogger, extra: pg.
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
   });
+  // When query_timeout fires, pg rejects the query but keeps the connection with that query still
+  // active: every later query on it queues behind an answer that never comes (a silent network cut),
+  // and the pool, given it back without an error, hands it out again and again; the node would stay
+  // unavailable long after the database is reachable again (docs/reliability.md "Chaos run"). A client
+  // released with a query still active is closed: its 'end' makes the pool drop it.
+  pool.on('release', (err: Error | undefined, client: pg.PoolClient) => {
+    // `_activeQuery` is pg 8's own field (the public getter is deprecated and warns).
+    if (!err && (client as unknown as { _activeQuery: unknown })._activeQuery) {
+      logger.error({}, 'PostgreSQL client released with an unanswered query; closing its connection');
+      (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    }
+  });
   return pool;
 }
 

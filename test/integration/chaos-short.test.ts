@@ -1,57 +1,93 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AmsClient, type Message } from '@agent-messaging/client';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startCluster, type Cluster } from '../helpers/cluster.js';
+import { startCluster, type Cluster, type NodeProcess } from '../helpers/cluster.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep, waitUntil } from '../helpers/wait.js';
 import { connect, type ClientSocket, type Payload } from '../helpers/ws.js';
 
-// A short chaos run (docs/reliability.md "Chaos run"): three nodes on PostgreSQL and Redis, node C
-// reaching Redis through a proxy. Under a steady load of sends: node C's Redis path goes silent and
-// comes back, node B is killed (-9) and restarted, node A is frozen (SIGSTOP) and resumed. Then the
-// four checks: every acknowledged send is stored once; seq is gapless; every member receives every
-// stored message once and in order, through the client library and through a plain Socket.IO client
-// that follows docs/catch-up.md's recipe (room:positions included); nothing is stuck afterwards.
-const ready = await servicesAvailable('short chaos run', ['postgres', 'redis']);
+// The chaos run (docs/reliability.md "Chaos run"): three nodes on PostgreSQL and Redis, each node
+// reaching PostgreSQL through a TCP proxy of its own, node C reaching Redis through one too. Under a
+// steady load of sends to two rooms, one cycle of faults: node C's Redis path goes silent; node C's
+// PostgreSQL path goes silent; PostgreSQL pauses for every node; node B is killed (-9) and restarted;
+// node A is frozen (SIGSTOP); then all of these at once. Then the four checks: every acknowledged send
+// is stored once; seq is gapless; every member of every room receives every stored message once and
+// in order, through the client library and through a plain Socket.IO client that follows
+// docs/catch-up.md's recipe (room:positions included); nothing is stuck afterwards.
+//
+// CHAOS_SECONDS=n repeats the cycle until n seconds have passed (one cycle, about 30 s, by default);
+// CHAOS_RATE=n sets the sends per second of the two senders together (20 by default).
+const ready = await servicesAvailable('chaos run', ['postgres', 'redis']);
+const CHAOS_SECONDS = Number(process.env.CHAOS_SECONDS ?? 0);
+const CHAOS_RATE = Number(process.env.CHAOS_RATE ?? 20);
+/** How long each fault lasts. */
+const FAULT_MS = 3000;
+/** Quiet time after each fault. */
+const CALM_MS = 1500;
+const t0 = Date.now();
+/** Progress on stderr: a hung run shows where it stopped. */
+const note = (what: string): void => void process.stderr.write(`[chaos ${((Date.now() - t0) / 1000).toFixed(1)} s] ${what}\n`);
 
-/** A plain Socket.IO client following docs/catch-up.md's recipe, steps 1 to 4. */
+/** A plain Socket.IO client following docs/catch-up.md's recipe, steps 1 to 4, for several rooms. */
 class RecipeClient {
-  readonly delivered: Payload[] = [];
-  private position = 0;
-  private syncing: Promise<void> | null = null;
-  private again = false;
+  /** Per room, what the recipe delivered (live or synced), in order. */
+  readonly delivered = new Map<string, Payload[]>();
+  /** Ids that came as a live `message:new` (synced or not). */
+  readonly live = new Set<string>();
+  /** The rooms of the last `room:positions`. */
+  lastPositions: string[] = [];
+  private readonly position = new Map<string, number>();
+  private readonly syncing = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
   readonly socket: ClientSocket;
 
-  constructor(url: string, jwt: string, private readonly roomId: string) {
+  constructor(url: string, jwt: string, private readonly roomIds: string[]) {
+    for (const roomId of roomIds) {
+      this.delivered.set(roomId, []);
+      this.position.set(roomId, 0);
+    }
     this.socket = connect(url, jwt, { reconnection: true, reconnectionDelay: 200, reconnectionDelayMax: 1000 });
-    this.socket.on('agent:hello-ack', (hello: Payload) => this.behind(hello.lastSeqs[roomId] ?? 0));
-    this.socket.on('room:positions', (p: Payload) => this.behind(p.lastSeqs[roomId] ?? 0));
+    this.socket.on('agent:hello-ack', (hello: Payload) => this.positions(hello.lastSeqs));
+    this.socket.on('room:positions', (p: Payload) => {
+      this.lastPositions = Object.keys(p.lastSeqs).sort();
+      this.positions(p.lastSeqs);
+    });
     this.socket.on('message:new', (m: Payload) => {
-      if (m.roomId !== roomId || m.seq <= this.position) return;
-      if (m.seq === this.position + 1 && !this.syncing) this.accept(m);
-      else this.behind(m.seq);
+      if (!this.position.has(m.roomId)) return;
+      this.live.add(m.id);
+      if (m.seq <= this.at(m.roomId)) return;
+      if (m.seq === this.at(m.roomId) + 1 && !this.syncing.has(m.roomId)) this.accept(m);
+      else this.behind(m.roomId, m.seq);
     });
   }
 
-  private accept(m: Payload): void {
-    if (m.seq !== this.position + 1) return;
-    this.position = m.seq;
-    this.delivered.push(m);
+  private at(roomId: string): number {
+    return this.position.get(roomId) ?? 0;
   }
 
-  private behind(lastSeq: number): void {
-    if (lastSeq <= this.position) return;
-    if (this.syncing) {
-      this.again = true;
+  private positions(lastSeqs: Record<string, number>): void {
+    for (const roomId of this.roomIds) this.behind(roomId, lastSeqs[roomId] ?? 0);
+  }
+
+  private accept(m: Payload): void {
+    if (m.seq !== this.at(m.roomId) + 1) return;
+    this.position.set(m.roomId, m.seq);
+    this.delivered.get(m.roomId)!.push(m);
+  }
+
+  private behind(roomId: string, lastSeq: number): void {
+    if (lastSeq <= this.at(roomId)) return;
+    if (this.syncing.has(roomId)) {
+      this.again.add(roomId);
       return;
     }
-    this.syncing = (async () => {
+    const sync = (async () => {
       do {
-        this.again = false;
+        this.again.delete(roomId);
         for (;;) {
           const page = await new Promise<Payload>((resolve) => {
-            this.socket.timeout(5000).emit('room:sync', { roomId: this.roomId, afterSeq: this.position, limit: 100 }, (err: unknown, ack: Payload) => resolve(err ? null : ack));
+            this.socket.timeout(5000).emit('room:sync', { roomId, afterSeq: this.at(roomId), limit: 100 }, (err: unknown, ack: Payload) => resolve(err ? null : ack));
           });
           if (!page || page.error) {
             await sleep(300);
@@ -60,109 +96,185 @@ class RecipeClient {
           for (const m of page.messages) this.accept(m);
           if (!page.hasMore) break;
         }
-      } while (this.again);
-    })().finally(() => {
-      this.syncing = null;
-    });
+      } while (this.again.has(roomId));
+    })().finally(() => this.syncing.delete(roomId));
+    this.syncing.set(roomId, sync);
   }
 }
 
-describe.skipIf(!ready)('short chaos run on PostgreSQL and Redis', () => {
+describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
   let cluster: Cluster;
-  let proxy: TcpProxy;
+  let redisProxy: TcpProxy;
+  /** Per node, its path to PostgreSQL. */
+  const pgProxies: TcpProxy[] = [];
   let api: Api;
   let admin: TestAgent;
   let members: TestAgent[];
-  let room: TestRoom;
+  let rooms: TestRoom[];
   const libraryClients: AmsClient[] = [];
   const recipeClients: RecipeClient[] = [];
 
   beforeAll(async () => {
     const env = { POSITION_CHECK_INTERVAL_MS: '5000', RATE_LIMIT_AGENT_PER_MINUTE: '1000000', RATE_LIMIT_ANON_PER_MINUTE: '1000000' };
-    cluster = await startCluster({ nodes: 2, env });
+    cluster = await startCluster({ nodes: 0, env });
+    note('database created');
     const redis = new URL(cluster.redisUrl);
-    proxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
-    await cluster.addNode({ name: 'node-C', env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}` } });
+    redisProxy = await startTcpProxy({ host: redis.hostname, port: Number(redis.port || 6379) });
+    const database = new URL(cluster.database.url);
+    for (const name of ['node-A', 'node-B', 'node-C']) {
+      const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+      pgProxies.push(proxy);
+      const url = new URL(database);
+      url.hostname = '127.0.0.1';
+      url.port = String(proxy.port);
+      await cluster.addNode({ name, env: { DATABASE_URL: url.toString(), ...(name === 'node-C' ? { REDIS_URL: `redis://127.0.0.1:${redisProxy.port}` } : {}) } });
+    }
+    note('three nodes ready');
     api = new Api(cluster.nodes[0]!.url);
     admin = await newAdmin(api);
     members = await Promise.all(Array.from({ length: 8 }, () => newAgent(api)));
-    room = await newRoom(api, admin, members);
+    // Room 0: all eight; room 1: the first library receiver, the first two recipe clients, one sender.
+    rooms = [await newRoom(api, admin, members), await newRoom(api, admin, [members[0]!, members[3]!, members[4]!, members[7]!])];
   }, 180_000);
   afterAll(async () => {
     await Promise.all(libraryClients.map((c) => c.close()));
     for (const c of recipeClients) c.socket.disconnect();
     for (const node of cluster?.nodes ?? []) if (node.pid !== undefined && node.alive()) process.kill(node.pid, 'SIGCONT');
     await cluster?.close();
-    await proxy?.close();
+    await Promise.all([redisProxy, ...pgProxies].map((p) => p?.close()));
   });
 
   it('acknowledged = stored once, seq gapless, every member receives everything once and in order, nothing stuck', async () => {
-    const [a, b, c] = cluster.nodes;
+    const [a, b, c] = cluster.nodes as [NodeProcess, NodeProcess, NodeProcess];
+    const roomsOf = (member: number): string[] => rooms.filter((r) => r.id === rooms[0]!.id || [0, 3, 4, 7].includes(member)).map((r) => r.id);
     // Receivers: per node, one client-library client and one plain recipe client (members 0..5).
     const received = new Map<AmsClient, Message[]>();
-    for (const [i, node] of [a!, b!, c!].entries()) {
+    const libraryRooms = new Map<AmsClient, string[]>();
+    for (const [i, node] of [a, b, c].entries()) {
       const library = new AmsClient({ url: node.url, apiToken: members[i]!.apiToken });
       libraryClients.push(library);
       const list: Message[] = [];
       library.on('message', (m) => list.push(m));
       received.set(library, list);
+      libraryRooms.set(library, roomsOf(i));
       await library.connect();
-      recipeClients.push(new RecipeClient(node.url, members[3 + i]!.jwt, room.id));
+      recipeClients.push(new RecipeClient(node.url, members[3 + i]!.jwt, roomsOf(3 + i)));
     }
-    // Senders: members 6 and 7, through the library (it retries with the same clientMsgId).
-    const senders = [new AmsClient({ url: a!.url, apiToken: members[6]!.apiToken }), new AmsClient({ url: c!.url, apiToken: members[7]!.apiToken })];
+    // Senders: members 6 (room 0) and 7 (both rooms), through the library (it retries with the same clientMsgId).
+    const senders = [new AmsClient({ url: a.url, apiToken: members[6]!.apiToken }), new AmsClient({ url: c.url, apiToken: members[7]!.apiToken })];
     libraryClients.push(...senders);
     await Promise.all(senders.map((s) => s.connect()));
     const acknowledged: Message[] = [];
     const pending: Promise<void>[] = [];
     let sending = true;
+    const everyMs = (1000 * senders.length) / CHAOS_RATE;
     const load = senders.map(async (sender, s) => {
       for (let i = 0; sending; i++) {
-        pending.push(sender.send(room.id, `sender ${s} message ${i}`).then((m) => void acknowledged.push(m)));
-        await sleep(100);
+        const roomId = s === 1 && i % 2 === 1 ? rooms[1]!.id : rooms[0]!.id;
+        pending.push(sender.send(roomId, `sender ${s} message ${i}`).then((m) => void acknowledged.push(m)));
+        await sleep(everyMs);
       }
     });
 
-    await sleep(2000);
-    proxy.blackhole(); // node C's Redis path goes silent
-    await sleep(5000);
-    proxy.restore();
-    await sleep(2000);
-    await b!.restart(); // kill -9 and start again
-    await sleep(2000);
-    process.kill(a!.pid!, 'SIGSTOP');
-    await sleep(3000);
-    process.kill(a!.pid!, 'SIGCONT');
-    await sleep(2000);
+    const fault = async (name: string, start: () => void, end: () => void): Promise<void> => {
+      note(`${name}; ${acknowledged.length} acknowledged, ${pending.length} sent`);
+      start();
+      await sleep(FAULT_MS);
+      end();
+      await sleep(CALM_MS);
+    };
+    const began = Date.now();
+    let cycles = 0;
+    await sleep(CALM_MS);
+    do {
+      cycles++;
+      await fault('C Redis cut', () => redisProxy.blackhole(), () => redisProxy.restore()); // node C's Redis path goes silent
+      await fault('C PostgreSQL cut', () => pgProxies[2]!.blackhole(), () => pgProxies[2]!.restore()); // node C's PostgreSQL path goes silent
+      await fault('PostgreSQL paused', () => pgProxies.forEach((p) => p.pause()), () => pgProxies.forEach((p) => p.resume())); // PostgreSQL paused for all
+      note('B kill -9 and restart');
+      await b.restart(); // kill -9 and start again
+      await sleep(CALM_MS);
+      await fault('A SIGSTOP', () => process.kill(a.pid!, 'SIGSTOP'), () => process.kill(a.pid!, 'SIGCONT'));
+      // All at once: B killed and restarting while A is frozen, C cut from Redis and PostgreSQL, PostgreSQL paused for A and B.
+      note('all at once');
+      redisProxy.blackhole();
+      pgProxies[2]!.blackhole();
+      pgProxies[0]!.pause();
+      pgProxies[1]!.pause();
+      process.kill(a.pid!, 'SIGSTOP');
+      const restarting = b.restart();
+      await sleep(FAULT_MS);
+      process.kill(a.pid!, 'SIGCONT');
+      pgProxies[0]!.resume();
+      pgProxies[1]!.resume();
+      pgProxies[2]!.restore();
+      redisProxy.restore();
+      await restarting;
+      await sleep(CALM_MS);
+    } while (Date.now() - began < CHAOS_SECONDS * 1000);
     sending = false;
     await Promise.all(load);
-    await Promise.all(pending);
+    note(`faults over; ${acknowledged.length} of ${pending.length} acknowledged`);
+    await waitUntil('every send acknowledged', () => acknowledged.length === pending.length, 60_000, 100).catch((err: Error) => {
+      throw new Error(`${err.message} (${acknowledged.length} of ${pending.length})\n${cluster.nodes.map((n) => `${n.name}:\n${n.logs()}`).join('\n')}`);
+    });
+    note('every send acknowledged');
 
-    // 1. acknowledged = stored once; 2. seq gapless.
-    const stored: Payload[] = [];
-    for (let afterSeq = 0; ;) {
-      const page = await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=${afterSeq}&limit=100`, { jwt: admin.jwt });
-      expect(page.status).toBe(200);
-      stored.push(...page.body.messages);
-      if (!page.body.hasMore) break;
-      afterSeq = page.body.messages.at(-1).seq;
+    // 1. acknowledged = stored once; 2. seq gapless (in each room).
+    const stored = new Map<string, Payload[]>();
+    for (const room of rooms) {
+      const list: Payload[] = [];
+      for (let afterSeq = 0; ;) {
+        const page = await api.get(`/api/v1/rooms/${room.id}/messages?afterSeq=${afterSeq}&limit=100`, { jwt: admin.jwt });
+        expect(page.status).toBe(200);
+        list.push(...page.body.messages);
+        if (!page.body.hasMore) break;
+        afterSeq = page.body.messages.at(-1).seq;
+      }
+      expect(list.map((m) => m.seq)).toEqual(list.map((_, i) => i + 1));
+      stored.set(room.id, list);
     }
-    expect(stored.map((m) => m.seq)).toEqual(stored.map((_, i) => i + 1));
-    const storedIds = stored.map((m) => m.id);
-    expect(new Set(storedIds).size).toBe(stored.length);
-    expect(new Set(stored.map((m) => m.clientMsgId)).size).toBe(stored.length);
-    for (const m of acknowledged) expect(storedIds.filter((id) => id === m.id)).toHaveLength(1);
+    const all = [...stored.values()].flat();
+    const storedIds = new Set(all.map((m) => m.id));
+    expect(storedIds.size).toBe(all.length);
+    expect(new Set(all.map((m) => m.clientMsgId)).size).toBe(all.length);
+    const count = new Map<string, number>();
+    for (const m of acknowledged) count.set(m.id, (count.get(m.id) ?? 0) + 1);
+    for (const m of acknowledged) expect(storedIds.has(m.id)).toBe(true);
+    expect([...count.values()].every((n) => n === 1)).toBe(true);
+    // Every send was acknowledged (the library retries until it is), so stored = acknowledged.
+    expect(acknowledged.length).toBe(all.length);
     expect(acknowledged.length).toBeGreaterThan(100);
 
-    // 3. every member receives every stored message once, in order (within the periodic check's bound).
-    await waitUntil('every receiver complete', () =>
-      [...received.values()].every((list) => list.length >= stored.length) && recipeClients.every((r) => r.delivered.length >= stored.length), 30_000, 100);
-    for (const list of received.values()) expect(list.map((m) => m.id)).toEqual(storedIds);
-    for (const r of recipeClients) expect(r.delivered.map((m) => m.id)).toEqual(storedIds);
+    // 3. every member of every room receives every stored message once, in order (within the periodic check's bound).
+    const idsOf = (roomId: string): string[] => stored.get(roomId)!.map((m) => m.id);
+    const libraryHas = (library: AmsClient, roomId: string): string[] => received.get(library)!.filter((m) => m.roomId === roomId).map((m) => m.id);
+    const complete = (): boolean =>
+      [...libraryRooms].every(([library, ids]) => ids.every((roomId) => libraryHas(library, roomId).length >= idsOf(roomId).length)) &&
+      recipeClients.every((r) => [...r.delivered].every(([roomId, list]) => list.length >= idsOf(roomId).length));
+    await waitUntil('every receiver complete', complete, 30_000, 100);
+    note('every receiver complete');
+    for (const [library, ids] of libraryRooms) for (const roomId of ids) expect(libraryHas(library, roomId)).toEqual(idsOf(roomId));
+    for (const r of recipeClients) for (const [roomId, list] of r.delivered) expect(list.map((m) => m.id)).toEqual(idsOf(roomId));
 
-    // 4. nothing stuck: a message sent now reaches every receiver.
-    const last = await senders[1]!.send(room.id, 'after the chaos');
-    await waitUntil('the last message everywhere', () =>
-      [...received.values()].every((list) => list.at(-1)?.id === last.id) && recipeClients.every((r) => r.delivered.at(-1)?.id === last.id), 15_000, 50);
-  }, 240_000);
+    // 4. nothing stuck: every node ready; a message sent now to each room reaches every receiver as a
+    // live broadcast (each socket follows its rooms), and the positions a node sends a recipe client
+    // name exactly its agent's rooms.
+    for (const node of cluster.nodes) expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
+    const last = await Promise.all(rooms.map((room) => senders[1]!.send(room.id, 'after the chaos')));
+    const nodeNames = ['A', 'B', 'C'];
+    const missing = (): string[] => [
+      ...[...libraryRooms].flatMap(([library, ids], i) => ids.filter((roomId) => !libraryHas(library, roomId).includes(last[rooms.findIndex((r) => r.id === roomId)]!.id)).map((roomId) => `library on ${nodeNames[i]}, room ${rooms.findIndex((r) => r.id === roomId)}`)),
+      ...recipeClients.flatMap((r, i) => last.filter((m) => r.delivered.has(m.roomId) && !r.live.has(m.id)).map((m) => `recipe on ${nodeNames[i]}, room ${rooms.findIndex((x) => x.id === m.roomId)}${r.delivered.get(m.roomId)!.some((d) => d.id === m.id) ? ' (synced, not live)' : ''}`)),
+    ];
+    await waitUntil('the last messages everywhere, live', () => missing().length === 0, 4000, 50).catch(async (err: Error) => {
+      const first = missing();
+      await sleep(12_000);
+      throw new Error(`${err.message}: missing ${first.join('; ')}; 12 s later still missing: ${missing().join('; ') || 'none'}\n${cluster.nodes.map((n) => `${n.name}:\n${n.logs().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-15).join('\n')}`).join('\n')}`);
+    });
+    for (const r of recipeClients) r.lastPositions = [];
+    await waitUntil('a periodic position check', () => recipeClients.every((r) => r.lastPositions.length > 0), 15_000, 100);
+    for (const [i, r] of recipeClients.entries()) expect(r.lastPositions).toEqual([...roomsOf(3 + i)].sort());
+    process.stdout.write(`chaos run: ${cycles} cycle(s) in ${Math.round((Date.now() - began) / 1000)} s, ${acknowledged.length} sends acknowledged, ${all.length} stored, library receivers ${[...received.values()].reduce((n, l) => n + l.length, 0)} deliveries, recipe receivers ${recipeClients.reduce((n, r) => n + [...r.delivered.values()].reduce((k, l) => k + l.length, 0), 0)} deliveries\n`);
+  }, 40 * 60_000);
 });
