@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
-  ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
+  DmOpenAckSchema, DmOpenPayload, ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
   HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomAddedSchema, RoomRemovedSchema,
   RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload,
   WsErrorSchema, type ClientEventName,
@@ -60,6 +60,11 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'room:read', key: 'roomRead', payload: ReadPayload,
     summary: 'Move the agent\'s read cursor of a room forward (the same as REST POST /api/v1/rooms/{id}/read). Errors: VALIDATION_ERROR (seq above lastSeq), ROOM_NOT_FOUND, FORBIDDEN (not a member). Scoped token: messages:read.',
     ack: { key: 'roomReadAck', schema: ReadCursorSchema, summary: 'The read cursor and what is left unread' },
+  },
+  {
+    name: 'dm:open', key: 'dmOpen', payload: DmOpenPayload,
+    summary: 'The direct room of the agent and agentId, made the first time (either side asking), the same as REST POST /api/v1/direct-rooms; a new room also reaches every socket of both agents as room:added. Errors: VALIDATION_ERROR (not a UUID, or the caller), NOT_FOUND (unknown agent), FORBIDDEN (the other agent is disabled). Scoped token: messages:write.',
+    ack: { key: 'dmOpenAck', schema: DmOpenAckSchema, summary: 'The direct room (with kind and lastSeq)' },
   },
 ];
 
