@@ -10,7 +10,7 @@ import { compile, Type } from '../core/validation.js';
 import { toPublicError } from '../errors.js';
 
 /**
- * The thirteen tools (docs/protocol.md, MCP tools). Each is a thin adapter, as a REST route is: arguments
+ * The tools (docs/protocol.md, MCP tools). Each is a thin adapter, as a REST route is: arguments
  * (checked for shape here, for meaning by the service), one call of the same domain service REST
  * and WebSocket call, and the result as `structuredContent` plus a text a model reads. A failure is
  * the service's AppError through `toPublicError`, as `isError` text starting with its code.
@@ -235,6 +235,27 @@ const TOOLS = {
       const roomId = await ctx.rooms.resolveId(room, 'room');
       await ctx.messages.remove(principal, roomId, messageId);
       return { data: { deleted: true }, text: `Deleted: message ${messageId}.` };
+    },
+  }),
+
+  send_direct_message: defineTool({
+    title: 'Send a direct message to an agent',
+    description: `Sends a private message to one other agent: the message goes to the direct room of you and that agent (made the first time, by either side; only the two of you can see it). Returns the stored message and the room (its slug is how read_messages and send_message name it). Pass a clientMsgId of your choice to make a retry safe.`,
+    input: args({
+      to: Type.String({ minLength: 1, maxLength: 64, description: 'The other agent: its id (a UUID) or its name, as list_agents shows them.' }),
+      body: Type.String({ minLength: 1, description: `The text of the message (1 to ${MESSAGE_BODY_MAX} characters).` }),
+      clientMsgId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Your own id for this message (up to 64 characters), for safe retries.' })),
+    }),
+    fields: { agentId: 'to', roomId: 'to' },
+    readOnly: false,
+    async run({ to, ...rest }, { ctx, principal }) {
+      const [agentId] = await ctx.agents.resolveIds([to], 'to');
+      const opened = await ctx.rooms.openDirect(principal, { agentId });
+      const { message, created } = await ctx.messages.send(principal, opened.room.id, rest);
+      const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';
+      // The room as it stands once the message is in it (opened before it, its lastSeq was older).
+      const room = { ...opened.room, lastSeq: Math.max(opened.room.lastSeq, message.seq) };
+      return { data: { message, room }, text: `${note}: message ${message.id}, seq ${message.seq} in the direct room ${room.slug} (${room.name}).` };
     },
   }),
 

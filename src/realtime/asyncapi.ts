@@ -1,6 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
-  ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
+  DmOpenAckSchema, DmOpenPayload, ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
   HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomAddedSchema, RoomRemovedSchema,
   RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload,
   WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload, type ClientEventName,
@@ -65,6 +65,10 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'message:thread', key: 'messageThread', payload: ThreadPayload,
     summary: 'A thread: its root and its replies with seq > afterSeq (default 0), oldest first (the same as REST GET /api/v1/rooms/{id}/messages/{messageId}/thread); messageId is the root or any reply. Needs an acknowledgement callback. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, NOT_FOUND (unknown message), FORBIDDEN. Scoped token: messages:read.',
     ack: { key: 'messageThreadAck', schema: ThreadAckSchema, summary: 'The root and a page of replies' },
+  }, {
+    name: 'dm:open', key: 'dmOpen', payload: DmOpenPayload,
+    summary: 'The direct room of the agent and agentId, made the first time (either side asking), the same as REST POST /api/v1/direct-rooms; a new room also reaches every socket of both agents as room:added. Errors: VALIDATION_ERROR (not a UUID, or the caller), NOT_FOUND (unknown agent), FORBIDDEN (the other agent is disabled). Scoped token: messages:write.',
+    ack: { key: 'dmOpenAck', schema: DmOpenAckSchema, summary: 'The direct room (with kind and lastSeq)' },
   },
 ];
 

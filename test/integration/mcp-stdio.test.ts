@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdminAgentRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { CLI_JS, ensureBuilt, ROOT } from '../helpers/build.js';
 import { runAms } from '../helpers/cli.js';
-import { callTool } from '../helpers/mcp.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 
 // docs/mcp.md: `ams mcp` (AMS_URL, AMS_API_TOKEN) gives the same tools over stdio, spawned
@@ -44,7 +44,12 @@ describe('ams mcp: the tools over stdio', { timeout: 60_000 }, () => {
     const { client } = await spawnAmsMcp({ AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken });
     clients.push(client);
     const { tools } = await client.listTools();
-    expect(tools).toHaveLength(16);
+    // Exactly the tools /mcp serves over HTTP.
+    const http = await connectMcp(t.server.url, agent.apiToken);
+    clients.push(http);
+    const served = (await http.listTools()).tools.map((tool) => tool.name).sort();
+    expect(tools.map((tool) => tool.name).sort()).toEqual(served);
+    expect(served).toContain('send_direct_message');
     expect(client.getServerVersion()?.name).toBe('agent-messaging-service');
 
     expect((await callTool(client, 'whoami')).data.agentId).toBe(agent.id);

@@ -60,6 +60,7 @@ const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
   'room:sync': (a) => keysAre(a, ['messages', 'lastSeq', 'hasMore']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
     && Number.isInteger(a.lastSeq) && typeof a.hasMore === 'boolean',
   'room:read': (a) => keysAre(a, ['roomId', 'readSeq', 'unreadCount']) && Number.isInteger(a.readSeq) && Number.isInteger(a.unreadCount),
+  'dm:open': (a) => keysAre(a, ['room']) && isObject(a.room) && a.room.kind === 'direct',
 };
 
 // ---- arbitraries ------------------------------------------------------------------------------
@@ -105,6 +106,7 @@ interface Fixture {
   room: TestRoom; // the fuzzing agent is a member
   foreignRoom: TestRoom; // it is not
   messageIds: string[];
+  peerId: string; // another agent: dm:open's agentId
 }
 
 /** Payload objects with every field of every event, each anything from valid to hostile. */
@@ -150,6 +152,7 @@ function shapedFor(event: string, f: Fixture): fc.Arbitrary<Record<string, unkno
     'message:history': { roomId, before: ownMessage, cursor: ownMessage, limit: mostly(fc.integer({ min: 1, max: 100 })) },
     'room:sync': { roomId, afterSeq: mostly(fc.integer({ min: 0, max: 5 })), limit: mostly(fc.integer({ min: 1, max: 100 })) },
     'room:read': { roomId, seq: mostly(fc.integer({ min: 0, max: 1 })) },
+    'dm:open': { agentId: mostly(fc.constantFrom(f.peerId, f.peerId.toUpperCase())) },
   };
   const spec = fields[event] ?? { roomId };
   const model: Record<string, fc.Arbitrary<unknown>> = { ...spec, requestId: mostly(fc.string({ maxLength: 128 })) };
@@ -219,7 +222,7 @@ describe('WebSocket fuzzing (fast-check)', () => {
     const room = await newRoom(api, admin, [agent]);
     const foreignRoom = await newRoom(api, admin, [admin]);
     const messageIds = [(await sendMessage(api, agent, room.id, 'first')).id, (await sendMessage(api, admin, foreignRoom.id, 'foreign')).id];
-    fixture = { room, foreignRoom, messageIds };
+    fixture = { room, foreignRoom, messageIds, peerId: admin.id };
     protoBefore = prototypeNames();
   });
   afterAll(async () => {

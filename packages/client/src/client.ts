@@ -40,6 +40,10 @@ export interface AmsClientEvents {
   messageUpdated: (update: MessageUpdated) => void;
   /** A message of the agent's rooms was deleted: it stays as a tombstone (body ""). */
   messageDeleted: (deletion: MessageDeleted) => void;
+  /** The agent became a member of a room while connected (a direct room opened by either side, an admin adding it); already subscribed. */
+  roomAdded: (event: { room: Room }) => void;
+  /** The agent stopped being a member of a room; already unsubscribed. */
+  roomRemoved: (event: { roomId: string }) => void;
   /** Each (re)connection, once its `agent:hello-ack` arrived. */
   connect: (hello: HelloAck) => void;
   /** The WebSocket went away (the client reconnects by itself unless close() was called). */
@@ -167,6 +171,11 @@ export class AmsClient {
     socket.on('presence:update', (update: PresenceUpdate) => this.dispatch('presence:update', update));
     socket.on('message:updated', (update: MessageUpdated) => this.dispatch('messageUpdated', update));
     socket.on('message:deleted', (deletion: MessageDeleted) => this.dispatch('messageDeleted', deletion));
+    socket.on('room:added', (event: { room: Room }) => {
+      this.slugIds.set(event.room.slug, event.room.id);
+      this.dispatch('roomAdded', event);
+    });
+    socket.on('room:removed', (event: { roomId: string }) => this.dispatch('roomRemoved', event));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
       // A refused JWT (expired, or the service's secret changed): the reconnection exchanges anew.
@@ -259,6 +268,31 @@ export class AmsClient {
       // Wait for the service: a reconnection wakes us at once, else the backoff.
       await this.nextConnectionOr(Math.min(backoff(attempt), Math.max(0, deadline - Date.now())));
     }
+  }
+
+  /**
+   * The direct room of this agent and another (its id): made the first time, by either side, the
+   * same room afterwards (docs/client.md, Direct rooms).
+   */
+  openDirectRoom(agentId: string): Promise<Room> {
+    return this.http.request('POST', '/api/v1/direct-rooms', { body: { agentId } });
+  }
+
+  /** Sends a message to the direct room of this agent and another (its id or name), opening the room the first time. */
+  async dm(agent: string, body: string, options: SendOptions = {}): Promise<{ message: Message; room: Room }> {
+    const room = await this.openDirectRoom(await this.agentId(agent));
+    this.slugIds.set(room.slug, room.id);
+    const message = await this.send(room.id, body, options);
+    return { message, room };
+  }
+
+  /** An agent's id from its id or name (names looked up in the directory). NOT_FOUND for an unknown name. */
+  private async agentId(ref: string): Promise<string> {
+    if (UUID.test(ref)) return ref.toLowerCase();
+    const wanted = ref.toLowerCase();
+    const found = (await this.directory()).agents.find((a) => a.name.toLowerCase() === wanted);
+    if (!found) throw new AmsError('NOT_FOUND', `Agent "${ref}" not found`, { status: 404 });
+    return found.id;
   }
 
   /** History newest first (`before` pages back), or with `afterSeq` the catch-up oldest first. The room: its id or slug. */

@@ -4,7 +4,7 @@ import type {
   InboxPageSchema, HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema, CreateRoomInput, MembershipSchema,
   ReadCursorSchema, RoomMembersSchema, RoomSchema, SearchPageSchema, CreatedWebhookSchema, CreateWebhookInput,
   DeliverySchema, WebhookSchema, ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema,
-  ThreadSchema, ToggleResultSchema, AckOkSchema, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema,
+  ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema,
   ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema,
   SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema, MessageUpdatedSchema,
   MessageDeletedSchema, InboxFilter as ProtocolInboxFilter,
@@ -69,5 +69,6 @@ export interface WsRequests {
   'message:send': { payload: Omit<Static<typeof SendPayload>, 'requestId'>; ack: Static<typeof SendAckSchema> };
   'message:history': { payload: Omit<Static<typeof HistoryPayload>, 'requestId'>; ack: Static<typeof HistoryAckSchema> };
   'message:thread': { payload: Omit<Static<typeof ThreadPayload>, 'requestId'>; ack: Static<typeof ThreadAckSchema> };
+  'dm:open': { payload: Omit<Static<typeof DmOpenPayload>, 'requestId'>; ack: Static<typeof DmOpenAckSchema> };
 }
 export type WsRequestName = keyof WsRequests;

@@ -18,7 +18,7 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -181,6 +181,12 @@ export const ReadPayload = Type.Object(
   { roomId: Uuid({ description: 'Room id' }), seq: Type.Integer({ minimum: 0, description: 'The last seq processed (at most the room\'s lastSeq)' }), requestId: Type.Optional(RequestId) },
   { title: 'ReadRequest', additionalProperties: true },
 );
+/** `dm:open`: the direct room of the caller and `agentId` (the same as REST POST /api/v1/direct-rooms). */
+export const DmOpenPayload = Type.Object(
+  { agentId: Uuid({ description: 'The other agent\'s id' }), requestId: Type.Optional(RequestId) },
+  { title: 'DmOpenRequest', additionalProperties: true },
+);
+export const DmOpenAckSchema = Type.Object({ room: RoomSchema }, { title: 'DmOpenAck' });
 export const SendAckSchema = Type.Object(
   { messageId: IdString(), seq: Type.Integer({ minimum: 1, description: 'The message\'s seq in its room' }) },
   { title: 'SendAck' },

@@ -3,8 +3,8 @@ import type { RoomsService } from '../../core/rooms/rooms.service.js';
 import type { EventSpec } from '../connection/register-event.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
 
-/** `room:join`, `room:leave`, `room:list` and `room:read` (docs/protocol.md, Client to server). */
-export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCursorsService; subscriptions: Subscriptions }): Record<'room:join' | 'room:leave' | 'room:list' | 'room:read', EventSpec> {
+/** `room:join`, `room:leave`, `room:list`, `room:read` and `dm:open` (docs/protocol.md, Client to server). */
+export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCursorsService; subscriptions: Subscriptions }): Record<'room:join' | 'room:leave' | 'room:list' | 'room:read' | 'dm:open', EventSpec> {
   const { rooms, readCursors, subscriptions } = deps;
   return {
     'room:join': {
@@ -39,6 +39,15 @@ export function roomHandlers(deps: { rooms: RoomsService; readCursors: ReadCurso
       // Acknowledged with {roomId, readSeq, unreadCount}, as REST answers POST /api/v1/rooms/:id/read.
       async handle({ principal, payload }) {
         return readCursors.markRead(principal, payload.roomId, { seq: payload.seq });
+      },
+    },
+
+    'dm:open': {
+      // The REST route's service call; the room:added it publishes subscribes this socket too.
+      async handle({ principal, payload }) {
+        const { agentId } = payload;
+        const { room } = await rooms.openDirect(principal, { agentId });
+        return { room };
       },
     },
   };

@@ -259,6 +259,21 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       return 0;
     }),
   },
+  dm: {
+    usage: 'dm AGENT TEXT... [--json]',
+    summary: 'Send a direct message to an agent (id or name), opening your direct room with it the first time; prints its seq and room (the message and room with --json).',
+    options: [...CONNECTION, 'json'],
+    args: ['AGENT', 'TEXT...'],
+    fields: { body: 'TEXT', agentId: 'AGENT' },
+    run: (input) => withClient(input, async (client) => {
+      const agentId = await findAgentId(client, input.args[0]!);
+      // As send: gives up after a while rather than waiting forever for an unreachable service.
+      const { message, room } = await client.dm(agentId, input.args.slice(1).join(' '), { timeoutMs: 30_000 });
+      if (json(input)) print({ message, room });
+      else console.log(`sent #${message.seq} to ${input.args[0]!} (${room.slug})`);
+      return 0;
+    }),
+  },
   tail: {
     usage: 'tail ROOM [--json]',
     summary: `Print the last ${TAIL_BACKLOG} messages of a room, then follow it live (Ctrl-C ends); --json prints one JSON object a line.`,
