@@ -1,9 +1,10 @@
 import type { TSchema } from '@sinclair/typebox';
 import {
-  DmOpenAckSchema, DmOpenPayload, ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema, HelloAckSchema, RoomPositionsSchema,
-  HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload, RoomAddedSchema, RoomRemovedSchema,
-  RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload,
-  WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload, type ClientEventName,
+  DmOpenAckSchema, DmOpenPayload, ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema,
+  HelloAckSchema, RoomPositionsSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload,
+  RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
+  SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
+  type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**

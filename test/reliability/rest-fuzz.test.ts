@@ -31,8 +31,9 @@ const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
 const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp) });
 const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), kind: Type.Union([Type.Literal('group'), Type.Literal('direct')]), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
   readSeq: Type.Optional(Type.Integer({ minimum: 0 })), unreadCount: Type.Optional(Type.Integer({ minimum: 0 })) });
+// `body` may be "": a message the fuzzer deleted stays as a tombstone.
 const MessageSchema = Type.Object({
-  id: Id, roomId: Id, senderId: Id, body: Type.String({ minLength: 1 }), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),
+  id: Id, roomId: Id, senderId: Id, body: Type.String(), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),
   mentions: Type.Optional(Type.Array(Id)), replyTo: Type.Optional(Id), clientMsgId: Type.Optional(Type.String({ minLength: 1 })),
 });
 const ChannelSchema = Type.Object({ id: Id, slug: Type.String(), name: Type.String(), createdAt: Timestamp });
@@ -132,6 +133,12 @@ const ROUTES: RouteSpec[] = [
     success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
+  { method: 'PATCH', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, fields: ['body'], success: { status: [200], schema: MessageSchema } },
+  { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, success: { status: [204], schema: 'empty' } },
+  {
+    method: 'GET', path: '/api/v1/rooms/:id/messages/:messageId/thread', params: { id: 'room', messageId: 'message' }, query: ['afterSeq', 'limit'],
+    success: { status: [200], schema: Type.Object({ root: MessageSchema, replies: Type.Array(MessageSchema), hasMore: Type.Boolean() }) },
+  },
   {
     method: 'GET', path: '/api/v1/search/messages', query: ['q', 'roomId', 'before', 'limit'], requiredQuery: 'q=hello',
     success: { status: [200], schema: Type.Object({ results: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }) },

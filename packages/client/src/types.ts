@@ -4,10 +4,10 @@ import type {
   InboxPageSchema, HistoryPageSchema, MessageSchema, SyncPageSchema, WsMessageSchema, CreateRoomInput, MembershipSchema,
   ReadCursorSchema, RoomMembersSchema, RoomSchema, SearchPageSchema, CreatedWebhookSchema, CreateWebhookInput,
   DeliverySchema, WebhookSchema, ChannelSchema, CreateChannelInput, PostPageSchema, PostSchema, ReactionListSchema,
-  ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema, HistoryPayload, PresenceUpdateSchema,
-  ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema, SendPayload, SyncAckSchema,
-  SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema, MessageUpdatedSchema,
-  MessageDeletedSchema, InboxFilter as ProtocolInboxFilter,
+  ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema,
+  HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
+  SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
+  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
