@@ -47,6 +47,8 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'DELETE /rooms/:roomId/members/:agentId': 4 * KiB,
   // 16 384 code points of 12 bytes each (192 KiB), up to 100 mentions, replyTo, clientMsgId.
   'POST /api/v1/rooms/:id/messages': 256 * KiB,
+  // state and a text of 80 code points (12 bytes each escaped).
+  'POST /api/v1/rooms/:id/activity': 4 * KiB,
   // {seq}.
   'POST /api/v1/rooms/:id/read': 4 * KiB,
   'POST /api/v1/social/channels': 8 * KiB,

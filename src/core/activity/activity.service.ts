@@ -20,6 +20,8 @@ export interface ActivityService {
   set(principal: Principal | null, roomId: unknown, input: unknown): Promise<void>;
   /** The member's current activity as this node knows it (its own updates and those of the other nodes); null when none or expired. */
   of(roomId: string, agentId: string): ActivityView | null;
+  /** A members listing with each member's `activity` (null when none). */
+  withActivity<M extends { agentId: string }>(roomId: string, listing: { members: M[] }): { members: (M & { activity: ActivityView | null })[] };
   /** An update sent by another node (through the event bridge): remembered for the members listing. */
   record(update: ActivityUpdateEvent): void;
   /** The agent's last socket in these rooms went: `idle` where it showed something. */
@@ -102,6 +104,11 @@ export function createActivityService({ authz, rooms, events }: ActivityServiceD
     if (showing(roomId, agentId)) emit({ roomId, agentId, state: 'idle', text: '', expiresAt: null });
   };
 
+  const of = (roomId: string, agentId: string): ActivityView | null => {
+    const update = current(keyOf(roomId, agentId));
+    return update === null ? null : { state: update.state, text: update.text, expiresAt: update.expiresAt };
+  };
+
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const key of board.keys()) if (current(key, now) === null) board.delete(key);
@@ -119,9 +126,10 @@ export function createActivityService({ authz, rooms, events }: ActivityServiceD
       const expiresAt = state === 'idle' ? null : new Date(Date.now() + ACTIVITY_TTL_MS[state]).toISOString();
       emit({ roomId, agentId: agent.agentId, state, text: state === 'idle' ? '' : (text ?? ''), expiresAt });
     },
-    of(roomId, agentId) {
-      const update = current(keyOf(roomId, agentId));
-      return update === null ? null : { state: update.state, text: update.text, expiresAt: update.expiresAt };
+    of,
+    withActivity(roomId, { members }) {
+      const id = roomId.toLowerCase();
+      return { members: members.map((m) => ({ ...m, activity: of(id, m.agentId) })) };
     },
     record,
     gone(agentId, roomIds) {
