@@ -15,6 +15,7 @@ import { createSessionsService, type SessionsService } from './core/auth/session
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
+import { createActivityService, type ActivityService } from './core/activity/activity.service.js';
 import { createInboxService, type InboxService } from './core/inbox/inbox.service.js';
 import { InboxWaiters } from './core/inbox/inbox-waiters.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
@@ -55,6 +56,7 @@ export interface AppContext {
   authz: Authz;
   /** Fan-out after commit: metrics now, the real-time layer once it is attached. */
   events: PublisherRelay;
+  activity: ActivityService;
   agents: AgentsService;
   tokens: TokensService;
   sessions: SessionsService;
@@ -110,6 +112,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const presence = overrides.presence
     ?? (redis ? createRedisPresence(redis, { keyPrefix: config.redisKeyPrefix, ttlSeconds: config.presenceTtlSeconds, logger }) : createMemoryPresence());
   const rooms = createRoomsService({ db, authz, events, membershipCache, presence });
+  // Activity is memory only; other nodes' updates reach it through the bridge (docs/protocol.md, Activity).
+  const activity = createActivityService({ authz, rooms, events });
   const sessions = createSessionsService({ db, jwt, gate: limits.exchangeGate });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
@@ -123,7 +127,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   // is attached later and finds the sockets moved.
   const bridge = createEventBridge({
     bus,
-    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters },
+    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters, activity },
     otherNodes: redis !== null,
   });
   events.attach(bridge);
@@ -140,6 +144,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     },
   });
 
+  events.attach(activity.listener);
   const ctx: AppContext = {
     config,
     logger,
@@ -157,6 +162,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessionAuth,
     apiTokenAuth,
     rooms,
+    activity,
     messages: createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters, waitSlots: limits.waits }),
@@ -169,6 +175,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     webhookWorker,
     async close() {
       inboxWaiters.close();
+      activity.close();
       await webhookWorker.stop();
       await bus.close();
       await database.close();

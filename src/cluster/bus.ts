@@ -51,6 +51,18 @@ export const BUS_TOPICS = {
       attention: Type.Optional(Type.Array(Id, { maxItems: MAX_AGENTS_PER_MEMBERSHIP_MESSAGE })),
     }), { maxItems: MAX_WAKES_PER_MESSAGE }),
   }),
+
+  /**
+   * An activity update sent on its node (after its throttle): every other node remembers it for its
+   * members listing (the sockets got it through the room's channel). Sent with `notify`.
+   */
+  'activity.changed': Type.Object({
+    roomId: Id,
+    agentId: Id,
+    state: Type.Union([Type.Literal('typing'), Type.Literal('working'), Type.Literal('idle')]),
+    text: Type.String({ maxLength: 80 }),
+    expiresAt: Type.Union([Type.String({ maxLength: 40 }), Type.Null()]),
+  }),
 } satisfies Record<string, TSchema>;
 
 export type BusTopic = keyof typeof BUS_TOPICS;

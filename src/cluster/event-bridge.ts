@@ -1,5 +1,6 @@
 import type { ApiTokenAuth } from '../core/auth/api-token-auth.js';
 import type { SessionAuth } from '../core/auth/session-auth.js';
+import type { ActivityService } from '../core/activity/activity.service.js';
 import type { DomainEvent, EventPublisher } from '../core/events.js';
 import type { InboxWaker } from '../core/inbox/inbox-waiters.js';
 import type { MembershipCache } from '../core/rooms/membership-cache.js';
@@ -36,6 +37,7 @@ export interface NodeState {
   apiTokenAuth: Pick<ApiTokenAuth, 'revoked'>;
   webhookOutbox: Pick<WebhookOutbox, 'lookAgain'>;
   inboxWaiters: InboxWaker;
+  activity: Pick<ActivityService, 'record'>;
 }
 
 /** The real-time layer's part (attached once its namespace exists): this node's sockets follow membership changes. */
@@ -73,6 +75,8 @@ const CROSSINGS: Crossings = {
   'webhook.created': ({ agentId }) => publish('webhook.created', { agentId }),
   'message.created': ({ message, attention }) =>
     hint('messages.committed', { messages: [{ roomId: message.roomId, senderId: message.senderId, ...(attention?.length ? { attention: [...attention] } : {}) }] }),
+  // At most one per agent and room per second (the service's throttle): not batched.
+  'activity.changed': ({ update }) => hint('activity.changed', update),
 };
 
 type Appliers = { [T in BusTopic]: BusHandler<T> };
@@ -94,6 +98,7 @@ const APPLY = (node: NodeState, sockets: () => SocketMembership | null): Applier
   },
   'agent.changed': ({ agentId }) => node.sessionAuth.agentChanged(agentId),
   'webhook.created': () => node.webhookOutbox.lookAgain(),
+  'activity.changed': (update) => node.activity.record(update),
   'messages.committed': ({ messages }) => {
     for (const { roomId, senderId, attention } of messages) node.inboxWaiters.wake(roomId, senderId, attention ?? []);
   },
@@ -127,7 +132,11 @@ export function createEventBridge({ bus, node, otherNodes }: EventBridgeOptions)
   };
   const sendHint = (outgoing: Outgoing): void => {
     (appliers[outgoing.topic] as BusHandler<BusTopic>)(outgoing.payload); // here, at once
-    if (!otherNodes || outgoing.topic !== 'messages.committed') return;
+    if (!otherNodes) return;
+    if (outgoing.topic !== 'messages.committed') {
+      bus.notify(outgoing.topic, outgoing.payload);
+      return;
+    }
     if (hints.size === 0) setImmediate(flushHints);
     for (const pair of outgoing.payload.messages) {
       const key = `${pair.roomId} ${pair.senderId}`;

@@ -1,3 +1,4 @@
+import type { ActivityUpdatePayload } from '@agent-messaging/protocol';
 import type { Message } from './messages/message.js';
 
 /**
@@ -22,7 +23,9 @@ export type DomainEvent =
   | { type: 'agent.disabled'; agentId: string }
   | { type: 'agent.enabled'; agentId: string }
   /** A webhook endpoint was registered: every node's outbox looks for endpoints again. */
-  | { type: 'webhook.created'; agentId: string };
+  | { type: 'webhook.created'; agentId: string }
+  /** An activity update sent (after the throttle): to the room's sockets, and remembered by every node (docs/protocol.md, Activity). */
+  | { type: 'activity.changed'; update: ActivityUpdatePayload };
 
 export interface EventPublisher {
   /**

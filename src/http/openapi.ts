@@ -79,6 +79,8 @@ export interface RouteDescription {
  * operation. Keyed by operationId; a new route gives its own or adds a line here.
  */
 const OPERATION_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  setActivity: 'Shows the room\'s members that the caller is `typing` (8 s), `working` (120 s, with a text of at most 80 characters) or `idle`, unless set again. '
+    + 'Members only, in both modes; never stored. The members\' sockets get `activity:update` on every node, at most one per agent and room per second (the latest held state is sent when that second ends).',
   healthz: 'Answers 200 while the process runs, without touching any dependency: for a liveness probe.',
   readyz: 'Answers 200 when the database (and Redis, when configured) answer a query now, 503 with what failed otherwise: for a readiness probe or a load balancer.',
   createAgent: 'Creates an agent with a unique name, a display name and a role (admin or agent). The agent then needs an API token (issueToken) to sign in. Open mode: anyone may call it; strict mode: an admin\'s JWT.',

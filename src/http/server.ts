@@ -50,6 +50,8 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // {body}: as a send's body.
   'PATCH /api/v1/rooms/:id/messages/:messageId': 256 * KiB,
   'DELETE /api/v1/rooms/:id/messages/:messageId': 4 * KiB,
+  // state and a text of 80 code points (12 bytes each escaped).
+  'POST /api/v1/rooms/:id/activity': 4 * KiB,
   // {seq}.
   'POST /api/v1/rooms/:id/read': 4 * KiB,
   // {agentId}.

@@ -281,6 +281,23 @@ const TOOLS = {
     },
   }),
 
+  set_activity: defineTool({
+    title: 'Show that you are typing or working',
+    description: 'Shows the room\'s members that you are typing (8 s), working (120 s, with a short text of at most 80 characters saying on what) or idle again. Set it again to keep it; sending a message in the room makes you idle. Not stored.',
+    input: args({
+      room: ROOM,
+      state: Type.Union([Type.Literal('typing'), Type.Literal('working'), Type.Literal('idle')], { description: 'typing, working or idle' }),
+      text: Type.Optional(Type.String({ maxLength: 80, description: 'What you are working on (0..80 characters).' })),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, state, text }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      await ctx.activity.set(principal, roomId, text === undefined ? { state } : { state, text });
+      return { data: { ok: true }, text: `Activity set to ${state}.` };
+    },
+  }),
+
   mark_read: defineTool({
     title: 'Mark messages read',
     description: 'Marks a room read up to and including the message with this seq (your read position only moves forward). Call it after handling messages from fetch_inbox or read_messages so they are not returned as unread again. Returns the room\'s readSeq and the remaining unreadCount.',

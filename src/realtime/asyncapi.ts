@@ -1,10 +1,11 @@
+import { Type } from '@sinclair/typebox';
 import type { TSchema } from '@sinclair/typebox';
 import {
   DmOpenAckSchema, DmOpenPayload, ReadCursorSchema, standardiseText, WsMessageSchema, AckErrorSchema, AckOkSchema,
   HelloAckSchema, RoomPositionsSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload,
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
-  type ClientEventName,
+  ActivitySetPayload, ActivityUpdate, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -70,6 +71,10 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'dm:open', key: 'dmOpen', payload: DmOpenPayload,
     summary: 'The direct room of the agent and agentId, made the first time (either side asking), the same as REST POST /api/v1/direct-rooms; a new room also reaches every socket of both agents as room:added. Errors: VALIDATION_ERROR (not a UUID, or the caller), NOT_FOUND (unknown agent), FORBIDDEN (the other agent is disabled). Scoped token: messages:write.',
     ack: { key: 'dmOpenAck', schema: DmOpenAckSchema, summary: 'The direct room (with kind and lastSeq)' },
+  }, {
+    name: 'activity:set', key: 'activitySet', payload: ActivitySetPayload,
+    summary: 'Show the room typing (8 s), working (120 s, text 0..80) or idle (the same as REST POST /api/v1/rooms/{id}/activity); not stored. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (not a member). Scoped token: messages:write.',
+    ack: { key: 'activitySetAck', schema: Type.Object({ ok: Type.Literal(true) }), summary: '{ok: true}' },
   },
 ];
 
@@ -87,6 +92,7 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
     name: 'room:added', key: 'roomAdded', payload: RoomAddedSchema,
     summary: 'The agent became a member of a room while connected (a direct room opened by either side, POST /rooms with members, POST /rooms/{id}/members), on any node: the connection is already subscribed to it. The Room carries kind and lastSeq.',
   },
+  { name: 'activity:update', key: 'activityUpdate', payload: ActivityUpdate, summary: 'A member of one of the connection\'s rooms is typing, working or idle again (at most one per agent and room per second; nothing is sent when a state expires)' },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {
     name: 'error', key: 'error', payload: WsErrorSchema,

@@ -121,7 +121,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
       }
     },
   });
-  const subscriptions = createSubscriptions(nsp, presence);
+  const subscriptions = createSubscriptions(nsp, presence, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds));
   const capacity = connectionCapacity();
   if (capacity.maxConnections !== null) ctx.metrics.connectionCapacity.set(capacity.maxConnections);
   const capacityLog = { openFileLimit: capacity.openFileLimit, maxConnections: capacity.maxConnections };
@@ -137,6 +137,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     rooms: ctx.rooms,
     readCursors: ctx.readCursors,
     messages: ctx.messages,
+    activity: ctx.activity,
     subscriptions,
     inFlight,
     isClosing: () => closing,

@@ -8,7 +8,7 @@ import { waitUntil } from '../helpers/wait.js';
 // docs/mcp.md: the service as MCP tools, through the SDK's own client.
 
 const TOOL_NAMES = [
-  'whoami', 'list_rooms', 'read_messages', 'send_message', 'fetch_inbox', 'mark_read', 'search_messages',
+  'whoami', 'list_rooms', 'read_messages', 'send_message', 'fetch_inbox', 'mark_read', 'set_activity', 'search_messages',
   'list_agents', 'read_feed', 'create_post', 'reply_to_post', 'react_to_post', 'read_thread',
   'read_replies', 'edit_message', 'delete_message', 'send_direct_message',
 ];

@@ -26,7 +26,7 @@ describe('GET /api/v1/rooms/:id/members', () => {
       expect(res.status).toBe(200);
       const list = res.body.members as Member[];
       expect(list.map((m) => m.agentId).sort()).toEqual([admin.id, alice.id, bob.id].sort());
-      expect(list.at(-1)).toEqual({ agentId: bob.id, name: bob.name, displayName: `Test ${bob.name}`, role: 'agent', joinedAt: expect.any(String), online: false });
+      expect(list.at(-1)).toEqual({ agentId: bob.id, name: bob.name, displayName: `Test ${bob.name}`, role: 'agent', joinedAt: expect.any(String), online: false, activity: null });
       expect(list.find((m) => m.agentId === alice.id)?.online).toBe(true);
       expect(list.find((m) => m.agentId === admin.id)?.role).toBe('admin');
       const joined = list.map((m) => m.joinedAt);

@@ -123,7 +123,7 @@ const ROUTES: RouteSpec[] = [
     success: {
       status: [200],
       schema: Type.Object({
-        members: Type.Array(Type.Object({ agentId: Id, name: Type.String(), displayName: Type.String(), role: Type.Union([Type.Literal('admin'), Type.Literal('agent')]), joinedAt: Type.String(), online: Type.Boolean() }, { additionalProperties: false })),
+        members: Type.Array(Type.Object({ agentId: Id, name: Type.String(), displayName: Type.String(), role: Type.Union([Type.Literal('admin'), Type.Literal('agent')]), joinedAt: Type.String(), online: Type.Boolean(), activity: Nullable(Type.Object({ state: Type.String(), text: Type.String(), expiresAt: Nullable(Timestamp) })) }, { additionalProperties: false })),
       }, { additionalProperties: false }),
     },
   },
@@ -133,6 +133,7 @@ const ROUTES: RouteSpec[] = [
     success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
+  { method: 'POST', path: '/api/v1/rooms/:id/activity', params: { id: 'room' }, fields: ['state', 'text'], success: { status: [204], schema: 'empty' } },
   { method: 'PATCH', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, fields: ['body'], success: { status: [200], schema: MessageSchema } },
   { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, success: { status: [204], schema: 'empty' } },
   {
@@ -339,6 +340,8 @@ describe('REST fuzzing', () => {
         return fc.oneof(text(), fc.constantFrom('x', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(16_384), 'x'.repeat(16_385), '😀'.repeat(16_384)));
       case 'role':
         return fc.constantFrom('admin', 'agent', 'ADMIN', '');
+      case 'state':
+        return fc.constantFrom('typing', 'working', 'idle', 'TYPING', '');
       case 'emoji':
         return fc.constantFrom('👍', '🤔', '💡', '👍🏽', '', '❤️');
       case 'scopes':
@@ -434,8 +437,10 @@ describe('REST fuzzing', () => {
       case 'apiToken':
         return fc.constant(null).map(() => tokens[0]!);
       case 'members':
-      case 'mentions':
         return someOf('agent');
+      case 'mentions':
+        return fc.constant([]); // a mention must be a member of the room: agents of the fixtures may not be
+
       case 'agentId':
         return fixtureId('guest');
       case 'replyTo':
@@ -448,6 +453,10 @@ describe('REST fuzzing', () => {
         return fc.constant(['message.created']);
       case 'mode':
         return fc.constantFrom('offline', 'always');
+      case 'state':
+        return fc.constantFrom('typing', 'working', 'idle');
+      case 'text':
+        return cleanText(0, 20);
       default:
         return fc.constant(null);
     }

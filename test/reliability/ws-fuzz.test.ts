@@ -61,6 +61,7 @@ const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
     && Number.isInteger(a.lastSeq) && typeof a.hasMore === 'boolean',
   'room:read': (a) => keysAre(a, ['roomId', 'readSeq', 'unreadCount']) && Number.isInteger(a.readSeq) && Number.isInteger(a.unreadCount),
   'dm:open': (a) => keysAre(a, ['room']) && isObject(a.room) && a.room.kind === 'direct',
+  'activity:set': (a) => keysAre(a, ['ok']) && a.ok === true,
   'message:thread': (a) => keysAre(a, ['root', 'replies', 'hasMore']) && isWsMessage(a.root) && Array.isArray(a.replies) && a.replies.every(isWsMessage),
 };
 
@@ -154,6 +155,7 @@ function shapedFor(event: string, f: Fixture): fc.Arbitrary<Record<string, unkno
     'room:sync': { roomId, afterSeq: mostly(fc.integer({ min: 0, max: 5 })), limit: mostly(fc.integer({ min: 1, max: 100 })) },
     'room:read': { roomId, seq: mostly(fc.integer({ min: 0, max: 1 })) },
     'dm:open': { agentId: mostly(fc.constantFrom(f.peerId, f.peerId.toUpperCase())) },
+    'activity:set': { roomId, state: mostly(fc.constantFrom('typing', 'working', 'idle')), text: mostly(fc.string({ maxLength: 80 })) },
     'message:thread': { roomId, messageId: ownMessage, afterSeq: mostly(fc.nat(5)), limit: mostly(fc.integer({ min: 1, max: 100 })) },
   };
   const spec = fields[event] ?? { roomId };

@@ -34,6 +34,7 @@ function nodeState() {
   const node: NodeState = {
     membershipCache,
     sessionAuth: { revoked: (id) => void calls.push(`session revoked ${id}`), agentChanged: (id) => void calls.push(`agent changed ${id}`) },
+    activity: { record: (u) => void calls.push(`activity ${u.agentId} ${u.state}`) },
     apiTokenAuth: { revoked: (id) => void calls.push(`api token revoked ${id}`) },
     webhookOutbox: { lookAgain: () => void calls.push('outbox looks again') },
     inboxWaiters,

@@ -50,7 +50,7 @@ describe('rooms service membership checks with a cluster bus', () => {
     const noop = () => undefined;
     const bridge = createEventBridge({
       bus,
-      node: { membershipCache, sessionAuth: { revoked: noop, agentChanged: noop }, apiTokenAuth: { revoked: noop }, webhookOutbox: { lookAgain: noop }, inboxWaiters: new InboxWaiters() },
+      node: { membershipCache, sessionAuth: { revoked: noop, agentChanged: noop }, apiTokenAuth: { revoked: noop }, webhookOutbox: { lookAgain: noop }, inboxWaiters: new InboxWaiters(), activity: { record: noop } },
       otherNodes: false,
     });
     const authz = createAuthz('open');

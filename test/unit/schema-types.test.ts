@@ -7,6 +7,7 @@ import type {
   CreatedWebhookSchema, DeliverySchema, WebhookSchema, HelloAck, HelloAckSchema, PresenceUpdate, PresenceUpdateSchema,
   WsError, WsErrorSchema, WsMessage,
 } from '@agent-messaging/protocol';
+import type { ActivityView } from '../../src/core/activity/activity.service.js';
 import type { Agent } from '../../src/core/agents/agents.store.js';
 import type { IssuedToken } from '../../src/core/auth/tokens.service.js';
 import type { Session } from '../../src/core/auth/sessions.service.js';
@@ -35,7 +36,7 @@ describe('response schemas and the types the services return', () => {
     expectTypeOf<Static<typeof RoomSchema>>().toEqualTypeOf<{ [K in keyof RoomListing]: RoomListing[K] }>();
     expectTypeOf<Static<typeof ReadCursorSchema>>().toEqualTypeOf<ReadCursor>();
     expectTypeOf<Static<typeof MembershipSchema>>().toEqualTypeOf<Membership>();
-    expectTypeOf<Static<typeof RoomMembersSchema>>().toEqualTypeOf<{ members: RoomMember[] }>();
+    expectTypeOf<Static<typeof RoomMembersSchema>>().toEqualTypeOf<{ members: { [K in keyof RoomMember | 'activity']: K extends keyof RoomMember ? RoomMember[K] : ActivityView | null }[] }>();
     expectTypeOf<Static<typeof MessageSchema>>().toEqualTypeOf<Message>();
     expectTypeOf<Static<typeof HistoryPageSchema>>().toEqualTypeOf<HistoryPage>();
     expectTypeOf<Static<typeof SyncPageSchema>>().toEqualTypeOf<SyncPage>();

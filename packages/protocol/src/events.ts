@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { SetActivityInput, type ActivityUpdatePayload } from './activity.schema.js';
 import { IdString } from './common.schema.js';
 import { HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
 import { RoomSchema } from './rooms.schema.js';
@@ -18,7 +19,7 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open', 'activity:set'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -91,6 +92,8 @@ export interface ServerToClientEvents {
   'room:added': (payload: { room: Room }) => void;
   /** The agent stopped being a member of a room: its sockets are already unsubscribed. */
   'room:removed': (payload: { roomId: string }) => void;
+  /** A member's activity in a room (docs/websocket.md): at most one per agent and room per second. */
+  'activity:update': (payload: ActivityUpdatePayload) => void;
   error: (payload: WsError) => void;
 }
 
@@ -114,6 +117,11 @@ export const RoomListPayload = Type.Object({ requestId: Type.Optional(RequestId)
 export const SendPayload = Type.Object(
   { ...SendMessageInput.properties, roomId: Uuid({ description: 'Room id' }), requestId: Type.Optional(RequestId) },
   { title: 'SendMessage', additionalProperties: true },
+);
+
+export const ActivitySetPayload = Type.Object(
+  { ...SetActivityInput.properties, roomId: Uuid({ description: 'Room id' }), requestId: Type.Optional(RequestId) },
+  { title: 'SetActivity', additionalProperties: true },
 );
 
 export const HistoryPayload = Type.Object(

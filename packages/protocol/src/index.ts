@@ -6,6 +6,7 @@
 export * from './text.js';
 export * from './roles.js';
 export * from './common.schema.js';
+export * from './activity.schema.js';
 export * from './agents.schema.js';
 export * from './tokens.schema.js';
 export * from './directory.schema.js';

@@ -1,4 +1,5 @@
-import { IdString, RoleSchema, Timestamp } from './common.schema.js';
+import { Activity } from './activity.schema.js';
+import { IdString, Nullable, RoleSchema, Timestamp } from './common.schema.js';
 import { Type, Text, Uuid } from './text.js';
 
 export const ROOM_SLUG_PATTERN = '^[a-z0-9-]{1,64}$';
@@ -58,6 +59,7 @@ export const RoomMembersSchema = Type.Object(
       {
         agentId: IdString(), name: Type.String(), displayName: Type.String(), role: RoleSchema, joinedAt: Timestamp(),
         online: Type.Boolean({ description: 'Has a live WebSocket connection (on any node)' }),
+        activity: Nullable(Activity),
       },
       { title: 'RoomMember' },
     ), { description: 'In the order they joined' }),

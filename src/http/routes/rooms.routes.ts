@@ -3,8 +3,8 @@ import type { AppContext } from '../../context.js';
 import { authenticateAgentIdHeader } from '../../core/auth/authenticate.js';
 import type { Principal } from '../../core/principal.js';
 import {
-  AddMemberInput, CreateRoomHeaders, OpenDirectRoomInput, CreateRoomInput, MemberParams, MembershipSchema, MarkReadInput,
-  RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+  AddMemberInput, CreateRoomHeaders, SetActivityInput, OpenDirectRoomInput, CreateRoomInput, MemberParams,
+  MembershipSchema, MarkReadInput, RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
 } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
@@ -85,7 +85,21 @@ export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
       success: { 200: { schema: RoomMembersSchema, description: 'The members, in the order they joined' } },
       errors: [400, 401, 403, 404],
     }),
-  }, async (request) => ctx.rooms.members(request.principal, request.params.id));
+  }, async (request) => ctx.activity.withActivity(request.params.id, await ctx.rooms.members(request.principal, request.params.id)));
+
+  app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/activity', {
+    schema: describe({
+      operationId: 'setActivity',
+      summary: 'Show the room that the caller is typing, working (with a text) or idle (members only; not stored; at most one update per second reaches the room)',
+      tags: ['rooms'], security: SECURITY.jwt,
+      params: RoomIdParams, body: SetActivityInput,
+      success: { 204: { schema: null, description: 'Set; the room\'s sockets get activity:update (docs/protocol.md, Activity)' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request, reply) => {
+    await ctx.activity.set(request.principal, request.params.id, request.body);
+    return reply.status(204).send();
+  });
 
   app.post<{ Params: { id: string } }>('/rooms/:id/members', {
     schema: describe({

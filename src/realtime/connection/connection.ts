@@ -1,3 +1,5 @@
+import type { ActivityService } from '../../core/activity/activity.service.js';
+import { activityHandlers } from '../handlers/activity.handlers.js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { MessagesService } from '../../core/messages/messages.service.js';
@@ -35,6 +37,7 @@ export interface ConnectionDeps {
   rooms: RoomsService;
   readCursors: ReadCursorsService;
   messages: MessagesService;
+  activity: ActivityService;
   subscriptions: Subscriptions;
   inFlight: InFlight;
   isClosing(): boolean;
@@ -82,6 +85,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
   const handlers: Record<ClientEventName, Parameters<typeof registerEvent>[4]> = {
     ...roomHandlers({ rooms: deps.rooms, readCursors: deps.readCursors, subscriptions }),
     ...messageHandlers({ messages: deps.messages }),
+    ...activityHandlers({ activity: deps.activity }),
   };
   const refused = new WeakMap<AgentSocket, WsError>();
   const maxConnections = deps.limits.connectionsPerAgent;

@@ -49,6 +49,10 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     },
     'agent.enabled': () => undefined,
     'webhook.created': () => undefined,
+    // The room's channel reaches every node's sockets through the adapter (docs/protocol.md, Activity).
+    'activity.changed': ({ update }) => {
+      nsp.to(roomChannel(update.roomId)).emit('activity:update', update);
+    },
   };
 
   const failed = (event: DomainEvent, err: unknown): void => {

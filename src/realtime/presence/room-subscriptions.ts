@@ -39,7 +39,8 @@ export interface Subscriptions {
   membershipRemoved(agentId: string, roomId: string): Promise<void>;
 }
 
-export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker): Subscriptions {
+/** `offline`: the agent's last socket in those rooms went (its activity there becomes `idle`). */
+export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker, offline: (agentId: string, roomIds: string[]) => void = () => undefined): Subscriptions {
   const announce = (roomId: string, agentId: string, status: PresenceUpdate['status']): void => announcePresence(nsp, roomId, agentId, status);
 
   return {
@@ -61,7 +62,9 @@ export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTrac
 
     async disconnect(socket) {
       const { agentId } = socket.data.principal;
-      for (const roomId of await presence.disconnect(agentId, socket.id)) announce(roomId, agentId, 'offline');
+      const gone = await presence.disconnect(agentId, socket.id);
+      for (const roomId of gone) announce(roomId, agentId, 'offline');
+      offline(agentId, gone);
     },
 
     async join(socket, roomId) {
