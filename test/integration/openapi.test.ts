@@ -202,6 +202,9 @@ describe('/openapi.json', () => {
     expect((await call(t, 'PATCH', one, { ...roomId, messageId: mine.body.id as string }, { body: { body: 'edited' }, jwt: bob.jwt })).status).toBe(403);
     expect((await call(t, 'DELETE', one, { ...roomId, messageId: mine.body.id as string }, { jwt: alice.jwt })).status).toBe(204);
     expect((await call(t, 'DELETE', one, { ...roomId, messageId: mine.body.id as string }, { jwt: alice.jwt })).status).toBe(404);
+    // Activity (docs/protocol.md, Activity).
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/activity', roomId, { body: { state: 'typing' }, jwt: alice.jwt })).status).toBe(204);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/activity', roomId, { body: { state: 'asleep' }, jwt: alice.jwt })).status).toBe(400);
     // Forward catch-up, read cursors, the inbox and search (docs/catch-up.md, docs/search.md).
     expect((await call(t, 'GET', `${messages()}?afterSeq=0`, roomId, { jwt: bob.jwt })).body.lastSeq).toBeGreaterThan(0);
     expect((await call(t, 'GET', `${messages()}?afterSeq=-1`, roomId, { jwt: bob.jwt })).status).toBe(400);
