@@ -73,7 +73,10 @@ describe.skipIf(!ready)('real-time across three nodes', () => {
     const echo = waitFor(a, 'message:new', (m) => m.body === 'ws on A'); // sender included
     const ack = await send(a, room.id, 'ws on A');
     for (const received of await Promise.all([onB, onC, echo])) {
-      expect(received).toEqual({ id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'ws on A', createdAt: expect.any(String), seq: ack.seq });
+      expect(received).toEqual({
+        id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'ws on A', createdAt: expect.any(String), seq: ack.seq,
+        threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null,
+      });
     }
 
     const restOnB = waitFor(b, 'message:new', (m) => m.body === 'rest on A');

@@ -13,7 +13,10 @@ describe('the whole REST flow', () => {
     const history = await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: admin.jwt });
     expect(history.status).toBe(200);
     expect(history.body).toEqual({
-      messages: [{ id: sent.id, roomId: room.id, senderId: member.id, body: 'hello', createdAt: sent.createdAt, seq: 1 }],
+      messages: [{
+        id: sent.id, roomId: room.id, senderId: member.id, body: 'hello', createdAt: sent.createdAt, seq: 1,
+        threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null,
+      }],
       nextCursor: sent.id,
       hasMore: false,
     });
