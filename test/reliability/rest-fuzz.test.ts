@@ -49,7 +49,7 @@ const ErrorBody = Type.Object(
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner';
 
 interface RouteSpec {
   method: string;
@@ -135,7 +135,7 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
   { method: 'POST', path: '/api/v1/rooms/:id/activity', params: { id: 'room' }, fields: ['state', 'text'], success: { status: [204], schema: 'empty' } },
   { method: 'PATCH', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, fields: ['body'], success: { status: [200], schema: MessageSchema } },
-  { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, success: { status: [204], schema: 'empty' } },
+  { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'doomedMessage' }, success: { status: [204], schema: 'empty' } },
   {
     method: 'GET', path: '/api/v1/rooms/:id/messages/:messageId/thread', params: { id: 'room', messageId: 'message' }, query: ['afterSeq', 'limit'],
     success: { status: [200], schema: Type.Object({ root: MessageSchema, replies: Type.Array(MessageSchema), hasMore: Type.Boolean() }) },
@@ -247,7 +247,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -265,6 +265,8 @@ describe('REST fuzzing', () => {
     // memberships alone so that sends and history keep reaching the database.
     for (let i = 0; i < 3; i++) ids.guest.push((await newAgent(api)).id);
     ids.message.push(message.id);
+    // Messages the DELETE route picks, so that the fixture message above stays editable to the end.
+    for (let i = 0; i < 4; i++) ids.doomedMessage.push((await sendMessage(api, member, room.id, `doomed ${i}`)).id);
     ids.prefix.push(admin.prefix, member.prefix);
     // A token for exchanges that the fuzzer cannot revoke (its prefix is not among the fixtures).
     tokens.push((await api.post(`/api/v1/agents/${member.id}/tokens`, { scopes: {} })).body.token as string);
