@@ -19,6 +19,18 @@ function seqOf(frame) {
   return digits > 0 ? seq : -1;
 }
 
+/** The first `count` clients of each room: its sending connections. */
+export function sendersOf(roomOf, count) {
+  const seen = new Map();
+  const senders = [];
+  roomOf.forEach((roomId, i) => {
+    const n = seen.get(roomId) ?? 0;
+    if (n < count) senders.push(i);
+    seen.set(roomId, n + 1);
+  });
+  return senders;
+}
+
 /**
  * Open-loop `message:send` load over connected clients, each a member of one room. Messages are
  * sent at fixed scheduled times whatever the server does; ack and delivery latencies are measured

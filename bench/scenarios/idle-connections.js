@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
 import { connectInspector } from '../lib/inspector.js';
-import { RoomLoad } from '../lib/room-load.js';
+import { RoomLoad, sendersOf } from '../lib/room-load.js';
 import { describe } from '../lib/search.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 import { idleFixtures, settledRss } from './memory.js';
@@ -36,18 +36,6 @@ function processFileLimit(pid) {
   } catch {
     return null;
   }
-}
-
-/** The first `count` clients of each room: its sending connections. */
-function sendersOf(roomOf, count) {
-  const seen = new Map();
-  const senders = [];
-  roomOf.forEach((roomId, i) => {
-    const n = seen.get(roomId) ?? 0;
-    if (n < count) senders.push(i);
-    seen.set(roomId, n + 1);
-  });
-  return senders;
 }
 
 /** Generator processes, each binding its own loopback source address. */

@@ -1,7 +1,7 @@
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDatabase } from '../lib/postgres.js';
-import { RoomLoad } from '../lib/room-load.js';
+import { RoomLoad, sendersOf } from '../lib/room-load.js';
 import { describe, searchMaxRates } from '../lib/search.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 import { baselineClients, serviceClients } from './rooms.js';
@@ -16,18 +16,6 @@ const SHAPES = [
   { label: 'rooms of 100, 1 sender', roomSize: 100, rooms: 2, senders: 1, start: 60 },
   { label: 'rooms of 100, 2 senders', roomSize: 100, rooms: 2, senders: 2, start: 60 },
 ];
-
-/** The first `count` clients of each room: its sending connections. */
-function sendersOf(roomOf, count) {
-  const seen = new Map();
-  const senders = [];
-  roomOf.forEach((roomId, i) => {
-    const n = seen.get(roomId) ?? 0;
-    if (n < count) senders.push(i);
-    seen.set(roomId, n + 1);
-  });
-  return senders;
-}
 
 /**
  * What one flush of PostgreSQL's WAL costs on this disk, the floor of a commit with
