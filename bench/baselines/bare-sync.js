@@ -10,7 +10,7 @@ import { startSocketServer } from './socket-server.js';
  * no room check, no rate limit.
  */
 const db = new Database(process.env.BARE_DB, { readonly: true, fileMustExist: true });
-const page = db.prepare('select id, room_id, sender_id, body, created_at, seq from messages where room_id = ? and seq > ? order by seq limit ?');
+const page = db.prepare('select id, room_id, sender_id, body, created_at, seq, thread_id, edited_at, deleted_at, reply_count, last_reply_at from messages where room_id = ? and seq > ? order by seq limit ?');
 const lastSeqOf = db.prepare('select last_seq from rooms where id = ?').pluck();
 
 const nsp = startSocketServer({ transports: ['websocket'], perMessageDeflate: false });
@@ -26,7 +26,12 @@ nsp.on('connection', (socket) => {
     }
     const lastSeq = Number(lastSeqOf.get(roomId) ?? 0);
     const rows = page.all(roomId, afterSeq, limit + 1);
-    const messages = rows.slice(0, limit).map((r) => ({ id: r.id, roomId: r.room_id, authorAgentId: r.sender_id, body: r.body, createdAt: r.created_at, seq: r.seq }));
+    // The service's wire form of a message (threads and edits included), key for key.
+    const messages = rows.slice(0, limit).map((r) => ({
+      id: r.id, roomId: r.room_id, authorAgentId: r.sender_id, body: r.body, createdAt: r.created_at, seq: r.seq,
+      threadId: r.thread_id ?? null, editedAt: r.edited_at ?? null, deletedAt: r.deleted_at ?? null,
+      ...(r.thread_id == null ? { replyCount: Number(r.reply_count ?? 0), lastReplyAt: r.last_reply_at ?? null } : {}),
+    }));
     ack({ messages, lastSeq, hasMore: rows.length > limit });
   });
 });
