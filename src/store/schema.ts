@@ -80,6 +80,8 @@ export interface MessagesTable {
   last_reply_at: Timestamp | null;
   edited_at: Timestamp | null;
   deleted_at: Timestamp | null;
+  /** The message's JSON object, as JSON text; null when none (migration 012). */
+  data: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 /**
@@ -166,6 +168,32 @@ export interface WebhookDeliveriesTable {
   delivered_at: NullableTimestamp;
 }
 
+/** Uploaded files (migration 012; core/files/). Invisible while `completed_at` is null. */
+export interface FilesTable {
+  id: string;
+  name: string;
+  content_type: string;
+  size: ColumnType<number | string, number | undefined, number>;
+  sha256: string | null;
+  uploader_id: string;
+  created_at: Timestamp;
+  completed_at: NullableTimestamp;
+}
+
+/** A file's bytes, chunk `n` (from 0) of its upload (migration 012). */
+export interface FileChunksTable {
+  file_id: string;
+  n: number;
+  bytes: Uint8Array;
+}
+
+/** The files a message carries, in the order given (migration 012). */
+export interface MessageAttachmentsTable {
+  message_id: string;
+  position: number;
+  file_id: string;
+}
+
 export interface DB {
   service_settings: ServiceSettingsTable;
   agents: AgentsTable;
@@ -181,6 +209,9 @@ export interface DB {
   social_reactions: SocialReactionsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  files: FilesTable;
+  file_chunks: FileChunksTable;
+  message_attachments: MessageAttachmentsTable;
 }
 
 /** What a store function runs its queries on: the database or one of its transactions. */

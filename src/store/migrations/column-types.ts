@@ -10,8 +10,10 @@ export interface ColumnTypes {
   uuid: 'uuid' | 'text';
   timestamp: 'timestamptz' | 'text';
   json: 'jsonb' | 'text';
+  bytes: 'bytea' | 'blob';
 }
 
 export function columnTypes(engine: Engine): ColumnTypes {
-  return engine === 'postgres' ? { uuid: 'uuid', timestamp: 'timestamptz', json: 'jsonb' } : { uuid: 'text', timestamp: 'text', json: 'text' };
+  return engine === 'postgres' ? { uuid: 'uuid', timestamp: 'timestamptz', json: 'jsonb', bytes: 'bytea' }
+    : { uuid: 'text', timestamp: 'text', json: 'text', bytes: 'blob' };
 }

@@ -11,6 +11,7 @@ import { tokenLastUsed } from './008-token-last-used.js';
 import { directRooms } from './009-direct-rooms.js';
 import { threadsAndEdits } from './010-threads-and-edits.js';
 import { messageAttention } from './011-message-attention.js';
+import { dataAndFiles } from './012-data-and-files.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -32,6 +33,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '009-direct-rooms': directRooms(engine),
     '010-threads-and-edits': threadsAndEdits(engine),
     '011-message-attention': messageAttention(engine),
+    '012-data-and-files': dataAndFiles(engine),
   };
 }
 
