@@ -39,10 +39,11 @@ export function sendersOf(roomOf, count) {
  */
 export class RoomLoad {
   /**
-   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, serverCpu?: () => number|null}} options
-   *   roomOf[i]: the room id of clients[i]
+   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, serverCpu?: () => number|null, extras?: {fields: (i: number, sender: number, roomId: string) => object, acked: (roomId: string, messageId: string) => void}|null}} options
+   *   roomOf[i]: the room id of clients[i]; `extras`: more fields for message i (mentions, replyTo), told of each acknowledged message
    */
-  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, serverCpu = () => null }) {
+  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, serverCpu = () => null, extras = null }) {
+    this.extras = extras;
     this.clients = clients;
     /** Indices of the clients that send (round robin); all by default. */
     this.senders = senders ?? clients.map((_, i) => i);
@@ -79,10 +80,12 @@ export class RoomLoad {
     recordMs(s.lagHist, now - s.sched[i]);
     const roomId = this.roomOf[sender];
     s.expected += this.roomSize.get(roomId);
-    this.clients[sender].emitWithAck('message:send', { roomId, body: `~q${s.base + i}~${this.padding}` }, (ack) => {
+    const extra = this.extras?.fields(s.base + i, sender, roomId) ?? {};
+    this.clients[sender].emitWithAck('message:send', { roomId, body: `~q${s.base + i}~${this.padding}`, ...extra }, (ack) => {
       const at = performance.now();
       this.lastFrameAt = at;
       if (ack && typeof ack === 'object' && typeof ack.messageId === 'string') {
+        this.extras?.acked(roomId, ack.messageId);
         s.acked++;
         recordMs(s.ackHist, at - s.sched[i]);
       } else {
