@@ -7,6 +7,7 @@ import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
   NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted,
+  ActivityState, ActivityUpdate,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -44,6 +45,8 @@ export interface AmsClientEvents {
   roomAdded: (event: { room: Room }) => void;
   /** The agent stopped being a member of a room; already unsubscribed. */
   roomRemoved: (event: { roomId: string }) => void;
+  /** A member of one of the agent's rooms is typing, working or idle again (live only, not stored). */
+  'activity:update': (update: ActivityUpdate) => void;
   /** Each (re)connection, once its `agent:hello-ack` arrived. */
   connect: (hello: HelloAck) => void;
   /** The WebSocket went away (the client reconnects by itself unless close() was called). */
@@ -176,6 +179,7 @@ export class AmsClient {
       this.dispatch('roomAdded', event);
     });
     socket.on('room:removed', (event: { roomId: string }) => this.dispatch('roomRemoved', event));
+    socket.on('activity:update', (update: ActivityUpdate) => this.dispatch('activity:update', update));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
       // A refused JWT (expired, or the service's secret changed): the reconnection exchanges anew.
@@ -293,6 +297,14 @@ export class AmsClient {
     const found = (await this.directory()).agents.find((a) => a.name.toLowerCase() === wanted);
     if (!found) throw new AmsError('NOT_FOUND', `Agent "${ref}" not found`, { status: 404 });
     return found.id;
+  }
+
+  /**
+   * Shows the room's members what this agent is doing (docs/protocol.md, Activity): `typing` lasts
+   * 8 s and `working` 120 s unless set again; `idle` ends it. Over the WebSocket (NOT_CONNECTED while away).
+   */
+  async setActivity(roomId: string, state: ActivityState, text?: string): Promise<void> {
+    await this.request('activity:set', { roomId, state, ...(text !== undefined ? { text } : {}) });
   }
 
   /** History newest first (`before` pages back), or with `afterSeq` the catch-up oldest first. The room: its id or slug. */
