@@ -72,12 +72,14 @@ export function Composer({ session, roomId, members, onSent }: {
   };
 
   const choose = (member: RoomMember): void => {
-    if (mention === null) return;
+    // Where the caret is now (it may have moved since the letters were typed).
     const caret = box.current?.selectionStart ?? text.length;
-    const inserted = `@${member.name} `;
-    caretAfter.current = mention.start + inserted.length;
-    setText(text.slice(0, mention.start) + inserted + text.slice(caret));
+    const at = mentionAt(text, caret);
     setMention(null);
+    if (at === null) return;
+    const inserted = `@${member.name} `;
+    caretAfter.current = at.start + inserted.length;
+    setText(text.slice(0, at.start) + inserted + text.slice(caret));
     box.current?.focus();
   };
 

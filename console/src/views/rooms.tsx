@@ -409,7 +409,7 @@ function Activity({ session, roomId, members }: { session: Session; roomId: stri
   return (
     <div class="activity" role="status">
       {[...doing.values()].map((d) => (
-        <p key={d.agentId}>{nameOf(session, d.agentId)} {d.state === 'working' ? `is working${d.text === '' ? '' : `: ${d.text}`}` : 'is typing'}</p>
+        <p key={d.agentId}>{members?.find((m) => m.agentId === d.agentId)?.displayName ?? nameOf(session, d.agentId)} {d.state === 'working' ? `is working${d.text === '' ? '' : `: ${d.text}`}` : 'is typing'}</p>
       ))}
     </div>
   );
