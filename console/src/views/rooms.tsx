@@ -401,7 +401,7 @@ function Activity({ session, roomId, members }: { session: Session; roomId: stri
     for (const m of members ?? []) if (m.activity) show({ agentId: m.agentId, ...m.activity });
   }, [members, show]);
   useEffect(() => {
-    const offUpdate = client.on('activity:update', (u) => { if (u.roomId === roomId) show(u); });
+    const offUpdate = client.on('activityUpdate', (u) => { if (u.roomId === roomId) show(u); });
     const offMessage = client.on('message', (m) => { if (m.roomId === roomId) show({ agentId: m.senderId, state: 'idle', text: '', expiresAt: null }); });
     const pending = timers.current;
     return () => { offUpdate(); offMessage(); for (const t of pending.values()) clearTimeout(t); pending.clear(); };
