@@ -39,10 +39,10 @@ export function sendersOf(roomOf, count) {
  */
 export class RoomLoad {
   /**
-   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, serverCpu?: () => number|null}} options
-   *   roomOf[i]: the room id of clients[i]
+   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, data?: object|null, serverCpu?: () => number|null}} options
+   *   roomOf[i]: the room id of clients[i]; `data`: a JSON object every send carries (docs/protocol.md, Messages)
    */
-  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, serverCpu = () => null }) {
+  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, data = null, serverCpu = () => null }) {
     this.clients = clients;
     /** Indices of the clients that send (round robin); all by default. */
     this.senders = senders ?? clients.map((_, i) => i);
@@ -50,6 +50,7 @@ export class RoomLoad {
     this.roomSize = roomSize;
     this.serverCpu = serverCpu;
     this.padding = ' '.padEnd(Math.max(0, bodyChars - 16), 'x');
+    this.data = data;
     this.seqBase = 1;
     this.lastFrameAt = performance.now();
     this.step_ = null;
@@ -79,7 +80,9 @@ export class RoomLoad {
     recordMs(s.lagHist, now - s.sched[i]);
     const roomId = this.roomOf[sender];
     s.expected += this.roomSize.get(roomId);
-    this.clients[sender].emitWithAck('message:send', { roomId, body: `~q${s.base + i}~${this.padding}` }, (ack) => {
+    const payload = { roomId, body: `~q${s.base + i}~${this.padding}` };
+    if (this.data !== null) payload.data = this.data;
+    this.clients[sender].emitWithAck('message:send', payload, (ack) => {
       const at = performance.now();
       this.lastFrameAt = at;
       if (ack && typeof ack === 'object' && typeof ack.messageId === 'string') {

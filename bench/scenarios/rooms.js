@@ -89,7 +89,22 @@ export async function baselineClients(url, { rooms, roomSize, mint }) {
  * (`{count, mode}`), a second service with that many webhook endpoints registered (docs/webhooks.md;
  * it must keep 0.9 x the ratio of the one without) runs in the same interleaving.
  */
-export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, ceiling = false }) {
+/**
+ * A JSON object of `bytes` bytes as compact JSON (the `data` of a send): a result as an agent would
+ * pass one, keys and values of several kinds, padded by a string to the size.
+ */
+export function dataOfBytes(bytes) {
+  const data = { kind: 'verdict', ok: true, score: 0.93, checks: [{ name: 'lint', passed: true }, { name: 'tests', passed: 412, failed: 0 }], notes: '' };
+  data.notes = 'n'.repeat(Math.max(0, bytes - Buffer.byteLength(JSON.stringify(data))));
+  return data;
+}
+
+/**
+ * `webhooks`: a second service whose rooms' members have webhook endpoints; `data` ({bytes}): a
+ * second service whose sends all carry `data` of that size. Each is measured beside the plain
+ * service in the same run, and reported as a ratio of it.
+ */
+export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, data = null, ceiling = false }) {
   const { quick, tmp, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
   const procs = [];
@@ -131,12 +146,17 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
       await registerWebhooks(hooked, set, { ...webhooks, url: receiver.url, mint });
       fixtures.push({ name: 'service+webhooks', proc: hooked.proc, set });
     }
+    if (data) {
+      const withData = await startService({ name: `service-${id}-data`, databaseUrl: `sqlite:${join(tmp, `${id}-data.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+      procs.push(withData.proc);
+      fixtures.push({ name: 'service+data', proc: withData.proc, set: await serviceClients(withData, { rooms, roomSize, mint }), data: dataOfBytes(data.bytes) });
+    }
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
     if (r3) fixtures.push({ name: 'R3', proc: r3.proc, set: await baselineClients(r3.url, { rooms, roomSize, mint }) });
-    const targets = fixtures.map(({ name, proc, set }) => {
+    const targets = fixtures.map(({ name, proc, set, data: payloadData = null }) => {
       allClients.push(...set.clients);
-      const load = new RoomLoad({ ...set, serverCpu: () => proc.cpu() });
+      const load = new RoomLoad({ ...set, data: payloadData, serverCpu: () => proc.cpu() });
       return { name, load };
     });
 
@@ -163,6 +183,8 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     const byName = Object.fromEntries(found.map((f) => [f.name, f]));
     const svc = byName.service?.maxRate ?? null;
     const hooked = byName['service+webhooks']?.maxRate ?? null;
+    const withData = byName['service+data']?.maxRate ?? null;
+    if (data) log(`with data of ${data.bytes} bytes: ${withData} msg/s against ${svc} without: ${withData !== null && svc ? (withData / svc).toFixed(2) : 'n/a'} x`);
     return {
       error: serviceError,
       roomSize,
@@ -193,6 +215,15 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
           // The target: at least 0.9.
           ofServiceRatio: hooked !== null && svc ? hooked / svc : null,
           deliveriesReceived: receiver.received,
+        },
+      } : {}),
+      ...(data ? {
+        data: {
+          bytes: data.bytes,
+          maxRate: withData,
+          ratioVsR1: withData !== null && byName.R1.maxRate > 0 ? withData / byName.R1.maxRate : null,
+          // The target: at least 0.85 (its ratio to R1 against the plain service's).
+          ofServiceRatio: withData !== null && svc ? withData / svc : null,
         },
       } : {}),
       commonRate: common,
