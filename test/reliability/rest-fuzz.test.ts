@@ -372,6 +372,8 @@ describe('REST fuzzing', () => {
         return fc.oneof({ weight: 3, arbitrary: fc.constant<Json>(['message.created']) }, { weight: 1, arbitrary: fc.array(fc.oneof(fc.constantFrom('message.created', 'message.deleted'), text()), { maxLength: 3 }) });
       case 'mode':
         return fc.oneof({ weight: 3, arbitrary: fc.constantFrom('offline', 'always') }, { weight: 1, arbitrary: fc.constantFrom('never', '') });
+      case 'attachments':
+        return fc.array(fc.oneof(fc.uuid(), text()), { maxLength: 12 });
       default:
         return jsonValue;
     }
@@ -461,6 +463,10 @@ describe('REST fuzzing', () => {
         return fc.constantFrom('typing', 'working', 'idle');
       case 'text':
         return cleanText(0, 20);
+      case 'data':
+        return fc.oneof(fc.constant(null), cleanText(0, 8).map((v): Json => ({ entries: [['result', v]] })));
+      case 'attachments':
+        return fc.constant([]); // a file must be the sender's own completed upload: the fixtures have none
       default:
         return fc.constant(null);
     }

@@ -34,7 +34,7 @@ describe('RoomStreams: exactly once, in seq order', () => {
     await rooms.connected({ [ROOM]: 2 }, s);
     rooms.live(msg(3), s);
     rooms.live(msg(3), s); // a repeat
-    expect(delivered).toEqual([{ id: 'm3', roomId: ROOM, senderId: 'a', body: 'b3', createdAt: '2026-11-25T00:00:00.000Z', seq: 3, threadId: null, editedAt: null, deletedAt: null }]);
+    expect(delivered).toEqual([{ id: 'm3', roomId: ROOM, senderId: 'a', body: 'b3', createdAt: '2026-11-25T00:00:00.000Z', seq: 3, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [] }]);
     expect(rooms.lastSeqs()).toEqual({ [ROOM]: 3 });
   });
 

@@ -53,9 +53,8 @@ export const SendMessageInput = Type.Object(
     data: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
       description: `A JSON object for programs (null: none): at most ${MESSAGE_DATA_MAX_BYTES} bytes as compact UTF-8 JSON and ${MESSAGE_DATA_MAX_DEPTH} levels deep; not searched`,
     })),
-    attachments: Type.Optional(Type.Array(Uuid(), {
-      maxItems: ATTACHMENTS_MAX, uniqueItems: true,
-      description: `Ids of files the sender uploaded, completed (at most ${ATTACHMENTS_MAX}, no repeats), in the order shown`,
+    attachments: Type.Optional(Type.Union([Type.Array(Uuid(), { maxItems: ATTACHMENTS_MAX, uniqueItems: true }), Type.Null()], {
+      description: `Ids of files the sender uploaded, completed (at most ${ATTACHMENTS_MAX}, no repeats), in the order shown (null: none)`,
     })),
   },
   { additionalProperties: true },
