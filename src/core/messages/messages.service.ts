@@ -233,7 +233,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       threadId = repliedTo.threadId ?? repliedTo.id;
     }
     // `seq` is set by the write, inside its transaction.
-    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
+    const message: Message = {
+      id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
       data: data as Record<string, unknown> | null, attachments,
     };
     if (threadId === null) {
