@@ -38,6 +38,7 @@ const SCENARIOS = [
   // Scenario 1 beside a service with 10 webhook endpoints registered: default mode offline (every agent is
   // connected, so nothing is sent); BENCH_WEBHOOK_MODE=always delivers every message to them.
   { id: 'rooms10-webhooks', n: 14, title: 'message:send in rooms of 10, with and without 10 webhook endpoints', run: (b) => roomsScenario(b, { id: 'rooms10-webhooks', roomSize: 10, rooms: 10, startRate: 400, webhooks: { count: 10, mode: process.env.BENCH_WEBHOOK_MODE ?? 'offline' } }) },
+  { id: 'rooms10-data', n: 18, title: 'message:send in rooms of 10, with and without data of 1 KiB on every message', run: (b) => roomsScenario(b, { id: 'rooms10-data', roomSize: 10, rooms: 10, startRate: 400, data: { bytes: 1024 } }) },
   { id: 'rooms100', n: 2, title: 'message:send in rooms of 100', run: (b) => roomsScenario(b, { id: 'rooms100', roomSize: 100, rooms: 2, startRate: 60 }) },
   { id: 'history', n: 3, title: 'REST history pages of 50', run: historyScenario },
   { id: 'sessions', n: 4, title: 'POST /api/v1/sessions storm', run: sessionsScenario },

@@ -130,6 +130,23 @@ export function summaryRows(results) {
     }
   }
 
+  if ('rooms10-data' in results) {
+    const res = results['rooms10-data'];
+    const label = 'rooms of 10, data of 1 KiB on every message';
+    const data = res.data;
+    if (!data || data.maxRate === null || res.maxRate?.service === null || res.maxRate?.service === undefined) rows.push(unavailable(18, label, res, '>= 0.85 x without'));
+    else {
+      rows.push(row(18, label, 'max msg/s, p99 ack < 50 ms, no loss', {
+        service: fmt(data.maxRate),
+        baseline: `without ${fmt(res.maxRate.service)}, R1 ${fmt(res.maxRate.R1)}`,
+        ratio: data.ofServiceRatio,
+        target: '>= 0.85 x without',
+        met: data.ofServiceRatio !== null && data.ofServiceRatio >= 0.85,
+        note: `${r2(data.ratioVsR1)} x R1 (without: ${r2(res.ratio.vsR1)})`,
+      }));
+    }
+  }
+
   if ('webhooks-fairness' in results) {
     const f = results['webhooks-fairness'];
     const label = 'webhook fairness, 9 endpoints never answer';

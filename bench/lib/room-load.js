@@ -39,10 +39,10 @@ export function sendersOf(roomOf, count) {
  */
 export class RoomLoad {
   /**
-   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, serverCpu?: () => number|null, extras?: {fields: (i: number, sender: number, roomId: string) => object, acked: (roomId: string, messageId: string) => void}|null}} options
-   *   roomOf[i]: the room id of clients[i]; `extras`: more fields for message i (mentions, replyTo), told of each acknowledged message
+   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, data?: object|null, serverCpu?: () => number|null, extras?: {fields: (i: number, sender: number, roomId: string) => object, acked: (roomId: string, messageId: string) => void}|null}} options
+   *   roomOf[i]: the room id of clients[i]; `data`: a JSON object every send carries (docs/protocol.md, Messages); `extras`: more fields for message i (mentions, replyTo), told of each acknowledged message
    */
-  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, serverCpu = () => null, extras = null }) {
+  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, data = null, serverCpu = () => null, extras = null }) {
     this.extras = extras;
     this.clients = clients;
     /** Indices of the clients that send (round robin); all by default. */
@@ -51,6 +51,7 @@ export class RoomLoad {
     this.roomSize = roomSize;
     this.serverCpu = serverCpu;
     this.padding = ' '.padEnd(Math.max(0, bodyChars - 16), 'x');
+    this.data = data;
     this.seqBase = 1;
     this.lastFrameAt = performance.now();
     this.step_ = null;
@@ -80,8 +81,9 @@ export class RoomLoad {
     recordMs(s.lagHist, now - s.sched[i]);
     const roomId = this.roomOf[sender];
     s.expected += this.roomSize.get(roomId);
-    const extra = this.extras?.fields(s.base + i, sender, roomId) ?? {};
-    this.clients[sender].emitWithAck('message:send', { roomId, body: `~q${s.base + i}~${this.padding}`, ...extra }, (ack) => {
+    const payload = { roomId, body: `~q${s.base + i}~${this.padding}`, ...(this.extras?.fields(s.base + i, sender, roomId) ?? {}) };
+    if (this.data !== null) payload.data = this.data;
+    this.clients[sender].emitWithAck('message:send', payload, (ack) => {
       const at = performance.now();
       this.lastFrameAt = at;
       if (ack && typeof ack === 'object' && typeof ack.messageId === 'string') {

@@ -117,14 +117,25 @@ export async function baselineClients(url, { rooms, roomSize, mint }) {
 }
 
 /**
+ * A JSON object of `bytes` bytes as compact JSON (the `data` of a send): a result as an agent would
+ * pass one, keys and values of several kinds, padded by a string to the size.
+ */
+export function dataOfBytes(bytes) {
+  const data = { kind: 'verdict', ok: true, score: 0.93, checks: [{ name: 'lint', passed: true }, { name: 'tests', passed: 412, failed: 0 }], notes: '' };
+  data.notes = 'n'.repeat(Math.max(0, bytes - Buffer.byteLength(JSON.stringify(data))));
+  return data;
+}
+
+/**
  * Scenarios 1 and 2: `message:send` in rooms of `roomSize`; the highest rate at which p99 ack
  * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved. With `webhooks`
  * (`{count, mode}`), a second service with that many webhook endpoints registered (docs/webhooks.md;
  * it must keep 0.9 x the ratio of the one without) runs in the same interleaving. With
  * `conversation` (`{mentions, replies}`, fractions of the messages), likewise a second service
- * whose messages carry mentions and replies (conversationExtras).
+ * whose messages carry mentions and replies (conversationExtras); with `data` ({bytes}), a second
+ * service whose sends all carry `data` of that size. Each is reported as a ratio of the plain service.
  */
-export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, ceiling = false, conversation = null }) {
+export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, data = null, ceiling = false, conversation = null }) {
   const { quick, tmp, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
   const procs = [];
@@ -172,12 +183,17 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
       const set = await serviceClients(talking, { rooms, roomSize, mint });
       fixtures.push({ name: 'service+mentions', proc: talking.proc, set, extras: conversationExtras(set, conversation) });
     }
+    if (data) {
+      const withData = await startService({ name: `service-${id}-data`, databaseUrl: `sqlite:${join(tmp, `${id}-data.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+      procs.push(withData.proc);
+      fixtures.push({ name: 'service+data', proc: withData.proc, set: await serviceClients(withData, { rooms, roomSize, mint }), data: dataOfBytes(data.bytes) });
+    }
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
     if (r3) fixtures.push({ name: 'R3', proc: r3.proc, set: await baselineClients(r3.url, { rooms, roomSize, mint }) });
-    const targets = fixtures.map(({ name, proc, set, extras = null }) => {
+    const targets = fixtures.map(({ name, proc, set, extras = null, data: payloadData = null }) => {
       allClients.push(...set.clients);
-      const load = new RoomLoad({ ...set, extras, serverCpu: () => proc.cpu() });
+      const load = new RoomLoad({ ...set, extras, data: payloadData, serverCpu: () => proc.cpu() });
       return { name, load };
     });
 
@@ -205,6 +221,8 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     const svc = byName.service?.maxRate ?? null;
     const hooked = byName['service+webhooks']?.maxRate ?? null;
     const talked = byName['service+mentions']?.maxRate ?? null;
+    const withData = byName['service+data']?.maxRate ?? null;
+    if (data) log(`with data of ${data.bytes} bytes: ${withData} msg/s against ${svc} without: ${withData !== null && svc ? (withData / svc).toFixed(2) : 'n/a'} x`);
     return {
       error: serviceError,
       roomSize,
@@ -244,6 +262,15 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
           ratioVsR1: talked !== null && byName.R1.maxRate > 0 ? talked / byName.R1.maxRate : null,
           // The ratio of the two ratios to R1 (the same R1): the target is at least 0.9.
           ofServiceRatio: talked !== null && svc ? talked / svc : null,
+        },
+      } : {}),
+      ...(data ? {
+        data: {
+          bytes: data.bytes,
+          maxRate: withData,
+          ratioVsR1: withData !== null && byName.R1.maxRate > 0 ? withData / byName.R1.maxRate : null,
+          // The target: at least 0.85 (its ratio to R1 against the plain service's).
+          ofServiceRatio: withData !== null && svc ? withData / svc : null,
         },
       } : {}),
       commonRate: common,

@@ -2,7 +2,7 @@ import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
 import {
-  HISTORY_LIMITS, INBOX_FILTERS, MENTIONS_MAX, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
+  ATTACHMENTS_MAX, HISTORY_LIMITS, INBOX_FILTERS, MENTIONS_MAX, MESSAGE_BODY_MAX, MESSAGE_DATA_MAX_BYTES, MESSAGE_DATA_MAX_DEPTH, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
 } from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
@@ -47,6 +47,9 @@ const args = <P extends TProperties>(properties: P): TObject<P> => Type.Object(p
 
 const ROOM = Type.String({ minLength: 1, maxLength: 64, description: 'The room: its id (a UUID) or its slug (e.g. "ops"). list_rooms shows both.' });
 const LIMIT = Type.Integer({ minimum: 1, maximum: HISTORY_LIMITS.max, description: `How many items at most (1 to ${HISTORY_LIMITS.max}, default ${HISTORY_LIMITS.default}).` });
+/** `data` and `attachments` of a send (docs/protocol.md, Messages): the service checks them, naming the field. */
+const DATA = Type.Object({}, { additionalProperties: true, description: `A JSON object for programs (a result, a verdict), at most ${MESSAGE_DATA_MAX_BYTES} bytes and ${MESSAGE_DATA_MAX_DEPTH} levels deep; members receive it as is. Not searched.` });
+const ATTACHMENTS = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: `Ids of files you uploaded (upload_file), at most ${ATTACHMENTS_MAX}: the message carries them, and members of the room may download them.` });
 const POST_ID = Type.String({ minLength: 1, maxLength: 64, description: 'The id (a UUID) of a post, as read_feed or read_thread show it.' });
 
 // ------------------------------------------------------------------ readable renderings
@@ -61,8 +64,10 @@ export function renderMessage(m: Message & { senderName?: string }, slugs: Slugs
     m.threadId !== null ? `in thread ${m.threadId}` : '', m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : '',
     m.replyCount ? `${m.replyCount} ${m.replyCount === 1 ? 'reply' : 'replies'}, read them with read_replies` : '',
     m.editedAt !== null && m.deletedAt === null ? `edited ${m.editedAt}` : '', m.deletedAt !== null ? `deleted ${m.deletedAt}` : '',
+    m.attachments.length ? `files: ${m.attachments.map((f) => `${f.name} (${f.contentType}, ${f.size} bytes, id ${f.id})`).join(', ')}` : '',
   ].filter((x) => x !== '');
-  return `[${m.createdAt}] ${who} in room ${slugs.get(m.roomId) ?? m.roomId} (seq ${m.seq}, id ${m.id}${extras.length ? `; ${extras.join('; ')}` : ''}):\n${m.body}`;
+  const data = m.data === null ? '' : `\ndata: ${JSON.stringify(m.data)}`;
+  return `[${m.createdAt}] ${who} in room ${slugs.get(m.roomId) ?? m.roomId} (seq ${m.seq}, id ${m.id}${extras.length ? `; ${extras.join('; ')}` : ''}):\n${m.body}${data}`;
 }
 
 export function renderMessages(messages: (Message & { senderName?: string })[], slugs: Slugs, empty: string, footer: string[]): string {
@@ -170,6 +175,8 @@ const TOOLS = {
       clientMsgId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Your own id for this message (up to 64 characters), for safe retries.' })),
       replyTo: Type.Optional(Type.String({ maxLength: 64, description: 'The id of a message of this room this one answers.' })),
       mentions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: `Agents this message mentions (each an id or a name, a member of the room; at most ${MENTIONS_MAX} distinct): they see it as for their attention.` })),
+      data: Type.Optional(DATA),
+      attachments: Type.Optional(ATTACHMENTS),
     }),
     fields: { roomId: 'room' },
     readOnly: false,
@@ -245,6 +252,8 @@ const TOOLS = {
       to: Type.String({ minLength: 1, maxLength: 64, description: 'The other agent: its id (a UUID) or its name, as list_agents shows them.' }),
       body: Type.String({ minLength: 1, description: `The text of the message (1 to ${MESSAGE_BODY_MAX} characters).` }),
       clientMsgId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Your own id for this message (up to 64 characters), for safe retries.' })),
+      data: Type.Optional(DATA),
+      attachments: Type.Optional(ATTACHMENTS),
     }),
     fields: { agentId: 'to', roomId: 'to' },
     readOnly: false,

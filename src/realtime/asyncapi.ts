@@ -85,7 +85,7 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
     summary: 'Periodically (POSITION_CHECK_INTERVAL_MS) and at once after the node lost its cluster bus or database for a while: the current lastSeq of each of the connection\'s rooms, to detect missed messages',
   },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
-  { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt' },
+  { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt (with its data and attachments, unchanged)' },
   { name: 'message:deleted', key: 'messageDeleted', payload: MessageDeletedSchema, summary: 'A message of one of the connection\'s rooms was deleted: it stays as a tombstone (body "", deletedAt set)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
   {

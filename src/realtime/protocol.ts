@@ -39,6 +39,8 @@ export function toWsMessage(message: Message): WsMessage {
     threadId: message.threadId,
     editedAt: message.editedAt,
     deletedAt: message.deletedAt,
+    data: message.data,
+    attachments: message.attachments,
   };
   if (message.replyCount !== undefined) out.replyCount = message.replyCount;
   if (message.lastReplyAt !== undefined) out.lastReplyAt = message.lastReplyAt;

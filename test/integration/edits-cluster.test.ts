@@ -31,7 +31,7 @@ describe.skipIf(!ready)('edits and deletions across two nodes', () => {
       const updated = waitFor(socket, 'message:updated', (m: { id: string }) => m.id === sent.id);
       const edit = await apis[0]!.request('PATCH', `/api/v1/rooms/${room.id}/messages/${sent.id}`, { body: { body: 'across nodes, edited' }, jwt: alice.jwt });
       expect(edit.status).toBe(200);
-      expect(await updated).toEqual({ id: sent.id, roomId: room.id, seq: sent.seq, body: 'across nodes, edited', editedAt: edit.body.editedAt });
+      expect(await updated).toEqual({ id: sent.id, roomId: room.id, seq: sent.seq, body: 'across nodes, edited', editedAt: edit.body.editedAt, data: null, attachments: [] });
       const deleted = waitFor(socket, 'message:deleted', (m: { id: string }) => m.id === sent.id);
       expect((await apis[0]!.request('DELETE', `/api/v1/rooms/${room.id}/messages/${sent.id}`, { jwt: alice.jwt })).status).toBe(204);
       expect(await deleted).toMatchObject({ id: sent.id, roomId: room.id, seq: sent.seq, deletedAt: expect.any(String) });

@@ -61,8 +61,8 @@ describe('errors: one JSON shape for every client mistake', () => {
     expect(res.body).toEqual({ error: 'Request body is larger than this endpoint accepts' });
     const agents = await api.request('POST', '/api/v1/agents', { rawBody: huge });
     expect(agents.status).toBe(413);
-    // Just under the route's limit (256 KiB for a message) is parsed, then refused by validation.
-    const justUnder = JSON.stringify({ body: 'x'.repeat(256 * 1024 - 20) });
+    // Just under the route's limit (512 KiB for a send) is parsed, then refused by validation.
+    const justUnder = JSON.stringify({ body: 'x'.repeat(512 * 1024 - 20) });
     const under = await api.request('POST', `/api/v1/rooms/${roomId}/messages`, { jwt: agent.jwt, rawBody: justUnder });
     expect(under.status).toBe(400);
     expect(under.body.details).toEqual({ body: 'must be at most 16384 characters' });

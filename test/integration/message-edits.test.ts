@@ -105,7 +105,7 @@ describe('editing and deleting a message', () => {
       const sent = await send('live one');
       const updated = waitFor(socket, 'message:updated', (m: { id: string }) => m.id === sent.id);
       const edited = (await patch(sent.id, { body: 'live two' })).body;
-      expect(await updated).toEqual({ id: sent.id, roomId: room.id, seq: sent.seq, body: 'live two', editedAt: edited.editedAt });
+      expect(await updated).toEqual({ id: sent.id, roomId: room.id, seq: sent.seq, body: 'live two', editedAt: edited.editedAt, data: null, attachments: [] });
       const deleted = waitFor(socket, 'message:deleted', (m: { id: string }) => m.id === sent.id);
       expect((await del(sent.id)).status).toBe(204);
       expect(await deleted).toEqual({ id: sent.id, roomId: room.id, seq: sent.seq, deletedAt: expect.stringMatching(/Z$/) });

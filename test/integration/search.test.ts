@@ -169,6 +169,8 @@ describe('message search', () => {
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
     await sql`drop table message_search`.execute(kysely);
+    for (const table of ['message_attachments', 'file_chunks', 'files']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 012
+    await sql`alter table messages drop column data`.execute(kysely);
     await sql`drop table webhook_deliveries`.execute(kysely); // 006
     await sql`drop table webhook_endpoints`.execute(kysely); // 007's index went with its table
     await sql`alter table api_tokens drop column last_used_at`.execute(kysely); // 008

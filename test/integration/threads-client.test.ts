@@ -47,7 +47,7 @@ describe('threads, edits and deletions in the client library and ams', { timeout
     expect(edited.editedAt).toEqual(expect.any(String));
     await a.delete(room.id, root.id);
     await waitUntil('both live events', () => updates.length === 1 && deletions.length === 1);
-    expect(updates[0]).toEqual({ id: root.id, roomId: room.id, seq: root.seq, body: 'client root, edited', editedAt: edited.editedAt });
+    expect(updates[0]).toEqual({ id: root.id, roomId: room.id, seq: root.seq, body: 'client root, edited', editedAt: edited.editedAt, data: null, attachments: [] });
     expect(deletions[0]).toMatchObject({ id: root.id, roomId: room.id, seq: root.seq });
     await expect(a.delete(room.id, root.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });

@@ -27,7 +27,7 @@ describe('threads: replyTo, threadId, replyCount, lastReplyAt (docs/threads-and-
   it('a reply gets its root as threadId (a reply to a reply too); the root counts its replies when read', async () => {
     const root = await send(room.id, { body: 'root' });
     expect(root.status).toBe(201);
-    expect(root.body).toMatchObject({ threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null });
+    expect(root.body).toMatchObject({ threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [] });
     const r1 = await send(room.id, { body: 'first reply', replyTo: root.body.id }, bob.jwt);
     expect(r1.status).toBe(201);
     expect(r1.body).toMatchObject({ replyTo: root.body.id, threadId: root.body.id, editedAt: null, deletedAt: null });
@@ -66,7 +66,7 @@ describe('threads: replyTo, threadId, replyCount, lastReplyAt (docs/threads-and-
     try {
       const rootSeen = waitFor(socket, 'message:new', (m: { body: string }) => m.body === 'ws root');
       const root = await send(room.id, { body: 'ws root' });
-      expect(await rootSeen).toMatchObject({ id: root.body.id, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null });
+      expect(await rootSeen).toMatchObject({ id: root.body.id, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [] });
       const replySeen = waitFor(socket, 'message:new', (m: { body: string }) => m.body === 'ws reply');
       await send(room.id, { body: 'ws reply', replyTo: root.body.id });
       const reply = await replySeen;

@@ -35,6 +35,8 @@ const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-
 const MessageSchema = Type.Object({
   id: Id, roomId: Id, senderId: Id, body: Type.String(), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),
   mentions: Type.Optional(Type.Array(Id)), replyTo: Type.Optional(Id), clientMsgId: Type.Optional(Type.String({ minLength: 1 })),
+  data: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  attachments: Type.Array(Type.Object({ id: Id, name: Type.String(), contentType: Type.String(), size: Type.Integer({ minimum: 0 }), sha256: Type.String() })),
 });
 const ChannelSchema = Type.Object({ id: Id, slug: Type.String(), name: Type.String(), createdAt: Timestamp });
 const PostSchema = Type.Object({
@@ -132,7 +134,7 @@ const ROUTES: RouteSpec[] = [
     method: 'GET', path: '/api/v1/inbox', query: ['limit'],
     success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
-  { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId'], success: { status: [200, 201], schema: MessageSchema } },
+  { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId', 'data', 'attachments'], success: { status: [200, 201], schema: MessageSchema } },
   { method: 'POST', path: '/api/v1/rooms/:id/activity', params: { id: 'room' }, fields: ['state', 'text'], success: { status: [204], schema: 'empty' } },
   { method: 'PATCH', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, fields: ['body'], success: { status: [200], schema: MessageSchema } },
   { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'doomedMessage' }, success: { status: [204], schema: 'empty' } },
@@ -370,6 +372,8 @@ describe('REST fuzzing', () => {
         return fc.oneof({ weight: 3, arbitrary: fc.constant<Json>(['message.created']) }, { weight: 1, arbitrary: fc.array(fc.oneof(fc.constantFrom('message.created', 'message.deleted'), text()), { maxLength: 3 }) });
       case 'mode':
         return fc.oneof({ weight: 3, arbitrary: fc.constantFrom('offline', 'always') }, { weight: 1, arbitrary: fc.constantFrom('never', '') });
+      case 'attachments':
+        return fc.array(fc.oneof(fc.uuid(), text()), { maxLength: 12 });
       default:
         return jsonValue;
     }
@@ -459,6 +463,10 @@ describe('REST fuzzing', () => {
         return fc.constantFrom('typing', 'working', 'idle');
       case 'text':
         return cleanText(0, 20);
+      case 'data':
+        return fc.oneof(fc.constant(null), cleanText(0, 8).map((v): Json => ({ entries: [['result', v]] })));
+      case 'attachments':
+        return fc.constant([]); // a file must be the sender's own completed upload: the fixtures have none
       default:
         return fc.constant(null);
     }

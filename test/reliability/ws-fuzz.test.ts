@@ -150,6 +150,9 @@ function shapedFor(event: string, f: Fixture): fc.Arbitrary<Record<string, unkno
       mentions: mostly(fc.array(fc.uuid(), { maxLength: 3 })),
       replyTo: ownMessage,
       clientMsgId: mostly(fc.string({ minLength: 1, maxLength: 64 })),
+      data: mostly(fc.oneof(fc.constant(null), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 4 }))),
+      // A file must be the sender's own completed upload: the fixtures have none, so mostly [].
+      attachments: mostly(fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.uuid(), { maxLength: 3 }) })),
     },
     'message:history': { roomId, before: ownMessage, cursor: ownMessage, limit: mostly(fc.integer({ min: 1, max: 100 })) },
     'room:sync': { roomId, afterSeq: mostly(fc.integer({ min: 0, max: 5 })), limit: mostly(fc.integer({ min: 1, max: 100 })) },

@@ -25,6 +25,10 @@ export interface AmsClientOptions {
 export interface SendOptions {
   mentions?: string[];
   replyTo?: string;
+  /** A JSON object for programs (docs/protocol.md, Messages: at most 32,768 bytes, 16 levels deep). */
+  data?: Record<string, unknown> | null;
+  /** Ids of files this agent uploaded (at most 10). */
+  attachments?: string[];
   /** The idempotency key; a fresh one is made when absent. */
   clientMsgId?: string;
   /** Give up after this long (rejects with TIMEOUT); default: keep trying until close(). */
@@ -249,6 +253,8 @@ export class AmsClient {
       clientMsgId: options.clientMsgId ?? newClientMsgId(),
       ...(options.mentions ? { mentions: options.mentions } : {}),
       ...(options.replyTo ? { replyTo: options.replyTo } : {}),
+      ...(options.data !== undefined && options.data !== null ? { data: options.data } : {}),
+      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
     };
     for (let attempt = 0; ; attempt++) {
       if (this.closing.signal.aborted) throw new AmsError('CLOSED', 'The client was closed before the message was acknowledged');

@@ -71,6 +71,9 @@ export interface MessageUpdated {
   seq: number;
   body: string;
   editedAt: string;
+  /** As the message carries them (an edit changes the body only). */
+  data: WsMessage['data'];
+  attachments: WsMessage['attachments'];
 }
 
 /** `message:deleted`: a message of one of the connection's rooms was deleted (it stays as a tombstone). */
@@ -250,7 +253,10 @@ export const ThreadAckSchema = Type.Object(
 );
 
 export const MessageUpdatedSchema = Type.Object(
-  { id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), body: Type.String(), editedAt: Type.String({ format: 'date-time' }) },
+  {
+    id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), body: Type.String(), editedAt: Type.String({ format: 'date-time' }),
+    data: WsMessageSchema.properties.data, attachments: WsMessageSchema.properties.attachments,
+  },
   { title: 'MessageUpdated' },
 );
 export const MessageDeletedSchema = Type.Object(

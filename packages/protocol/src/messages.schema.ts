@@ -7,6 +7,41 @@ export const MENTIONS_MAX = 50;
 export const HISTORY_LIMIT_DEFAULT = 50;
 export const HISTORY_LIMIT_MAX = 100;
 export const HISTORY_LIMITS = { default: HISTORY_LIMIT_DEFAULT, max: HISTORY_LIMIT_MAX };
+/** A message's `data`: at most this many bytes as compact UTF-8 JSON, and this many levels deep. */
+export const MESSAGE_DATA_MAX_BYTES = 32_768;
+export const MESSAGE_DATA_MAX_DEPTH = 16;
+/** Files one message may carry. */
+export const ATTACHMENTS_MAX = 10;
+
+/**
+ * Why a send's `data` is refused, or null when it is a storable JSON object (docs/protocol.md,
+ * Messages): an object (not an array or a scalar) of JSON values only (finite numbers), at most
+ * MESSAGE_DATA_MAX_DEPTH levels deep (`{}` is 1; each nested object or array adds 1) and at most
+ * MESSAGE_DATA_MAX_BYTES as compact UTF-8 JSON. The depth is checked first and stops at the limit,
+ * so a hostile nesting costs no deep recursion.
+ */
+export function messageDataProblem(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'must be a JSON object (or null)';
+  const tooDeep = `must not nest objects and arrays more than ${MESSAGE_DATA_MAX_DEPTH} levels deep`;
+  const walk = (value: unknown, depth: number): string | null => {
+    if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
+    if (typeof value === 'number') return Number.isFinite(value) ? null : 'must hold finite numbers only';
+    const isArray = Array.isArray(value);
+    if (typeof value !== 'object' || (!isArray && Object.getPrototypeOf(value) !== Object.prototype && Object.getPrototypeOf(value) !== null)) {
+      return 'must hold JSON values only';
+    }
+    if (depth > MESSAGE_DATA_MAX_DEPTH) return tooDeep;
+    for (const item of isArray ? (value as unknown[]) : Object.values(value as Record<string, unknown>)) {
+      const problem = walk(item, depth + 1);
+      if (problem !== null) return problem;
+    }
+    return null;
+  };
+  const problem = walk(data, 1);
+  if (problem !== null) return problem;
+  const bytes = new TextEncoder().encode(JSON.stringify(data)).length;
+  return bytes > MESSAGE_DATA_MAX_BYTES ? `must be at most ${MESSAGE_DATA_MAX_BYTES} bytes as compact JSON (is ${bytes})` : null;
+}
 
 /** The message fields of a send, shared by REST (`POST .../messages`) and WebSocket (`message:send`). */
 export const SendMessageInput = Type.Object(
@@ -15,6 +50,12 @@ export const SendMessageInput = Type.Object(
     mentions: Type.Optional(Type.Array(Uuid(), { maxItems: 100 })),
     replyTo: Type.Optional(Uuid()),
     clientMsgId: Type.Optional(Text({ minLength: 1, maxLength: 64 })),
+    data: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], {
+      description: `A JSON object for programs (null: none): at most ${MESSAGE_DATA_MAX_BYTES} bytes as compact UTF-8 JSON and ${MESSAGE_DATA_MAX_DEPTH} levels deep; not searched`,
+    })),
+    attachments: Type.Optional(Type.Union([Type.Array(Uuid(), { maxItems: ATTACHMENTS_MAX, uniqueItems: true }), Type.Null()], {
+      description: `Ids of files the sender uploaded, completed (at most ${ATTACHMENTS_MAX}, no repeats), in the order shown (null: none)`,
+    })),
   },
   { additionalProperties: true },
 );
@@ -39,6 +80,18 @@ export const HistoryQuerySchema = Type.Object({
   afterSeq: Type.Optional(AfterSeq),
 });
 
+/** A file as a message carries it. */
+export const AttachmentSchema = Type.Object(
+  {
+    id: IdString('The file id (GET /api/v1/files/:id downloads it)'),
+    name: Type.String({ description: 'The file name given at upload' }),
+    contentType: Type.String({ description: 'The Content-Type given at upload' }),
+    size: Type.Integer({ minimum: 0, description: 'Bytes' }),
+    sha256: Type.String({ description: 'SHA-256 of the bytes, lowercase hex' }),
+  },
+  { title: 'Attachment' },
+);
+
 /** The fields a message carries on both transports; the author's name differs (senderId / authorAgentId). */
 const messageFields = {
   id: IdString(),
@@ -53,7 +106,9 @@ const messageFields = {
   replyCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Not on replies: how many replies its thread has (deleted ones included)' })),
   lastReplyAt: Type.Optional(Type.Union([Timestamp(), Type.Null()], { description: 'Not on replies: when the newest reply was sent; null without replies' })),
   editedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the body was last edited; null if never' }),
-  deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty); null if not' }),
+  deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty, data null, no attachments); null if not' }),
+  data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'The JSON object the send gave; null when none' }),
+  attachments: Type.Array(AttachmentSchema, { description: 'The files the send gave, in its order; [] when none' }),
 };
 
 /** The REST Message object. */

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB, MessagesTable } from '../../store/schema.js';
 import type { Message } from '../messages/message.js';
+import { withAttachments } from '../messages/attachments.store.js';
 import { toMessage } from '../messages/messages.store.js';
 
 /** An inbox item: the message and whether it is for the reader's attention (core/messages/attention.ts). */
@@ -43,7 +44,7 @@ export async function findUnread(
     .limit(limit + 1)
     .execute();
   return {
-    messages: rows.slice(0, limit).map((row) => ({ ...toMessage(row as Selectable<MessagesTable>), attention: Boolean(row.for_attention) })),
+    messages: await withAttachments(db, rows.slice(0, limit).map((row) => ({ ...toMessage(row as Selectable<MessagesTable>), attention: Boolean(row.for_attention) }))),
     hasMore: rows.length > limit,
     total: rows.length > 0 ? Number(rows[0]!.unread_total) : 0,
   };

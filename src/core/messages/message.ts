@@ -3,6 +3,15 @@
  * `senderId` to `authorAgentId`, see realtime/protocol.ts). Its own module, so that stores,
  * services and the events port all depend on it without depending on each other.
  */
+/** A file a message carries (docs/protocol.md, Messages). */
+export interface Attachment {
+  id: string;
+  name: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+}
+
 export interface Message {
   id: string;
   roomId: string;
@@ -22,4 +31,8 @@ export interface Message {
   /** Null until edited / deleted; a deleted message is a tombstone (body ""). */
   editedAt: string | null;
   deletedAt: string | null;
+  /** The send's JSON object; null when none (and once deleted). */
+  data: Record<string, unknown> | null;
+  /** The files the send gave, in its order; [] when none. */
+  attachments: Attachment[];
 }

@@ -15,7 +15,8 @@ import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } from './attention.js';
 import type { Message } from './message.js';
-import { EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput } from '@agent-messaging/protocol';
+import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput, isUuid, messageDataProblem } from '@agent-messaging/protocol';
+import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
 import { batchWrites } from './batch-writes.js';
 import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, tombstoneMessage, updateMessageBody } from './messages.store.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -123,10 +124,30 @@ const editInput = compile(EditMessageInput);
 const COMMIT_SPACING_MS = 4;
 const SPACED_FROM_RATE = 1000;
 
-/** A retry carries the same body, mentions and replyTo; anything else reusing the id is a conflict. */
+/** JSON with object keys sorted: PostgreSQL's jsonb gives keys back in an order of its own. */
+const canonicalJson = (value: unknown): string => JSON.stringify(value, (_key, v: unknown) =>
+  (typeof v === 'object' && v !== null && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+
+/** A retry carries the same body, mentions, replyTo, data and attachments; anything else reusing the id is a conflict. */
 function sameContent(a: Message, b: Message): boolean {
   const mentions = (m: Message): string => [...(m.mentions ?? [])].sort().join(',');
-  return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b);
+  const files = (m: Message): string => m.attachments.map((f) => f.id).join(',');
+  return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b)
+    && files(a) === files(b) && canonicalJson(a.data) === canonicalJson(b.data);
+}
+
+/**
+ * A send's `attachments` (docs/protocol.md, Messages): at most ATTACHMENTS_MAX distinct file ids
+ * (lowercased), each checked against the files table by the caller. Absent or null: none.
+ */
+function parseAttachmentIds(value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw validationError({ attachments: 'must be an array of file ids' });
+  if (value.length > ATTACHMENTS_MAX) throw validationError({ attachments: `must have at most ${ATTACHMENTS_MAX} items` });
+  if (!value.every(isUuid)) throw validationError({ attachments: 'must hold file ids (UUIDs)' });
+  const ids = value.map((id) => id.toLowerCase());
+  if (new Set(ids).size !== ids.length) throw validationError({ attachments: 'must not name a file twice' });
+  return ids;
 }
 
 export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
@@ -144,9 +165,12 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
       const numbering = numberMessages(db, messages);
       const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
-      const writes = batchWrites(db, messages, numbering, audit, (outboxWrites?.statements.length ?? 0) > 0);
+      // Attachment rows share the transaction: on PostgreSQL that takes the statements' path.
+      const attached = attachmentStatements(db, messages);
+      const writes = batchWrites(db, messages, numbering, audit, (outboxWrites?.statements.length ?? 0) > 0 || attached.length > 0);
       if ('alone' in writes) return { statements: [], lastRead: { query: writes.alone, committed: numbering.lastRead.committed } };
       const { statements } = writes;
+      statements.push(...attached);
       if (outboxWrites) statements.push(...outboxWrites.statements);
       const { query, committed } = numbering.lastRead;
       return {
@@ -177,7 +201,13 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {
     const sender = authz.requireAgent(principal, 'messages:write');
     const roomId = parseId(rawRoomId, 'roomId');
-    const fields = sendInput.parse(requireObject(input));
+    const raw = requireObject(input);
+    // data and attachments first, so that their errors name the field itself (not an item of it).
+    const data = raw.data ?? null;
+    const dataProblem = data === null ? null : messageDataProblem(data);
+    if (dataProblem !== null) throw validationError({ data: dataProblem });
+    const attachmentIds = parseAttachmentIds(raw.attachments);
+    const fields = sendInput.parse(raw);
     await rooms.assertMember(roomId, sender.agentId);
     requireRoom(sender, roomId);
 
@@ -191,6 +221,9 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       if (outsiders.length > 0) throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
     }
 
+    const attachments = await findAttachable(db, sender.agentId, attachmentIds);
+    if (attachments === null) throw validationError({ attachments: 'must be ids of completed files you uploaded' });
+
     const replyTo = fields.replyTo?.toLowerCase();
     let threadId: string | null = null;
     const repliedTo = replyTo === undefined ? null : await findMessageInRoom(db, roomId, replyTo);
@@ -200,7 +233,10 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       threadId = repliedTo.threadId ?? repliedTo.id;
     }
     // `seq` is set by the write, inside its transaction.
-    const message: Message = { id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null };
+    const message: Message = {
+      id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
+      data: data as Record<string, unknown> | null, attachments,
+    };
     if (threadId === null) {
       message.replyCount = 0;
       message.lastReplyAt = null;
@@ -216,6 +252,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       if (message.clientMsgId === undefined) return null;
       const original = await findByClientMsgId(db, roomId, sender.agentId, message.clientMsgId);
       if (!original) return null;
+      await withAttachments(db, [original]);
       if (!sameContent(original, message)) throw conflict('clientMsgId was already used for a different message');
       return { message: original, created: false };
     };
@@ -276,6 +313,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     requireRoom(actor, roomId);
     const message = await findMessageInRoom(db, roomId, messageId);
     if (!message || message.deletedAt !== null) throw notFound('Message');
+    await withAttachments(db, [message]);
     return { actor, message };
   };
 
@@ -297,8 +335,12 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const byAdmin = actor.role === 'admin' && !isDirectRoom(await rooms.get(message.roomId));
       if (message.senderId !== actor.agentId && !byAdmin) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
       const deletedAt = nowIso();
-      const after: Message = { ...message, body: '', mentions: [], deletedAt };
-      await change(message, after, 'message.deleted', actor.agentId, (trx) => tombstoneMessage(trx, message.id, deletedAt));
+      const after: Message = { ...message, body: '', mentions: [], data: null, attachments: [], deletedAt };
+      await change(message, after, 'message.deleted', actor.agentId, async (trx) => {
+        if (!(await tombstoneMessage(trx, message.id, deletedAt))) return false;
+        await removeAttachments(trx, message.id);
+        return true;
+      });
     },
 
     async send(principal, rawRoomId, input) {
@@ -347,6 +389,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       // A root is never removed (deletion leaves a tombstone), so a reply's root exists.
       if (!root) throw notFound('Message');
       const { replies, hasMore } = await pageThreadReplies(db, root.id, afterSeq, limit);
+      await withAttachments(db, [root, ...replies]);
       return { root, replies, hasMore };
     },
   };

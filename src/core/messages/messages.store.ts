@@ -3,6 +3,7 @@ import { prepared } from '../../store/prepared.js';
 import type { Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
+import { withAttachments } from './attachments.store.js';
 import type { Message } from './message.js';
 
 export function toMessage(row: Selectable<MessagesTable>): Message {
@@ -16,6 +17,9 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     threadId: row.thread_id,
     editedAt: toIsoOrNull(row.edited_at),
     deletedAt: toIsoOrNull(row.deleted_at),
+    data: row.data === null ? null : (fromJson(row.data) as Record<string, unknown>),
+    // Set by withAttachments (attachments.store.ts), one query per page.
+    attachments: [],
   };
   if (row.thread_id === null) {
     message.replyCount = Number(row.reply_count);
@@ -30,7 +34,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 
 // Compiled once: the statements of every send and every history page. `seq` is the room's counter,
 // bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
-type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id';
+type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'data';
 const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTable>, InsertedColumns>> & { seq_from_end: number }) =>
   db.insertInto('messages').values((eb) => ({
     id: p.id,
@@ -42,6 +46,7 @@ const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTab
     client_msg_id: p.client_msg_id,
     created_at: p.created_at,
     thread_id: p.thread_id,
+    data: p.data,
     seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
   })),
 );
@@ -69,6 +74,7 @@ function messageColumns(m: Message) {
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
     thread_id: m.threadId,
+    data: m.data === null ? null : JSON.stringify(m.data),
   };
 }
 
@@ -114,12 +120,13 @@ export function insertBatchOnPostgres(db: Db, batch: {
       where rooms.id = c.id
       returning rooms.id, rooms.last_seq
     ), inserted as (
-      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, seq)
-      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, bumped.last_seq - m.from_end
+      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, m.data::jsonb, bumped.last_seq - m.from_end
       from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
         ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
-        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[], ${batch.fromEnd}::int[])
-        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, from_end)
+        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[],
+        ${col((m) => (m.data === null ? null : JSON.stringify(m.data)))}::text[], ${batch.fromEnd}::int[])
+        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, from_end)
       join bumped on bumped.id = m.room_id
     ), threaded as (
       update messages set reply_count = messages.reply_count + t.n, last_reply_at = greatest(messages.last_reply_at, t.at)
@@ -187,7 +194,7 @@ export async function findByClientMsgId(db: Db, roomId: string, senderId: string
 export async function pageMessages(db: Db, roomId: string, before: string | null, limit: number): Promise<{ messages: Message[]; hasMore: boolean }> {
   const { rows } = before === null ? await latestPageQuery(db, { roomId, rows: limit + 1 }) : await olderPageQuery(db, { roomId, before, rows: limit + 1 });
   const hasMore = rows.length > limit;
-  return { messages: rows.slice(0, limit).map(toMessage), hasMore };
+  return { messages: await withAttachments(db, rows.slice(0, limit).map(toMessage)), hasMore };
 }
 
 
@@ -207,8 +214,8 @@ export async function updateMessageBody(db: Db, id: string, body: string, edited
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** A deletion: the tombstone (body "", mentions []), if not deleted already (false: it was, meanwhile). */
+/** A deletion: the tombstone (body "", mentions [], data null), if not deleted already (false: it was, meanwhile). */
 export async function tombstoneMessage(db: Db, id: string, deletedAt: string): Promise<boolean> {
-  const result = await db.updateTable('messages').set({ body: '', mentions: '[]', deleted_at: deletedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  const result = await db.updateTable('messages').set({ body: '', mentions: '[]', data: null, deleted_at: deletedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -4,6 +4,7 @@ import { prepared } from '../../store/prepared.js';
 import type { Db } from '../../store/schema.js';
 import type { LastRead } from '../../store/write-batcher.js';
 import type { Message } from './message.js';
+import { withAttachments } from './attachments.store.js';
 import { toMessage } from './messages.store.js';
 
 /**
@@ -121,5 +122,5 @@ export async function findLastSeqs(db: Db, roomIds: readonly string[]): Promise<
 export async function pageAfterSeq(db: Db, roomId: string, afterSeq: number, upTo: number, limit: number): Promise<{ messages: Message[]; hasMore: boolean }> {
   if (afterSeq >= upTo) return { messages: [], hasMore: false };
   const { rows } = await afterSeqPageQuery(db, { roomId, afterSeq, upTo, rows: limit + 1 });
-  return { messages: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };
+  return { messages: await withAttachments(db, rows.slice(0, limit).map(toMessage)), hasMore: rows.length > limit };
 }

@@ -2,6 +2,7 @@ import type { CompiledQuery } from 'kysely';
 import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
 import type { Db } from '../../store/schema.js';
+import { withAttachments } from '../messages/attachments.store.js';
 import { toMessage } from '../messages/messages.store.js';
 import type { Message } from '../messages/message.js';
 import type { SearchQuery } from './search-query.js';
@@ -71,7 +72,7 @@ export async function searchMessages(db: Db, params: SearchParams): Promise<{ me
   if (rooms !== null) select = select.where('m.room_id', 'in', rooms);
   if (before !== null) select = select.where('m.id', '<', before);
   const rows = await select.orderBy('m.id', 'desc').limit(limit + 1).execute();
-  return { messages: rows.slice(0, limit).map(toMessage), hasMore: rows.length > limit };
+  return { messages: await withAttachments(db, rows.slice(0, limit).map(toMessage)), hasMore: rows.length > limit };
 }
 
 /** The room of a message, or null when there is no such message. */

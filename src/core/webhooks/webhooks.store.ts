@@ -3,6 +3,7 @@ import { prepared } from '../../store/prepared.js';
 import { dialectOf } from '../../store/dialect.js';
 import type { DB, Db, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
+import { withAttachments } from '../messages/attachments.store.js';
 import { toMessage } from '../messages/messages.store.js';
 import type { Message } from '../messages/message.js';
 import type { WebhookEvent, WebhookMode } from '@agent-messaging/protocol';
@@ -274,7 +275,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
   if (skipped.length > 0) plan.skipped?.(skipped);
   const shares = shareSlots(due, limit, plan);
   if (shares.size === 0) return [];
-  return db.transaction().execute(async (trx) => {
+  const claimed = await db.transaction().execute(async (trx) => {
     const ids: string[] = [];
     for (const [endpointId, share] of shares) {
       const query = trx.selectFrom('webhook_deliveries').select('id')
@@ -309,6 +310,9 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       message: toMessage(r),
     }));
   });
+  // The messages' files, read after the claim's transaction (one query for all).
+  await withAttachments(db, claimed.map((c) => c.message));
+  return claimed;
 }
 
 export type AttemptOutcome =

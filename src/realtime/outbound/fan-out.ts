@@ -20,7 +20,8 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     },
     // To the room's sockets on every node, as message:new goes (the adapter carries room broadcasts).
     'message.updated': ({ message }) => {
-      nsp.to(roomChannel(message.roomId)).emit('message:updated', { id: message.id, roomId: message.roomId, seq: message.seq, body: message.body, editedAt: message.editedAt! });
+      const { id, roomId, seq, body, data, attachments } = message;
+      nsp.to(roomChannel(roomId)).emit('message:updated', { id, roomId, seq, body, editedAt: message.editedAt!, data, attachments });
     },
     'message.deleted': ({ message }) => {
       nsp.to(roomChannel(message.roomId)).emit('message:deleted', { id: message.id, roomId: message.roomId, seq: message.seq, deletedAt: message.deletedAt! });

@@ -1,6 +1,6 @@
 import { readClientEnv } from './env.js';
 import { AmsClient, type AmsClientOptions, type Message, type Room } from '../index.js';
-import { optionalString, required, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
+import { optionalString, required, sendExtras, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
  * The commands that talk to a running service through the client library (docs/client.md):
@@ -204,15 +204,15 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     }),
   },
   send: {
-    usage: 'send ROOM TEXT... [--json]',
-    summary: 'Send a message to a room (id or slug); prints its seq (the stored message with --json).',
-    options: [...CONNECTION, 'json'],
+    usage: 'send ROOM TEXT... [--data JSON] [--attach FILE_ID,...] [--json]',
+    summary: 'Send a message to a room (id or slug), with --data a JSON object and --attach the ids of files you uploaded; prints its seq (the stored message with --json).',
+    options: [...CONNECTION, 'data', 'attach', 'json'],
     args: ['ROOM', 'TEXT...'],
-    fields: { body: 'TEXT' },
+    fields: { body: 'TEXT', data: '--data', attachments: '--attach' },
     run: (input) => withClient(input, async (client) => {
       const room = await findRoom(client, input.args[0]!);
       // A send that cannot reach the service gives up after a while rather than waiting forever.
-      const message = await client.send(room.id, input.args.slice(1).join(' '), { timeoutMs: 30_000 });
+      const message = await client.send(room.id, input.args.slice(1).join(' '), { ...sendExtras(input), timeoutMs: 30_000 });
       if (json(input)) print(message);
       else console.log(`sent #${message.seq} to ${room.slug}`);
       return 0;
@@ -260,15 +260,15 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
     }),
   },
   dm: {
-    usage: 'dm AGENT TEXT... [--json]',
-    summary: 'Send a direct message to an agent (id or name), opening your direct room with it the first time; prints its seq and room (the message and room with --json).',
-    options: [...CONNECTION, 'json'],
+    usage: 'dm AGENT TEXT... [--data JSON] [--attach FILE_ID,...] [--json]',
+    summary: 'Send a direct message to an agent (id or name), opening your direct room with it the first time (--data and --attach as for send); prints its seq and room (the message and room with --json).',
+    options: [...CONNECTION, 'data', 'attach', 'json'],
     args: ['AGENT', 'TEXT...'],
-    fields: { body: 'TEXT', agentId: 'AGENT' },
+    fields: { body: 'TEXT', agentId: 'AGENT', data: '--data', attachments: '--attach' },
     run: (input) => withClient(input, async (client) => {
       const agentId = await findAgentId(client, input.args[0]!);
       // As send: gives up after a while rather than waiting forever for an unreachable service.
-      const { message, room } = await client.dm(agentId, input.args.slice(1).join(' '), { timeoutMs: 30_000 });
+      const { message, room } = await client.dm(agentId, input.args.slice(1).join(' '), { ...sendExtras(input), timeoutMs: 30_000 });
       if (json(input)) print({ message, room });
       else console.log(`sent #${message.seq} to ${input.args[0]!} (${room.slug})`);
       return 0;

@@ -23,6 +23,8 @@ export const OPTIONS = {
   text: { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
+  data: { type: 'string' },
+  attach: { type: 'string' },
   json: { type: 'boolean' },
   attention: { type: 'boolean' },
   'create-database': { type: 'boolean' },
@@ -77,6 +79,25 @@ export function required(input: CommandInput, option: OptionName, display = `--$
 export function optionalString(input: CommandInput, option: OptionName): string | undefined {
   const value = input.values[option];
   return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * `--data <json>` and `--attach <id,id>` of a send, as the client's send options take them; the
+ * service checks them (their rules in docs/protocol.md, Messages).
+ */
+export function sendExtras(input: CommandInput): { data?: Record<string, unknown>; attachments?: string[] } {
+  const out: { data?: Record<string, unknown>; attachments?: string[] } = {};
+  const data = optionalString(input, 'data');
+  if (data !== undefined) {
+    try {
+      out.data = JSON.parse(data) as Record<string, unknown>;
+    } catch (err) {
+      throw new UsageError(`--data must be JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const attach = optionalString(input, 'attach');
+  if (attach !== undefined) out.attachments = attach.split(',').map((id) => id.trim()).filter((id) => id !== '');
+  return out;
 }
 
 /** A whole-number option or argument. */
