@@ -12,6 +12,7 @@ import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
+import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
@@ -66,6 +67,10 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
   'POST /api/v1/agents/:id/webhooks': 16 * KiB,
   'DELETE /api/v1/agents/:id/webhooks/:webhookId': 4 * KiB,
+  // Not applied: the route's parser hands the body over as a stream, unread (Fastify applies a body
+  // limit only to the bodies it reads), and the files service cuts it off at FILE_MAX_BYTES
+  // (docs/files.md). Listed so that every route with a body is here.
+  'POST /api/v1/files': 4 * KiB,
 };
 
 /**
@@ -202,6 +207,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     socialRoutes(api, ctx);
     webhooksRoutes(api, ctx);
     directoryRoutes(api, ctx);
+    filesRoutes(api, ctx);
     mcpRoutes(api, ctx);
   });
   // The web console (docs/console.md): a page, not part of the API documents.
