@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { FileParams, FileSchema, UploadFileQuery, type FileInfo } from '@agent-messaging/protocol';
+import { ErrorBody, FileParams, FileSchema, UploadFileQuery, type FileInfo } from '@agent-messaging/protocol';
 import type { AppContext } from '../../context.js';
+import { AppError } from '../../errors.js';
 import { describe, SECURITY } from '../openapi.js';
 
 /**
@@ -112,13 +113,15 @@ export function filesRoutes(app: FastifyInstance, ctx: AppContext): void {
     }, async (request, reply) => {
       const length = request.headers['content-length'];
       const declaredLength = length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined;
-      const body = (request.body ?? request.raw) as AsyncIterable<Uint8Array>;
+      // Not destroyed when the service stops reading (too large): the 413 still goes out on the socket.
+      const body = ((request.body ?? request.raw) as Readable).iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>;
       try {
         const file = await ctx.files.upload(request.principal, { name: request.query.name, contentType: request.headers['content-type'], declaredLength }, body);
         return await reply.status(201).send(file);
       } catch (err) {
-        // The rest of the body may still be on its way: the connection is not reused.
-        void reply.header('connection', 'close');
+        // Too large: the rest of the body is not read, so the connection is not reused. Any other
+        // refusal comes before a byte is read (or the body is gone): Node drains what remains.
+        if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') void reply.header('connection', 'close');
         throw err;
       }
     });
@@ -127,14 +130,14 @@ export function filesRoutes(app: FastifyInstance, ctx: AppContext): void {
       const success: Record<number, { schema: TSchema | null; description: string }> = {
         200: get ? { schema: anyBinary('The file\'s bytes'), description: 'The file\'s bytes' } : { schema: null, description: 'The headers of the download' },
         304: { schema: null, description: 'If-None-Match named the file\'s ETag' },
-        416: { schema: null, description: 'The range is outside the file; Content-Range: bytes */<size>' },
+        416: { schema: get ? ErrorBody : null, description: 'The range is outside the file; Content-Range: bytes */<size>' },
       };
       if (get) success[206] = { schema: anyBinary('The requested byte range'), description: 'The requested byte range' };
       return describe({
         operationId: get ? 'downloadFile' : 'fileHead',
         summary: get ? 'Download a file (its bytes; one byte range allowed)' : 'A file\'s download headers, without its bytes',
         tags: ['files'], security: SECURITY.jwt,
-        description: `${DOWNLOAD_HEADERS} ${ACCESS} One byte range in Range gives 206 with Content-Range; an unsatisfiable one 416 with Content-Range bytes */<size>; several ranges are ignored (200). Needs messages:read.`,
+        description: `${DOWNLOAD_HEADERS} ${ACCESS} One byte range in Range gives 206 with Content-Range; an unsatisfiable one 416 with Content-Range bytes */<size>; several ranges are ignored (200). Needs messages:read. HEAD gives the same status and headers without the bytes.`,
         params: FileParams,
         success,
         errors: [401, 404],
