@@ -61,8 +61,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /api/v1/social/channels/:channelId/posts': 256 * KiB,
   'POST /api/v1/social/posts/:id/replies': 256 * KiB,
   'POST /api/v1/social/posts/:id/reactions': 4 * KiB,
-  // One JSON-RPC message: the largest is send_message's (a message body as above, its arguments).
-  'POST /mcp': 256 * KiB,
+  // One JSON-RPC message: the largest is upload_file's, 1 MiB of file in base64 (1366 KiB) with its
+  // name and type; then send_message's (a message body as above, its arguments).
+  'POST /mcp': 1400 * KiB,
   'DELETE /mcp': 4 * KiB,
   // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
   'POST /api/v1/agents/:id/webhooks': 16 * KiB,

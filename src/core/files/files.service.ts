@@ -34,7 +34,7 @@ export interface FilesService {
    * then stores `body` as it arrives; over `maxBytes` (or `limit`) it stops reading, removes what it
    * stored and throws 413. Any failure (the client gone, the database away) leaves nothing visible.
    */
-  upload(principal: Principal | null, input: UploadInput, body: AsyncIterable<Uint8Array>, limit?: number): Promise<FileInfo>;
+  upload(principal: Principal | null, input: UploadInput, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit?: number): Promise<FileInfo>;
   /** A file the caller may read (the access rule); 404 for every other id, complete or not. */
   open(principal: Principal | null, id: unknown): Promise<FileInfo>;
   /** The bytes `start..end` (inclusive) of a file `open` gave, read one chunk at a time, only the chunks covered. */
@@ -73,7 +73,7 @@ export const tooLarge = (maxBytes: number): AppError =>
 export function createFilesService(deps: FilesServiceDeps): FilesService {
   const { db, authz, maxBytes } = deps;
 
-  async function store(id: string, body: AsyncIterable<Uint8Array>, limit: number): Promise<{ size: number; sha256: string }> {
+  async function store(id: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number): Promise<{ size: number; sha256: string }> {
     const hash = createHash('sha256');
     let size = 0;
     let n = 0;
