@@ -22,6 +22,8 @@ export const OPTIONS = {
   limit: { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
+  'content-type': { type: 'string' },
+  output: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
   attention: { type: 'boolean' },
   'create-database': { type: 'boolean' },
