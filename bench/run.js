@@ -18,6 +18,7 @@ import { newJwtSecret } from './lib/service.js';
 import { busyDiskScenario } from './scenarios/busydisk.js';
 import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
+import { filesScenario } from './scenarios/files.js';
 import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { idleScenario } from './scenarios/idle-connections.js';
@@ -50,6 +51,7 @@ const SCENARIOS = [
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
   { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
   { id: 'pgsend', n: 16, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders', run: pgSendScenario },
+  { id: 'files', n: 19, title: 'upload and download of a 10 MiB file against a bare streaming route (SQLite, PostgreSQL); RSS during 10 concurrent uploads', run: filesScenario },
   { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 

@@ -77,8 +77,10 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
     const hash = createHash('sha256');
     let size = 0;
     let n = 0;
-    // One chunk's buffer at a time: the iteration (and with it the socket) waits while it is written.
-    let chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    // One chunk's buffer, reused: the iteration (and with it the socket) waits while it is written,
+    // and once its insert has resolved the driver has copied it (SQLite: the message to the writer
+    // thread; PostgreSQL: the query's parameters), so the next chunk may fill it again.
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     let filled = 0;
     for await (const piece of body) {
       size += piece.length;
@@ -92,7 +94,6 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
         offset += take;
         if (filled === CHUNK_BYTES) {
           await insertChunk(db, id, n++, chunk);
-          chunk = Buffer.allocUnsafe(CHUNK_BYTES);
           filled = 0;
         }
       }
