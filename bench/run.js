@@ -20,6 +20,7 @@ import { attentionInboxScenario } from './scenarios/attention-inbox.js';
 import { busyDiskScenario } from './scenarios/busydisk.js';
 import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
+import { filesScenario } from './scenarios/files.js';
 import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
 import { idleScenario } from './scenarios/idle-connections.js';
@@ -53,6 +54,7 @@ const SCENARIOS = [
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
   { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
   { id: 'pgsend', n: 16, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders', run: pgSendScenario },
+  { id: 'files', n: 19, title: 'upload and download of a 10 MiB file against a bare streaming route (SQLite, PostgreSQL); RSS during 10 concurrent uploads', run: filesScenario },
   // Scenario 1 beside a service whose messages carry mentions (10 %) and replies (10 %): the ratio of its ratio to R1 to scenario 1's.
   { id: 'rooms10-mentions', n: 20, title: 'message:send in rooms of 10, with and without mentions and replies on 10 % each', run: (b) => roomsScenario(b, { id: 'rooms10-mentions', roomSize: 10, rooms: 10, startRate: 400, conversation: { mentions: 0.1, replies: 0.1 } }) },
   { id: 'attention-inbox', n: 21, title: '2,000 held attention inbox long-polls, a message mentioning 10 of them', run: attentionInboxScenario },

@@ -28,6 +28,7 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
     throw err;
   }
   ctx.webhookWorker.start();
+  ctx.files.start();
   const address = http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

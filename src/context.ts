@@ -15,6 +15,7 @@ import { createSessionsService, type SessionsService } from './core/auth/session
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
+import { createFilesService, type FilesService } from './core/files/files.service.js';
 import { createActivityService, type ActivityService } from './core/activity/activity.service.js';
 import { createInboxService, type InboxService } from './core/inbox/inbox.service.js';
 import { InboxWaiters } from './core/inbox/inbox-waiters.js';
@@ -79,6 +80,8 @@ export interface AppContext {
   webhooks: WebhooksService;
   /** Attempts the stored webhook deliveries; started by app.ts once the server listens. */
   webhookWorker: DeliveryWorker;
+  /** Uploads, downloads and the clean-up of files (its timer started by app.ts). */
+  files: FilesService;
   close(): Promise<void>;
 }
 
@@ -173,10 +176,17 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     presence,
     webhooks: createWebhooksService({ db, authz, events, allowPrivateTargets: config.webhooks.allowPrivateTargets }),
     webhookWorker,
+    files: createFilesService({
+      db,
+      authz,
+      ...config.files,
+      warn: (detail, message) => logger.warn(detail, message),
+    }),
     async close() {
       inboxWaiters.close();
       activity.close();
       await webhookWorker.stop();
+      await ctx.files.stop();
       await bus.close();
       await database.close();
       if (redis) redis.disconnect();

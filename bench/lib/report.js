@@ -320,6 +320,27 @@ export function summaryRows(results) {
     } else rows.push(unavailable(10, 'inbox long-poll', i, '< 50 ms, < 10 KB, < 2 %'));
   }
 
+  if ('files' in results) {
+    const f = results.files;
+    for (const engine of ['sqlite', 'postgres']) {
+      const e = f[engine];
+      const label = `10 MiB file, ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}`;
+      if (!e || e.error || !e.upload) {
+        rows.push(unavailable(19, label, e ?? f, '>= 0.7 x bare'));
+        continue;
+      }
+      for (const op of ['upload', 'download']) {
+        rows.push(row(19, label, `${op} MiB/s`, {
+          service: fmt(e[op].service, 1), baseline: `bare ${fmt(e[op].bare, 1)}`, ratio: e[op].ratio, target: '>= 0.7 x bare', met: e[op].ratio >= 0.7,
+        }));
+      }
+      rows.push(row(19, label, 'RSS growth, 10 concurrent uploads (MiB)', {
+        service: fmt(e.concurrent.rssGrowthMiB, 1), baseline: `bare ${fmt(e.concurrent.bare?.rssGrowthMiB, 1)}`, target: 'reported',
+        note: `RSS before: service ${fmt(e.concurrent.rssBeforeMiB)} MiB, bare ${fmt(e.concurrent.bare?.rssBeforeMiB)} MiB`,
+      }));
+    }
+  }
+
   if ('mcp' in results) {
     const m = results.mcp;
     if (m.send) {

@@ -1,3 +1,4 @@
+import { FILE_MAX_BYTES_DEFAULT } from '@agent-messaging/protocol';
 import type { RawEnv } from './env.js';
 
 export type AuthzMode = 'open' | 'strict';
@@ -54,6 +55,18 @@ export interface Config {
   companyId: string;
   trustProxy: boolean | string | number;
   logLevel: LogLevel;
+  files: {
+    /** FILE_MAX_BYTES: the largest upload (docs/files.md). */
+    maxBytes: number;
+    /**
+     * The clean-up of files (docs/files.md): its period, the age at which a file attached to no
+     * message is deleted, and the age at which an upload still incomplete is. Not from the
+     * environment: tests shorten them through the configuration object.
+     */
+    cleanupIntervalMs: number;
+    unattachedMaxAgeMs: number;
+    incompleteMaxAgeMs: number;
+  };
   webhooks: {
     /** Seconds to wait after the n-th failed attempt before the next; its length + 1 attempts in all. */
     retryScheduleSeconds: number[];
@@ -257,6 +270,12 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     companyId,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: logLevel as LogLevel,
+    files: {
+      maxBytes: integer('FILE_MAX_BYTES', env.FILE_MAX_BYTES, FILE_MAX_BYTES_DEFAULT, 1, 1024 * 1024 * 1024),
+      cleanupIntervalMs: 10 * 60_000,
+      unattachedMaxAgeMs: 24 * 3600_000,
+      incompleteMaxAgeMs: 3600_000,
+    },
     webhooks: {
       retryScheduleSeconds: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
       allowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS),

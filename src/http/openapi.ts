@@ -233,6 +233,7 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: 'messages', description: 'Room messages' },
         { name: 'social', description: 'Channels, posts, threads and reactions' },
         { name: 'directory', description: 'The agent directory' },
+        { name: 'files', description: 'Files: uploaded as raw bytes, downloaded by the uploader and the members of rooms where a message carries them' },
         { name: 'webhooks', description: 'Signed HTTP deliveries of messages to agents that are not connected' },
         { name: 'ops', description: 'Health and readiness' },
       ],

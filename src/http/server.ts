@@ -12,6 +12,7 @@ import { agentsRoutes } from './routes/agents.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
+import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
@@ -61,12 +62,17 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /api/v1/social/channels/:channelId/posts': 256 * KiB,
   'POST /api/v1/social/posts/:id/replies': 256 * KiB,
   'POST /api/v1/social/posts/:id/reactions': 4 * KiB,
-  // One JSON-RPC message: the largest is send_message's (a message body as above, its arguments).
-  'POST /mcp': 256 * KiB,
+  // One JSON-RPC message: the largest is upload_file's, 1 MiB of file in base64 (1366 KiB) with its
+  // name and type; then send_message's (a message body as above, its arguments).
+  'POST /mcp': 1400 * KiB,
   'DELETE /mcp': 4 * KiB,
   // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
   'POST /api/v1/agents/:id/webhooks': 16 * KiB,
   'DELETE /api/v1/agents/:id/webhooks/:webhookId': 4 * KiB,
+  // Not applied: the route's parser hands the body over as a stream, unread (Fastify applies a body
+  // limit only to the bodies it reads), and the files service cuts it off at FILE_MAX_BYTES
+  // (docs/files.md). Listed so that every route with a body is here.
+  'POST /api/v1/files': 4 * KiB,
 };
 
 /**
@@ -203,6 +209,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     socialRoutes(api, ctx);
     webhooksRoutes(api, ctx);
     directoryRoutes(api, ctx);
+    filesRoutes(api, ctx);
     mcpRoutes(api, ctx);
   });
   // The web console (docs/console.md): a page, not part of the API documents.

@@ -2,12 +2,13 @@ import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
 import {
+  FILE_CONTENT_TYPE_MAX, FILE_NAME_MAX, MCP_READ_IMAGE_MAX_BYTES, MCP_READ_TEXT_MAX_BYTES, MCP_UPLOAD_MAX_BYTES, type FileInfo,
   ATTACHMENTS_MAX, HISTORY_LIMITS, INBOX_FILTERS, MENTIONS_MAX, MESSAGE_BODY_MAX, MESSAGE_DATA_MAX_BYTES, MESSAGE_DATA_MAX_DEPTH, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
 } from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
 import { compile, Type } from '../core/validation.js';
-import { toPublicError } from '../errors.js';
+import { toPublicError, validationError } from '../errors.js';
 
 /**
  * The tools (docs/protocol.md, MCP tools). Each is a thin adapter, as a REST route is: arguments
@@ -19,9 +20,11 @@ import { toPublicError } from '../errors.js';
  */
 
 /** What a tool call returns (the MCP CallToolResult this service uses). */
+export type ToolContent = { type: 'text'; text: string } | { type: 'image'; data: string; mimeType: string };
+
 export interface ToolResult {
   [key: string]: unknown;
-  content: { type: 'text'; text: string }[];
+  content: ToolContent[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
 }
@@ -40,7 +43,8 @@ interface ToolSpec<P extends TProperties> {
   /** The service's field names that differ from the tool's argument names, for error details. */
   fields?: Record<string, string>;
   readOnly: boolean;
-  run(args: Static<TObject<P>>, call: ToolCall): Promise<{ data: Record<string, unknown>; text: string }>;
+  /** `content`, when given, is the result's content instead of `text` alone (read_file's image). */
+  run(args: Static<TObject<P>>, call: ToolCall): Promise<{ data: Record<string, unknown>; text: string; content?: ToolContent[] }>;
 }
 
 const args = <P extends TProperties>(properties: P): TObject<P> => Type.Object(properties, { additionalProperties: false });
@@ -105,6 +109,33 @@ const slugsOf = (ctx: AppContext, messages: readonly Message[]): Promise<Map<str
 async function withAuthorNames(ctx: AppContext, posts: Post[]): Promise<(Post & { authorName: string })[]> {
   const names = await ctx.agents.names(posts.map((p) => p.authorAgentId));
   return posts.map((p) => Object.assign({}, p, { authorName: names.get(p.authorAgentId) ?? p.authorAgentId }));
+}
+
+// ------------------------------------------------------------------ files
+
+const renderFile = (f: FileInfo): string => `file "${f.name}" (id ${f.id}, ${f.contentType}, ${f.size} bytes, sha256 ${f.sha256})`;
+
+/** The bytes of a base64 argument, at most `max` of them (VALIDATION_ERROR on `base64` otherwise). */
+function decodeBase64(value: string, max: number): Buffer {
+  const compact = value.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) throw validationError({ base64: 'must be base64' });
+  const bytes = Buffer.from(compact, 'base64');
+  if (bytes.length > max) throw validationError({ base64: `must decode to at most ${max} bytes` });
+  return bytes;
+}
+
+/** How read_file shows a type: as text, as an image, or by its description. */
+function fileKind(contentType: string): 'text' | 'image' | 'other' {
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  if (type.startsWith('image/') && type !== 'image/svg+xml') return 'image';
+  if (type.startsWith('text/') || type === 'image/svg+xml' || /^application\/(json|xml|yaml|x-yaml|toml|javascript|ecmascript|x-ndjson|ld\+json|csv|sql|graphql)$/.test(type) || /\+(json|xml|yaml)$/.test(type)) return 'text';
+  return 'other';
+}
+
+async function readWhole(ctx: AppContext, file: FileInfo): Promise<Buffer> {
+  const pieces: Uint8Array[] = [];
+  for await (const piece of ctx.files.bytes(file)) pieces.push(piece);
+  return Buffer.concat(pieces);
 }
 
 // ------------------------------------------------------------------ the tools
@@ -425,6 +456,43 @@ const TOOLS = {
     },
   }),
 
+  upload_file: defineTool({
+    title: 'Upload a file',
+    description: `Uploads a file (at most ${MCP_UPLOAD_MAX_BYTES} bytes once decoded) given as base64, with its name and content type. Returns the file (id, name, contentType, size, sha256): its id is what a message's attachments name. A file attached to no message is deleted after 24 hours.`,
+    input: args({
+      name: Type.String({ minLength: 1, maxLength: FILE_NAME_MAX, description: 'The file name (1 to 255 characters, no "/", "\\" or control characters), e.g. "report.json".' }),
+      contentType: Type.String({ minLength: 1, maxLength: FILE_CONTENT_TYPE_MAX, description: 'Its media type, e.g. "application/json", "text/markdown", "image/png".' }),
+      base64: Type.String({ maxLength: Math.ceil(MCP_UPLOAD_MAX_BYTES / 3) * 4 + 16, description: 'The file\'s bytes in base64.' }),
+    }),
+    readOnly: false,
+    async run({ name, contentType, base64 }, { ctx, principal }) {
+      const bytes = decodeBase64(base64, MCP_UPLOAD_MAX_BYTES);
+      const file = await ctx.files.upload(principal, { name, contentType, declaredLength: bytes.length }, [bytes], MCP_UPLOAD_MAX_BYTES);
+      return { data: { file }, text: `Uploaded ${renderFile(file)}.` };
+    },
+  }),
+
+  read_file: defineTool({
+    title: 'Read a file',
+    description: `Reads a file you uploaded or that a message of one of your rooms carries. A textual file (text/*, JSON, XML, YAML, ...) of at most ${MCP_READ_TEXT_MAX_BYTES} bytes comes back as its text; an image of at most ${MCP_READ_IMAGE_MAX_BYTES} bytes as an image; any other file as its description only (download it over HTTP: GET /api/v1/files/{fileId}).`,
+    input: args({ fileId: Type.String({ minLength: 1, maxLength: 64, description: 'The file\'s id (a UUID), as an upload or a message\'s attachments give it.' }) }),
+    fields: { id: 'fileId' },
+    readOnly: true,
+    async run({ fileId }, { ctx, principal }) {
+      const file = await ctx.files.open(principal, fileId);
+      const kind = fileKind(file.contentType);
+      if (kind === 'text' && file.size <= MCP_READ_TEXT_MAX_BYTES) {
+        const text = (await readWhole(ctx, file)).toString('utf8');
+        return { data: { file }, text: `${renderFile(file)}:\n${text}` };
+      }
+      if (kind === 'image' && file.size <= MCP_READ_IMAGE_MAX_BYTES) {
+        const data = (await readWhole(ctx, file)).toString('base64');
+        return { data: { file }, text: renderFile(file), content: [{ type: 'text', text: renderFile(file) }, { type: 'image', data, mimeType: file.contentType.split(';')[0]!.trim() }] };
+      }
+      return { data: { file }, text: `${renderFile(file)}; its content is not shown here (${kind === 'other' ? 'not text or an image' : 'too large'}): download it with GET /api/v1/files/${file.id}.` };
+    },
+  }),
+
   read_thread: defineTool({
     title: 'Read a thread',
     description: 'Reads a post\'s thread: the top-level post and all its replies, oldest first. Any post id of the thread works.',
@@ -476,8 +544,8 @@ export async function callTool(name: ToolName, rawArgs: unknown, call: ToolCall)
   const tool = TOOLS[name] as ToolSpec<TProperties>;
   try {
     const parsed = validators[name].parse(rawArgs ?? {});
-    const { data, text } = await tool.run(parsed, call);
-    return { structuredContent: data, content: [{ type: 'text', text }] };
+    const { data, text, content } = await tool.run(parsed, call);
+    return { structuredContent: data, content: content ?? [{ type: 'text', text }] };
   } catch (err) {
     return errorResult(err, call, name);
   }

@@ -51,7 +51,7 @@ const ErrorBody = Type.Object(
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner' | 'file';
 
 interface RouteSpec {
   method: string;
@@ -63,7 +63,8 @@ interface RouteSpec {
   query?: string[];
   /** A query parameter the route requires, always sent right by the nearly valid requests. */
   requiredQuery?: string;
-  success: { status: number[]; schema: TSchema | 'metrics' | 'empty' };
+  /** `binary`: a file's bytes, of its own type. */
+  success: { status: number[]; schema: TSchema | 'metrics' | 'empty' | 'binary' };
 }
 
 /** Every REST route of docs/protocol.md. The test fails if the server has one not listed here. */
@@ -180,6 +181,12 @@ const ROUTES: RouteSpec[] = [
         status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]), error: Nullable(Type.String()), createdAt: Timestamp, deliveredAt: Nullable(Timestamp) })) }),
     },
   },
+  // Files (docs/files.md): any body is a file's bytes.
+  {
+    method: 'POST', path: '/api/v1/files', requiredQuery: 'name=fuzz.txt',
+    success: { status: [201], schema: Type.Object({ id: Id, name: Type.String({ minLength: 1 }), contentType: Type.String({ minLength: 3 }), size: Type.Integer({ minimum: 0 }), sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }), uploaderId: Id, createdAt: Timestamp }) },
+  },
+  { method: 'GET', path: '/api/v1/files/:id', params: { id: 'file' }, success: { status: [200, 206], schema: 'binary' } },
   {
     method: 'GET', path: '/api/companies/:companyId/agents/directory', params: { companyId: 'company' }, query: ['role'],
     success: {
@@ -249,7 +256,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [], file: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -288,6 +295,12 @@ describe('REST fuzzing', () => {
     // One the DELETE route never picks, so that its deliveries log stays reachable to the end.
     const kept = await api.post(`/api/v1/agents/${member.id}/webhooks`, { url: 'https://198.51.100.7/kept' }, { jwt: member.jwt });
     if (kept.status === 201) ids.keptWebhook.push(kept.body.id);
+    // A file of the member's, carried by the fixture message: both fixture agents may read it.
+    const file = await api.request('POST', '/api/v1/files?name=fixture.txt', { rawBody: 'fixture file', headers: { 'content-type': 'text/plain' }, jwt: member.jwt });
+    if (file.status === 201) {
+      ids.file.push(file.body.id);
+      await server.app.ctx.database.db.insertInto('message_attachments').values({ message_id: message.id, position: 0, file_id: file.body.id as string }).execute();
+    }
   });
   afterAll(async () => {
     http.destroy();
@@ -523,6 +536,7 @@ describe('REST fuzzing', () => {
       return;
     }
     const route = res.status < 400 ? routeOf(req) : undefined;
+    if (route?.success.schema === 'binary') return;
     if (route?.success.schema === 'metrics') {
       if (!String(res.headers['content-type']).startsWith('text/plain')) throw new Error(`metrics content type: ${where}`);
       return;
@@ -597,7 +611,8 @@ describe('REST fuzzing', () => {
           } catch (err) {
             throw new Error(`${label}: ${(err as Error).message}`);
           }
-          if (label === 'over 1 MiB') expect(res.status, `${label} ${route.path}`).toBe(413);
+          // A file may be larger than 1 MiB (it is refused here for its missing name).
+          if (label === 'over 1 MiB' && route.path !== '/api/v1/files') expect(res.status, `${label} ${route.path}`).toBe(413);
         }
       }
     }

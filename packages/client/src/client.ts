@@ -1,12 +1,13 @@
 import { io, type Socket } from 'socket.io-client';
 import { AmsError, isTransient } from './errors.js';
 import { HttpTransport, REQUEST_TIMEOUT_MS } from './http.js';
+import { describeDownload, isBlob, toBodyInit, UPLOAD_TIMEOUT_MS, type DownloadedFile, type DownloadInfo, type FileBody } from './files.js';
 import { RoomStreams, type SyncSource } from './room-streams.js';
 import { SessionKeeper } from './session.js';
 import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
-  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted, ActivityState, ActivityUpdate,
+  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted, ActivityState, ActivityUpdate, FileInfo,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -396,6 +397,39 @@ export class AmsClient {
   /** The members of a room, with whether each is online. */
   async members(roomId: string): Promise<RoomMember[]> {
     return (await this.http.request<{ members: RoomMember[] }>('GET', `/api/v1/rooms/${enc(roomId)}/members`)).members;
+  }
+
+  // ------------------------------------------------------------------ files (docs/files.md)
+
+  /**
+   * `POST /api/v1/files`: uploads `body` as the file `name`. A Buffer, Uint8Array or Blob is sent
+   * as is; a web ReadableStream, a Node Readable or any async iterable of bytes is streamed as it
+   * is read (never held whole). Resolves with the stored file (its `sha256` to check).
+   */
+  async uploadFile(name: string, body: FileBody, options: { contentType?: string; timeoutMs?: number } = {}): Promise<FileInfo> {
+    const contentType = options.contentType ?? (isBlob(body) && body.type !== '' ? body.type : 'application/octet-stream');
+    const response = await this.http.raw('POST', '/api/v1/files', {
+      query: { name },
+      headers: { 'content-type': contentType },
+      body: toBodyInit(body),
+      // The answer comes once the last byte is stored: the whole upload is its wait.
+      timeoutMs: options.timeoutMs ?? UPLOAD_TIMEOUT_MS,
+    });
+    return (await response.json()) as FileInfo;
+  }
+
+  /** `GET /api/v1/files/:id`: the file's description (from the headers) and its bytes as a stream, read as they arrive. */
+  async downloadFile(id: string, options: { range?: { start: number; end?: number } } = {}): Promise<DownloadedFile> {
+    const headers: Record<string, string> = options.range === undefined ? {} : { range: `bytes=${options.range.start}-${options.range.end ?? ''}` };
+    const response = await this.http.raw('GET', `/api/v1/files/${enc(id)}`, { headers });
+    if (response.body === null) throw new AmsError('NETWORK_ERROR', 'the download has no body');
+    return { ...describeDownload(id, response), body: response.body };
+  }
+
+  /** `HEAD /api/v1/files/:id`: the file's name, type, size and sha256, without its bytes. */
+  async fileInfo(id: string): Promise<DownloadInfo> {
+    const response = await this.http.raw('HEAD', `/api/v1/files/${enc(id)}`);
+    return describeDownload(id, response);
   }
 
   // ------------------------------------------------------------------ webhooks (the agent's own, or any as an admin)

@@ -4,6 +4,16 @@ import type { SessionKeeper } from './session.js';
 /** A request that gets no answer in this time fails with TIMEOUT (the inbox adds its `wait`). */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
+/** A raw request (files): its body as is, its answer as a Response once its headers are in. */
+export interface RawRequestOptions {
+  query?: Record<string, string | number | undefined>;
+  headers?: Record<string, string>;
+  /** Sent as is; a stream is sent as it is read (`duplex: 'half'`). */
+  body?: NonNullable<RequestInit['body']>;
+  /** Until the response's headers (the body then streams without a limit); default REQUEST_TIMEOUT_MS. */
+  timeoutMs?: number;
+}
+
 export interface RequestOptions {
   query?: Record<string, string | number | undefined>;
   body?: unknown;
@@ -44,6 +54,53 @@ export class HttpTransport {
       this.session.invalidate(jwt);
       return this.once<T>(method, path, options, await this.session.token());
     }
+  }
+
+  /**
+   * A request whose body and answer are not JSON (file uploads and downloads). A non-2xx answer
+   * still throws its AmsError (its body is the JSON error). Not retried: a stream body is read once.
+   */
+  async raw(method: string, path: string, options: RawRequestOptions = {}): Promise<Response> {
+    if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed');
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
+    const headers: Record<string, string> = { ...options.headers, authorization: `Bearer ${await this.session.token()}` };
+    const controller = new AbortController();
+    const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onClose = (): void => controller.abort();
+    this.closing.addEventListener('abort', onClose, { once: true });
+    let response: Response;
+    try {
+      const init: RequestInit & { duplex?: 'half' } = { method, headers, signal: controller.signal };
+      if (options.body !== undefined) {
+        init.body = options.body;
+        init.duplex = 'half';
+      }
+      response = await fetch(url, init);
+    } catch (err) {
+      if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
+      if (timedOut) throw new AmsError('TIMEOUT', `${method} ${url.pathname}: no answer in ${timeoutMs} ms`, { cause: err });
+      throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached (${method} ${url.pathname})`, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      this.closing.removeEventListener('abort', onClose);
+    }
+    if (!response.ok && response.status !== 304) {
+      const text = await response.text().catch(() => '');
+      let body: unknown;
+      try {
+        body = text === '' ? undefined : JSON.parse(text);
+      } catch {
+        body = { error: text.slice(0, 200) };
+      }
+      throw fromHttpError(response.status, body);
+    }
+    return response;
   }
 
   private async once<T>(method: string, path: string, options: RequestOptions, jwt: string | undefined): Promise<T> {

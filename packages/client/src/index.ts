@@ -5,4 +5,5 @@
  */
 export { AmsClient, type AmsClientEvents, type AmsClientOptions, type SendOptions } from './client.js';
 export { AmsError } from './errors.js';
+export type { DownloadedFile, DownloadInfo, FileBody } from './files.js';
 export type * from './types.js';

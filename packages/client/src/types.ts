@@ -8,7 +8,7 @@ import type {
   HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
   SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
   MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema,
-  Activity as ActivitySchema, ActivityState as ProtocolActivityState,
+  Activity as ActivitySchema, ActivityState as ProtocolActivityState, FileSchema,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -29,6 +29,8 @@ export type ReadCursor = Static<typeof ReadCursorSchema>;
 /** The REST Message: what `on('message')` and `send` give. */
 export type Message = Static<typeof MessageSchema>;
 export type HistoryPage = Static<typeof HistoryPageSchema>;
+/** An uploaded file: what `uploadFile` resolves with. */
+export type FileInfo = Static<typeof FileSchema>;
 export type SyncPage = Static<typeof SyncPageSchema>;
 export type InboxPage = Static<typeof InboxPageSchema>;
 /** `all` (the default) or `attention`: only the unread messages for the agent's attention. */

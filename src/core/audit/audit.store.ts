@@ -33,7 +33,8 @@ export type AuditEvent =
   | 'reply-created'
   | 'reaction-toggled'
   | 'webhook-created'
-  | 'webhook-deleted';
+  | 'webhook-deleted'
+  | 'file-uploaded';
 
 export interface AuditEntry {
   event: AuditEvent;

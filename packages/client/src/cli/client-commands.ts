@@ -1,5 +1,6 @@
 import { readClientEnv } from './env.js';
 import { AmsClient, type AmsClientOptions, type Message, type Room } from '../index.js';
+import { fileCommands } from './file-commands.js';
 import { optionalString, required, sendExtras, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
@@ -87,6 +88,7 @@ export const CLIENT_COMMANDS_TITLE = `Commands on a running service (--url or AM
 AMS_API_TOKEN, an API token; a ROOM is an id or a slug, an AGENT an id or a name):`;
 
 export const CLIENT_COMMANDS: Record<string, Command> = {
+  ...fileCommands(withClient, CONNECTION),
   'agents list': {
     usage: 'agents list [--json]',
     summary: 'The agents of the service (admin in strict mode).',

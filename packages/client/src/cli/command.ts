@@ -25,6 +25,8 @@ export const OPTIONS = {
   token: { type: 'string' },
   data: { type: 'string' },
   attach: { type: 'string' },
+  'content-type': { type: 'string' },
+  output: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
   attention: { type: 'boolean' },
   'create-database': { type: 'boolean' },

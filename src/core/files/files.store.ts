@@ -1,0 +1,100 @@
+import type { FileInfo } from '@agent-messaging/protocol';
+import type { Kysely } from 'kysely';
+import type { DB, Db } from '../../store/schema.js';
+import { toIso } from '../../store/values.js';
+import { recordAudit } from '../audit/audit.store.js';
+
+/**
+ * Files in the database (docs/files.md): a `files` row, invisible while `completed_at` is null, and
+ * its bytes as numbered chunks of `file_chunks`. Every statement here stands alone (no transaction
+ * spans the network reads of an upload): on SQLite each chunk's insert is one short write on the
+ * writer thread, between the other writers' statements; on PostgreSQL one pooled statement.
+ */
+
+/** Every chunk but a file's last holds exactly this many bytes, so a byte range maps to chunk numbers. */
+export const CHUNK_BYTES = 256 * 1024;
+
+export type StoredFile = FileInfo;
+
+export async function insertFile(db: Db, row: { id: string; name: string; contentType: string; uploaderId: string; createdAt: string }): Promise<void> {
+  await db.insertInto('files').values({
+    id: row.id, name: row.name, content_type: row.contentType, uploader_id: row.uploaderId, created_at: row.createdAt, completed_at: null,
+  }).execute();
+}
+
+export async function insertChunk(db: Db, fileId: string, n: number, bytes: Uint8Array): Promise<void> {
+  await db.insertInto('file_chunks').values({ file_id: fileId, n, bytes }).execute();
+}
+
+/** Makes the upload visible, with its size and hash, and records `file-uploaded` with it. */
+export async function completeFile(db: Kysely<DB>, file: { id: string; uploaderId: string; size: number; sha256: string; completedAt: string }): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.updateTable('files').set({ size: file.size, sha256: file.sha256, completed_at: file.completedAt }).where('id', '=', file.id).execute();
+    await recordAudit(trx, { event: 'file-uploaded', actorId: file.uploaderId, subjectId: file.id, detail: { size: file.size } });
+  });
+}
+
+/** Deletes a file and its chunks; deleting one already gone is a no-op (several nodes may clean up at once). */
+export async function deleteFiles(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('file_chunks').where('file_id', 'in', ids).execute();
+  await db.deleteFrom('files').where('id', 'in', ids).execute();
+}
+
+const toFile = (row: { id: string; name: string; content_type: string; size: number | string; sha256: string | null; uploader_id: string; created_at: string | Date }): StoredFile => ({
+  id: row.id,
+  name: row.name,
+  contentType: row.content_type,
+  size: Number(row.size),
+  sha256: row.sha256 ?? '',
+  uploaderId: row.uploader_id,
+  createdAt: toIso(row.created_at),
+});
+
+/** A completed file; undefined for an unknown id or an upload still in progress. */
+export async function findCompleteFile(db: Db, id: string): Promise<StoredFile | undefined> {
+  const row = await db.selectFrom('files')
+    .select(['id', 'name', 'content_type', 'size', 'sha256', 'uploader_id', 'created_at'])
+    .where('id', '=', id).where('completed_at', 'is not', null)
+    .executeTakeFirst();
+  return row === undefined ? undefined : toFile(row);
+}
+
+/**
+ * Whether `agentId` is now a member of a room where a message that is not deleted carries the file;
+ * `rooms`, a token's room restriction, narrows the rooms that count.
+ */
+export async function readableThroughRoom(db: Db, fileId: string, agentId: string, rooms: readonly string[] | undefined): Promise<boolean> {
+  if (rooms !== undefined && rooms.length === 0) return false;
+  let query = db.selectFrom('message_attachments as a')
+    .innerJoin('messages as m', 'm.id', 'a.message_id')
+    .innerJoin('room_members as rm', (join) => join.onRef('rm.room_id', '=', 'm.room_id').on('rm.agent_id', '=', agentId))
+    .select('a.file_id')
+    .where('a.file_id', '=', fileId)
+    .where('m.deleted_at', 'is', null);
+  if (rooms !== undefined) query = query.where('m.room_id', 'in', rooms);
+  return (await query.limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Chunk `n` of a file's bytes (undefined past its end). */
+export async function readChunk(db: Db, fileId: string, n: number): Promise<Uint8Array | undefined> {
+  const row = await db.selectFrom('file_chunks').select('bytes').where('file_id', '=', fileId).where('n', '=', n).executeTakeFirst();
+  return row?.bytes;
+}
+
+/**
+ * The files the clean-up removes, at most `limit`: complete ones created before `unattachedBefore`
+ * that no message carries, and uploads still incomplete created before `incompleteBefore`.
+ */
+export async function expiredFiles(db: Db, unattachedBefore: string, incompleteBefore: string, limit: number): Promise<string[]> {
+  const unattached = await db.selectFrom('files').select('id')
+    .where('completed_at', 'is not', null)
+    .where('created_at', '<', unattachedBefore)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('message_attachments').select('file_id').whereRef('message_attachments.file_id', '=', 'files.id'))))
+    .limit(limit).execute();
+  const incomplete = await db.selectFrom('files').select('id')
+    .where('completed_at', 'is', null)
+    .where('created_at', '<', incompleteBefore)
+    .limit(limit).execute();
+  return [...unattached, ...incomplete].map((r) => r.id);
+}

@@ -1,0 +1,87 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AmsClient, AmsError } from '@agent-messaging/client';
+import { newAgent, type TestAgent } from '../helpers/api.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runAms } from '../helpers/cli.js';
+import { useTestServer } from '../helpers/suite.js';
+
+// The client library's files (uploadFile, downloadFile, fileInfo) and `ams upload` / `ams download` (docs/client.md).
+
+const sha = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
+
+async function collect(body: ReadableStream<Uint8Array>): Promise<Buffer> {
+  const pieces: Uint8Array[] = [];
+  for await (const piece of body as unknown as AsyncIterable<Uint8Array>) pieces.push(piece);
+  return Buffer.concat(pieces);
+}
+
+describe('client library and ams: files', { timeout: 120_000 }, () => {
+  const t = useTestServer();
+  let agent: TestAgent;
+  let client: AmsClient;
+  let folder: string;
+
+  beforeAll(async () => {
+    agent = await newAgent(t.api);
+    client = new AmsClient({ url: t.server.url, apiToken: agent.apiToken });
+    folder = mkdtempSync(join(tmpdir(), 'ams-files-'));
+  });
+  afterAll(async () => {
+    await client.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('uploads a Buffer, a Blob, a web stream and a Node Readable; downloads as a stream with the file\'s description', async () => {
+    const bytes = randomBytes(300 * 1024);
+    const fromBuffer = await client.uploadFile('a.bin', bytes);
+    expect(fromBuffer).toMatchObject({ name: 'a.bin', size: bytes.length, sha256: sha(bytes), contentType: 'application/octet-stream' });
+    const fromBlob = await client.uploadFile('b.txt', new Blob(['blob text'], { type: 'text/plain' }));
+    expect(fromBlob).toMatchObject({ contentType: 'text/plain', size: 9 });
+    const fromWeb = await client.uploadFile('c.bin', new Blob([bytes]).stream(), { contentType: 'application/x-c' });
+    expect(fromWeb).toMatchObject({ sha256: sha(bytes), contentType: 'application/x-c' });
+    const fromNode = await client.uploadFile('d é.bin', Readable.from([bytes.subarray(0, 1000), bytes.subarray(1000)]));
+    expect(fromNode.sha256).toBe(sha(bytes));
+
+    const download = await client.downloadFile(fromNode.id);
+    expect(download).toMatchObject({ id: fromNode.id, name: 'd é.bin', size: bytes.length, sha256: sha(bytes), contentType: 'application/octet-stream' });
+    expect((await collect(download.body)).equals(bytes)).toBe(true);
+    const part = await client.downloadFile(fromNode.id, { range: { start: 10, end: 19 } });
+    expect(part.contentRange).toBe(`bytes 10-19/${bytes.length}`);
+    expect((await collect(part.body)).equals(bytes.subarray(10, 20))).toBe(true);
+    expect(await client.fileInfo(fromBlob.id)).toMatchObject({ name: 'b.txt', size: 9, contentType: 'text/plain' });
+  });
+
+  it('refusals are AmsErrors: a hostile name (400 with details), an unknown file (404)', async () => {
+    const bad = await client.uploadFile('a/b', Buffer.from('x')).catch((err: unknown) => err);
+    expect(bad).toBeInstanceOf(AmsError);
+    expect(bad).toMatchObject({ status: 400 });
+    const missing = await client.downloadFile('01890000-0000-7000-8000-000000000000').catch((err: unknown) => err);
+    expect(missing).toMatchObject({ status: 404 });
+  });
+
+  it('ams upload PATH and ams download ID -o PATH stream to and from disk', async () => {
+    await ensureBuilt();
+    const bytes = randomBytes(700 * 1024);
+    const source = join(folder, 'report.bin');
+    writeFileSync(source, bytes);
+    const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
+    const up = await runAms(env, 'upload', source, '--content-type', 'application/x-report', '--json');
+    expect(up).toMatchObject({ code: 0, stderr: '' });
+    const file = JSON.parse(up.stdout) as { id: string; name: string; sha256: string; contentType: string };
+    expect(file).toMatchObject({ name: 'report.bin', sha256: sha(bytes), contentType: 'application/x-report' });
+    const named = await runAms(env, 'upload', source, '--name', 'other.bin');
+    expect(named.stdout).toMatch(/^uploaded [0-9a-f-]{36} \(other\.bin, 716800 bytes, sha256 [0-9a-f]{64}\)\n$/);
+
+    const target = join(folder, 'copy.bin');
+    const down = await runAms(env, 'download', file.id, '-o', target);
+    expect(down).toMatchObject({ code: 0, stdout: `downloaded ${file.id} to ${target} (${bytes.length} bytes)\n` });
+    expect(readFileSync(target).equals(bytes)).toBe(true);
+    const unknown = await runAms(env, 'download', '01890000-0000-7000-8000-000000000000', '-o', join(folder, 'none.bin'));
+    expect(unknown.code).toBe(1);
+  });
+});
