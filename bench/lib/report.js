@@ -102,7 +102,7 @@ function conversationRows(results) {
     if (a.cpuPercent !== undefined && a.cpuPercent !== null) {
       rows.push(row(22, label, `server CPU over ${a.windowSeconds} s (% of a core)`, {
         service: fmt(a.cpuPercent, 2), baseline: `quiet ${fmt(a.quietCpuPercent, 2)}`, target: '< 5 %', met: a.meetsTarget,
-        note: `${a.setsPerSecond} sets/s, ${a.updatesPerSecond} updates/s received, ${a.refused} refused`,
+        note: `${a.setsPerSecond} sets/s, ${a.updatesPerSecond} updates/s received, ${a.refused} refused; as many message:send/s instead: ${fmt(a.messageCpuPercent, 2)} %`,
       }));
     } else rows.push(unavailable(22, 'activity', a, '< 5 %'));
   }

@@ -14,7 +14,8 @@ const PERIOD_MS = 1000;
  * evenly over the second), so each room's members get up to 10 `activity:update`s a second. The
  * service's CPU (all threads, from /proc, as bench/cpu-per-message.js reads it) over a window, in %
  * of one core, against the same window with the agents connected and quiet; the target is under 5 %.
- * Also counted: the acknowledgements that were not `{ok: true}` and the updates the members got.
+ * Also counted: the acknowledgements that were not `{ok: true}` and the updates the members got; and,
+ * as a yardstick, the CPU of the same agents sending as many `message:send`s instead.
  */
 export async function activityScenario(bench) {
   const { quick, tmp, log } = bench;
@@ -22,7 +23,7 @@ export async function activityScenario(bench) {
   const mint = jwtMinter(bench.jwtSecret);
   const procs = [];
   let clients = [];
-  const ticker = { stop: false };
+  const stopAll = [];
   try {
     const service = await startService({ name: 'service-activity', databaseUrl: `sqlite:${join(tmp, 'activity.sqlite')}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
     procs.push(service.proc);
@@ -37,44 +38,58 @@ export async function activityScenario(bench) {
     log(`${clients.length} agents connected in ${AGENTS / ROOM_SIZE} rooms of ${ROOM_SIZE}`);
     const quietCpuPercent = await cpuPercent(service.proc, windowMs);
 
-    // Each agent sets typing once a second, at its own offset in the second.
-    const loop = (async () => {
-      const t0 = performance.now();
-      for (let tick = 0; !ticker.stop; tick++) {
-        for (let i = 0; i < clients.length && !ticker.stop; i++) {
-          const at = t0 + tick * PERIOD_MS + (i * PERIOD_MS) / clients.length;
-          const wait = at - performance.now();
-          if (wait > 1) await sleep(wait);
-          clients[i].emitWithAck('activity:set', { roomId: set.roomOf[i], state: 'typing' }, (ack) => {
-            if (ack?.ok === true) counts.acked++;
-            else {
-              counts.refused++;
-              counts.firstRefusal ??= JSON.stringify(ack).slice(0, 200);
-            }
-          });
+    // Each agent emits once a second, at its own offset in the second, for a warm-up and a window.
+    const drive = async (event, payloadOf) => {
+      const ticker = { stop: false };
+      stopAll.push(ticker);
+      const loop = (async () => {
+        const t0 = performance.now();
+        for (let tick = 0; !ticker.stop; tick++) {
+          for (let i = 0; i < clients.length && !ticker.stop; i++) {
+            const at = t0 + tick * PERIOD_MS + (i * PERIOD_MS) / clients.length;
+            const wait = at - performance.now();
+            if (wait > 1) await sleep(wait);
+            clients[i].emitWithAck(event, payloadOf(i, tick), (ack) => {
+              if (ack?.ok === true || typeof ack?.messageId === 'string') counts.acked++;
+              else {
+                counts.refused++;
+                counts.firstRefusal ??= JSON.stringify(ack).slice(0, 200);
+              }
+            });
+          }
         }
-      }
-    })();
-    await sleep(quick ? 1000 : 3000); // warm-up
-    const before = { ...counts };
-    const typingCpuPercent = await cpuPercent(service.proc, windowMs);
+      })();
+      await sleep(quick ? 1000 : 3000); // warm-up
+      const before = { ...counts };
+      const cpu = await cpuPercent(service.proc, windowMs);
+      const sent = counts.acked + counts.refused - before.acked - before.refused;
+      const updates = counts.updates - before.updates;
+      ticker.stop = true;
+      await loop;
+      return { cpu, perSecond: Math.round(sent / (windowMs / 1000)), updatesPerSecond: Math.round(updates / (windowMs / 1000)) };
+    };
+    const typing = await drive('activity:set', (i) => ({ roomId: set.roomOf[i], state: 'typing' }));
+    const typingCpuPercent = typing.cpu;
     const seconds = windowMs / 1000;
-    const setsPerSecond = Math.round((counts.acked + counts.refused - before.acked - before.refused) / seconds);
-    const updatesPerSecond = Math.round((counts.updates - before.updates) / seconds);
-    ticker.stop = true;
-    await loop;
+    const setsPerSecond = typing.perSecond;
+    const updatesPerSecond = typing.updatesPerSecond;
+    // The yardstick: the same agents sending as many messages instead (each delivered to its room's 10 members).
+    await sleep(1500);
+    const messages = await drive('message:send', (i, tick) => ({ roomId: set.roomOf[i], body: `message ${tick}` }));
     const costPercent = typingCpuPercent === null || quietCpuPercent === null ? null : Math.round((typingCpuPercent - quietCpuPercent) * 100) / 100;
     log(`cpu      ${typingCpuPercent} % of a core while ${clients.length} agents set typing every second (${quietCpuPercent} % connected and quiet: ${costPercent} % for the activity)`);
     log(`sets     ${setsPerSecond}/s, ${updatesPerSecond} activity:update/s received, ${counts.refused} refused${counts.firstRefusal ? ` (${counts.firstRefusal})` : ''}`);
+    log(`messages ${messages.cpu} % of a core for ${messages.perSecond} message:send/s from the same agents instead (the yardstick)`);
     return {
       agents: clients.length, roomSize: ROOM_SIZE, windowSeconds: seconds,
       cpuPercent: typingCpuPercent, quietCpuPercent, activityCostPercent: costPercent,
       setsPerSecond, updatesPerSecond, refused: counts.refused,
+      messageCpuPercent: messages.cpu, messagesPerSecond: messages.perSecond,
       // The target: under 5 % of a core in all (the quiet figure included).
       meetsTarget: typingCpuPercent !== null && typingCpuPercent < 5 && counts.refused === 0,
     };
   } finally {
-    ticker.stop = true;
+    for (const ticker of stopAll) ticker.stop = true;
     for (const c of clients) c.close();
     for (const p of procs) await p.stop();
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type TestAgent } from '../helpers/api.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 import { connectReady, emitWithAck, type Payload } from '../helpers/ws.js';
 
@@ -43,6 +44,28 @@ async function expectInvisible(api: Api, url: string, viewer: TestAgent, roomId:
     expect(await emitWithAck(socket, 'activity:set', { roomId, state: 'typing' })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
   } finally {
     socket.disconnect();
+  }
+  // MCP: the same services, the same answers.
+  const mcp = await connectMcp(url, viewer.jwt);
+  try {
+    expect(((await callTool(mcp, 'list_rooms')).data.rooms as Payload[]).map((r) => r.id)).not.toContain(roomId);
+    for (const [tool, args] of [
+      ['read_messages', { room: roomId }],
+      ['read_replies', { room: roomId, messageId }],
+      ['send_message', { room: roomId, body: 'intruding' }],
+      ['edit_message', { room: roomId, messageId, body: 'rewritten' }],
+      ['delete_message', { room: roomId, messageId }],
+      ['set_activity', { room: roomId, state: 'typing' }],
+      ['search_messages', { query: word, room: roomId }],
+    ] as const) {
+      const outcome = await callTool(mcp, tool, args);
+      expect(outcome.isError, tool).toBe(true);
+      expect(outcome.text, tool).toMatch(/^(ROOM_NOT_FOUND|NOT_FOUND)/);
+    }
+    expect((await callTool(mcp, 'search_messages', { query: word })).data.results).toEqual([]);
+    expect(((await callTool(mcp, 'fetch_inbox')).data.messages as Payload[]).map((m) => m.roomId)).not.toContain(roomId);
+  } finally {
+    await mcp.close();
   }
 }
 
