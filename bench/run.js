@@ -15,6 +15,8 @@ import { join } from 'node:path';
 import { machineInfo, pinSelf, pinning } from './lib/processes.js';
 import { printTable, summaryRows } from './lib/report.js';
 import { newJwtSecret } from './lib/service.js';
+import { activityScenario } from './scenarios/activity.js';
+import { attentionInboxScenario } from './scenarios/attention-inbox.js';
 import { busyDiskScenario } from './scenarios/busydisk.js';
 import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
@@ -51,6 +53,10 @@ const SCENARIOS = [
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
   { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
   { id: 'pgsend', n: 16, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders', run: pgSendScenario },
+  // Scenario 1 beside a service whose messages carry mentions (10 %) and replies (10 %): the ratio of its ratio to R1 to scenario 1's.
+  { id: 'rooms10-mentions', n: 20, title: 'message:send in rooms of 10, with and without mentions and replies on 10 % each', run: (b) => roomsScenario(b, { id: 'rooms10-mentions', roomSize: 10, rooms: 10, startRate: 400, conversation: { mentions: 0.1, replies: 0.1 } }) },
+  { id: 'attention-inbox', n: 21, title: '2,000 held attention inbox long-polls, a message mentioning 10 of them', run: attentionInboxScenario },
+  { id: 'activity', n: 22, title: '200 agents in rooms of 10 setting typing every second: CPU', run: activityScenario },
   { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 

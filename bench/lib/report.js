@@ -66,6 +66,49 @@ function sendersRows(res) {
   ]);
 }
 
+/** Scenarios 20-22 (docs/benchmarks.md): mentions and replies in rooms of 10, the attention inbox, activity. */
+function conversationRows(results) {
+  const rows = [];
+  if ('rooms10-mentions' in results) {
+    const res = results['rooms10-mentions'];
+    const label = 'rooms of 10, mentions and replies on 10 %';
+    const talk = res.conversation;
+    if (!talk || talk.maxRate === null || res.maxRate?.service === null || res.maxRate?.service === undefined) rows.push(unavailable(20, label, res, '>= 0.9 x without'));
+    else {
+      rows.push(row(20, label, 'max msg/s, p99 ack < 50 ms, no loss', {
+        service: fmt(talk.maxRate),
+        baseline: `without ${fmt(res.maxRate.service)}, R1 ${fmt(res.maxRate.R1)}`,
+        ratio: talk.ofServiceRatio,
+        target: '>= 0.9 x without',
+        met: talk.ofServiceRatio !== null && talk.ofServiceRatio >= 0.9,
+        note: `${r2(talk.ratioVsR1)} x R1 (without: ${r2(res.ratio.vsR1)})`,
+      }));
+    }
+  }
+  if ('attention-inbox' in results) {
+    const a = results['attention-inbox'];
+    const label = `attention inbox, ${a.waiters ?? '-'} waiting`;
+    if (a.wake) {
+      rows.push(row(21, label, `wake p99 of the ${a.mentioned} mentioned (ms)`, {
+        service: fmt(a.wake.p99, 1), baseline: '-', target: '< 50 ms', met: a.wake.p99 !== null && a.wake.p99 < 50 && a.notWoken === 0,
+        note: `${a.woken} woken, ${a.notWoken} not`,
+      }));
+      rows.push(row(21, label, 'spurious wake-ups', { service: fmt(a.spuriousWakeups), baseline: '-', target: '0', met: a.spuriousWakeups === 0 }));
+    } else rows.push(unavailable(21, 'attention inbox', a, '< 50 ms, 0 spurious'));
+  }
+  if ('activity' in results) {
+    const a = results.activity;
+    const label = `activity, ${a.agents ?? '-'} agents typing`;
+    if (a.cpuPercent !== undefined && a.cpuPercent !== null) {
+      rows.push(row(22, label, `server CPU over ${a.windowSeconds} s (% of a core)`, {
+        service: fmt(a.cpuPercent, 2), baseline: `quiet ${fmt(a.quietCpuPercent, 2)}`, target: '< 5 %', met: a.meetsTarget,
+        note: `${a.setsPerSecond} sets/s, ${a.updatesPerSecond} updates/s received, ${a.refused} refused`,
+      }));
+    } else rows.push(unavailable(22, 'activity', a, '< 5 %'));
+  }
+  return rows;
+}
+
 export function summaryRows(results) {
   const rows = [];
   if ('rooms10' in results) rows.push(...roomsRows(1, 'rooms of 10', results.rooms10, 0.8));
@@ -317,6 +360,7 @@ export function summaryRows(results) {
   }
   if ('senders' in results) rows.push(...sendersRows(results.senders));
   if ('pgsend' in results) rows.push(...pgSendRows(results.pgsend));
+  rows.push(...conversationRows(results));
   return rows;
 }
 

@@ -39,10 +39,11 @@ export function sendersOf(roomOf, count) {
  */
 export class RoomLoad {
   /**
-   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, data?: object|null, serverCpu?: () => number|null}} options
-   *   roomOf[i]: the room id of clients[i]; `data`: a JSON object every send carries (docs/protocol.md, Messages)
+   * @param {{clients: import('./sio-client.js').SioClient[], roomOf: string[], roomSize: Map<string, number>, senders?: number[], bodyChars?: number, data?: object|null, serverCpu?: () => number|null, extras?: {fields: (i: number, sender: number, roomId: string) => object, acked: (roomId: string, messageId: string) => void}|null}} options
+   *   roomOf[i]: the room id of clients[i]; `data`: a JSON object every send carries (docs/protocol.md, Messages); `extras`: more fields for message i (mentions, replyTo), told of each acknowledged message
    */
-  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, data = null, serverCpu = () => null }) {
+  constructor({ clients, roomOf, roomSize, senders = null, bodyChars = 140, data = null, serverCpu = () => null, extras = null }) {
+    this.extras = extras;
     this.clients = clients;
     /** Indices of the clients that send (round robin); all by default. */
     this.senders = senders ?? clients.map((_, i) => i);
@@ -80,12 +81,13 @@ export class RoomLoad {
     recordMs(s.lagHist, now - s.sched[i]);
     const roomId = this.roomOf[sender];
     s.expected += this.roomSize.get(roomId);
-    const payload = { roomId, body: `~q${s.base + i}~${this.padding}` };
+    const payload = { roomId, body: `~q${s.base + i}~${this.padding}`, ...(this.extras?.fields(s.base + i, sender, roomId) ?? {}) };
     if (this.data !== null) payload.data = this.data;
     this.clients[sender].emitWithAck('message:send', payload, (ack) => {
       const at = performance.now();
       this.lastFrameAt = at;
       if (ack && typeof ack === 'object' && typeof ack.messageId === 'string') {
+        this.extras?.acked(roomId, ack.messageId);
         s.acked++;
         recordMs(s.ackHist, at - s.sched[i]);
       } else {

@@ -35,11 +35,11 @@ async function openInspector(proc) {
   };
 }
 
-/** The process's CPU (all threads) over a window of CPU_WINDOW_MS, in % of one core. */
-async function cpuPercent(proc) {
+/** The process's CPU (all threads, from /proc) over a window of `windowMs`, in % of one core. */
+export async function cpuPercent(proc, windowMs = CPU_WINDOW_MS) {
   const cpu0 = proc.cpu();
   const t0 = performance.now();
-  await sleep(CPU_WINDOW_MS);
+  await sleep(windowMs);
   const cpu1 = proc.cpu();
   return cpu0 === null || cpu1 === null ? null : Math.round(((cpu1 - cpu0) / ((performance.now() - t0) / 1000)) * 100 * 100) / 100;
 }
@@ -48,7 +48,7 @@ async function cpuPercent(proc) {
  * Waits until the process used under 10 % of a core in each of two consecutive 500 ms windows
  * (or until `deadline`); resolves with the seconds it took.
  */
-async function waitForRest(proc, deadline) {
+export async function waitForRest(proc, deadline) {
   const t0 = performance.now();
   let quiet = 0;
   while (quiet < 2 && Date.now() < deadline) {
@@ -60,7 +60,7 @@ async function waitForRest(proc, deadline) {
 }
 
 /** One JSON request over the keep-alive agent; resolves with {status, body} when the response has fully arrived. */
-function request(agent, base, method, path, jwt, body) {
+export function request(agent, base, method, path, jwt, body) {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? null : JSON.stringify(body);
     const headers = { authorization: `Bearer ${jwt}` };

@@ -65,6 +65,39 @@ async function registerWebhooks(service, set, { count, mode, url, mint }) {
   }
 }
 
+/**
+ * Mentions on `mentions` of the messages and replies on `replies` (fractions, spread evenly): a
+ * mention names another member of the sender's room, a reply answers the room's last acknowledged
+ * message (docs/protocol.md, Mentions and Threads). For a service fixture (it has `agentOf`).
+ */
+export function conversationExtras(set, { mentions, replies }) {
+  const membersOf = new Map();
+  set.roomOf.forEach((roomId, i) => {
+    if (!membersOf.has(roomId)) membersOf.set(roomId, []);
+    membersOf.get(roomId).push(set.agentOf[i].id);
+  });
+  const lastOf = new Map();
+  const every = (fraction) => (fraction > 0 ? Math.round(1 / fraction) : 0);
+  const mentionEvery = every(mentions);
+  const replyEvery = every(replies);
+  return {
+    fields(i, sender, roomId) {
+      if (mentionEvery > 0 && i % mentionEvery === 0) {
+        const members = membersOf.get(roomId);
+        const own = set.agentOf[sender].id;
+        // Another member: an offset of 1 to size - 1 from the sender.
+        return { mentions: [members[(members.indexOf(own) + 1 + (i % (members.length - 1))) % members.length]] };
+      }
+      // Offset by half a period, so no message is both.
+      if (replyEvery > 0 && i % replyEvery === Math.floor(replyEvery / 2) && lastOf.has(roomId)) return { replyTo: lastOf.get(roomId) };
+      return {};
+    },
+    acked(roomId, messageId) {
+      lastOf.set(roomId, messageId);
+    },
+  };
+}
+
 /** Baseline fixtures: room ids are made up, each client names its agent and room in the handshake query. */
 export async function baselineClients(url, { rooms, roomSize, mint }) {
   const clients = [];
@@ -84,12 +117,6 @@ export async function baselineClients(url, { rooms, roomSize, mint }) {
 }
 
 /**
- * Scenarios 1 and 2: `message:send` in rooms of `roomSize`; the highest rate at which p99 ack
- * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved. With `webhooks`
- * (`{count, mode}`), a second service with that many webhook endpoints registered (docs/webhooks.md;
- * it must keep 0.9 x the ratio of the one without) runs in the same interleaving.
- */
-/**
  * A JSON object of `bytes` bytes as compact JSON (the `data` of a send): a result as an agent would
  * pass one, keys and values of several kinds, padded by a string to the size.
  */
@@ -100,11 +127,15 @@ export function dataOfBytes(bytes) {
 }
 
 /**
- * `webhooks`: a second service whose rooms' members have webhook endpoints; `data` ({bytes}): a
- * second service whose sends all carry `data` of that size. Each is measured beside the plain
- * service in the same run, and reported as a ratio of it.
+ * Scenarios 1 and 2: `message:send` in rooms of `roomSize`; the highest rate at which p99 ack
+ * latency stays under 50 ms with no loss, for the service, R1 and R2, interleaved. With `webhooks`
+ * (`{count, mode}`), a second service with that many webhook endpoints registered (docs/webhooks.md;
+ * it must keep 0.9 x the ratio of the one without) runs in the same interleaving. With
+ * `conversation` (`{mentions, replies}`, fractions of the messages), likewise a second service
+ * whose messages carry mentions and replies (conversationExtras); with `data` ({bytes}), a second
+ * service whose sends all carry `data` of that size. Each is reported as a ratio of the plain service.
  */
-export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, data = null, ceiling = false }) {
+export async function roomsScenario(bench, { id, roomSize, rooms, startRate, webhooks = null, data = null, ceiling = false, conversation = null }) {
   const { quick, tmp, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
   const procs = [];
@@ -146,6 +177,12 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
       await registerWebhooks(hooked, set, { ...webhooks, url: receiver.url, mint });
       fixtures.push({ name: 'service+webhooks', proc: hooked.proc, set });
     }
+    if (conversation) {
+      const talking = await startService({ name: `service-${id}-conversation`, databaseUrl: `sqlite:${join(tmp, `${id}-conversation.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
+      procs.push(talking.proc);
+      const set = await serviceClients(talking, { rooms, roomSize, mint });
+      fixtures.push({ name: 'service+mentions', proc: talking.proc, set, extras: conversationExtras(set, conversation) });
+    }
     if (data) {
       const withData = await startService({ name: `service-${id}-data`, databaseUrl: `sqlite:${join(tmp, `${id}-data.sqlite`)}`, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
       procs.push(withData.proc);
@@ -154,9 +191,9 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
     if (r3) fixtures.push({ name: 'R3', proc: r3.proc, set: await baselineClients(r3.url, { rooms, roomSize, mint }) });
-    const targets = fixtures.map(({ name, proc, set, data: payloadData = null }) => {
+    const targets = fixtures.map(({ name, proc, set, extras = null, data: payloadData = null }) => {
       allClients.push(...set.clients);
-      const load = new RoomLoad({ ...set, data: payloadData, serverCpu: () => proc.cpu() });
+      const load = new RoomLoad({ ...set, extras, data: payloadData, serverCpu: () => proc.cpu() });
       return { name, load };
     });
 
@@ -183,6 +220,7 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     const byName = Object.fromEntries(found.map((f) => [f.name, f]));
     const svc = byName.service?.maxRate ?? null;
     const hooked = byName['service+webhooks']?.maxRate ?? null;
+    const talked = byName['service+mentions']?.maxRate ?? null;
     const withData = byName['service+data']?.maxRate ?? null;
     if (data) log(`with data of ${data.bytes} bytes: ${withData} msg/s against ${svc} without: ${withData !== null && svc ? (withData / svc).toFixed(2) : 'n/a'} x`);
     return {
@@ -215,6 +253,15 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
           // The target: at least 0.9.
           ofServiceRatio: hooked !== null && svc ? hooked / svc : null,
           deliveriesReceived: receiver.received,
+        },
+      } : {}),
+      ...(conversation ? {
+        conversation: {
+          ...conversation,
+          maxRate: talked,
+          ratioVsR1: talked !== null && byName.R1.maxRate > 0 ? talked / byName.R1.maxRate : null,
+          // The ratio of the two ratios to R1 (the same R1): the target is at least 0.9.
+          ofServiceRatio: talked !== null && svc ? talked / svc : null,
         },
       } : {}),
       ...(data ? {

@@ -6,9 +6,11 @@ export type DirectoryEntry = Directory['agents'][number];
 /** The signed-in person: the client (which holds the JWT, in memory only) and who they are. */
 export interface Session {
   client: AmsClient;
-  me: { id: string; displayName: string; role: Role };
+  me: { id: string; name: string; displayName: string; role: Role };
   /** agentId -> display name, from the directory; unknown ids fall back to the id. */
   names: Map<string, string>;
+  /** Agent name -> display name, from the directory (a direct room is named by its agents' names). */
+  displayNames: Map<string, string>;
 }
 
 /** The deployment's company id, put in the page by the server as a meta tag (no inline script). */
@@ -18,6 +20,14 @@ function companyId(): string {
 
 export function namesOf(directory: DirectoryEntry[]): Map<string, string> {
   return new Map(directory.map((a) => [a.id, a.displayName]));
+}
+
+/** What the session knows of agents' names, from a fresh directory. */
+export function learnNames(session: Session, directory: DirectoryEntry[]): void {
+  for (const a of directory) {
+    session.names.set(a.id, a.displayName);
+    session.displayNames.set(a.name, a.displayName);
+  }
 }
 
 /**
@@ -33,7 +43,10 @@ export async function signIn(apiToken: string): Promise<Session> {
     const directory = (await client.directory()).agents;
     const me = directory.find((a) => a.id === agentId);
     if (!me) throw new AmsError('NOT_FOUND', 'This agent is not in the directory');
-    return { client, me: { id: me.id, displayName: me.displayName, role: me.role }, names: namesOf(directory) };
+    return {
+      client, me: { id: me.id, name: me.name, displayName: me.displayName, role: me.role },
+      names: namesOf(directory), displayNames: new Map(directory.map((a) => [a.name, a.displayName])),
+    };
   } catch (err) {
     await client.close();
     throw err;
@@ -54,6 +67,19 @@ export function describeError(err: unknown): string {
 }
 
 export const nameOf = (session: Session, agentId: string): string => session.names.get(agentId) ?? agentId;
+
+/**
+ * What a room is called here: a direct room by the other agent's display name (its `name` is the two
+ * agents' names joined by ", "), a group room by its name.
+ */
+export function roomTitle(session: Session, room: { kind: string; name: string }): string {
+  if (room.kind !== 'direct') return room.name;
+  const other = peerName(session, room);
+  return session.displayNames.get(other) ?? other;
+}
+
+/** The other agent's name of a direct room. */
+export const peerName = (session: Session, room: { name: string }): string => room.name.split(', ').find((n) => n !== session.me.name) ?? session.me.name;
 
 export function formatTime(iso: string): string {
   return new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' });

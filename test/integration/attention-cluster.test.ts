@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestNodes, type TestNodes } from '../helpers/server.js';
+import { sendMessage, type Api, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { startTwoNodeRoom, type TwoNodeRoom } from '../helpers/two-nodes.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 
@@ -10,7 +10,7 @@ import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 const available = await servicesAvailable('attention inbox across nodes', ['redis']);
 
 describe.runIf(available)('GET /api/v1/inbox?filter=attention&wait= across two nodes', () => {
-  let cluster: TestNodes;
+  let cluster: TwoNodeRoom;
   let onA: Api;
   let onB: Api;
   let reader: TestAgent;
@@ -18,11 +18,9 @@ describe.runIf(available)('GET /api/v1/inbox?filter=attention&wait= across two n
   let room: TestRoom;
 
   beforeAll(async () => {
-    cluster = await startTestNodes(2);
-    [onA, onB] = cluster.nodes.map((node) => new Api(node.url)) as [Api, Api];
-    const admin = await newAdmin(onA);
-    [reader, writer] = [await newAgent(onA), await newAgent(onA)];
-    room = await newRoom(onA, admin, [reader, writer]);
+    // Two nodes on one database (the suite's engine) and the test Redis.
+    cluster = await startTwoNodeRoom();
+    ({ onA, onB, reader, writer, room } = cluster);
   });
   afterAll(() => cluster?.close());
 
@@ -30,7 +28,7 @@ describe.runIf(available)('GET /api/v1/inbox?filter=attention&wait= across two n
     const held = onB.get('/api/v1/inbox?filter=attention&wait=20', { jwt: reader.jwt });
     let answered = false;
     void held.then(() => (answered = true));
-    await waitUntil('the request held on node B', () => cluster.nodes[1]!.app.ctx.inboxWaiters.size === 1);
+    await waitUntil('the request held on node B', () => cluster.nodes.nodes[1]!.app.ctx.inboxWaiters.size === 1);
     await sendMessage(onA, writer, room.id, 'not for the reader');
     await waitToProveAbsence(500);
     expect(answered).toBe(false);

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
-import { collectPageErrors, launchBrowser } from '../helpers/browser.js';
+import { launchBrowser, openConsole } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/build.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { useTestServer } from '../helpers/suite.js';
@@ -30,17 +30,9 @@ describe.skipIf(!hasChromium)('console: threads, edits and deletions', () => {
   });
 
   async function open(agent: TestAgent, roomId: string): Promise<{ page: Page; errors: string[] }> {
-    context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(10_000);
-    const errors = collectPageErrors(page);
-    page.on('response', (r) => { if (r.status() >= 400) errors.push(`${r.status()} ${r.request().method()} ${r.url()}`); });
-    await page.goto(`${t.server.url}/console/`);
-    await page.getByLabel('API token').fill(agent.apiToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('link', { name: 'Rooms', exact: true }).waitFor();
-    await page.goto(`${t.server.url}/console/#/rooms/${roomId}`);
-    return { page, errors };
+    const opened = await openConsole(browser, t.server.url, agent.apiToken, `#/rooms/${roomId}`);
+    context = opened.context;
+    return opened;
   }
 
   it('replies in a thread, counts replies, edits and deletes the agent\'s own messages', { timeout: 60_000 }, async () => {

@@ -9,7 +9,7 @@ import { connectReady, emitWithAck, type Payload } from '../helpers/ws.js';
 const open = (api: Api, caller: TestAgent, agentId: unknown) => api.post('/api/v1/direct-rooms', { agentId }, { jwt: caller.jwt });
 
 /** What an agent that is not one of the two members sees, from every angle: nothing. */
-async function expectInvisible(api: Api, url: string, viewer: TestAgent, roomId: string, word: string): Promise<void> {
+async function expectInvisible(api: Api, url: string, viewer: TestAgent, roomId: string, word: string, messageId: string): Promise<void> {
   const jwt = { jwt: viewer.jwt };
   expect(((await api.get('/rooms', jwt)).body as Payload[]).map((r) => r.id)).not.toContain(roomId);
   expect(((await api.get('/api/v1/rooms', jwt)).body.rooms as Payload[]).map((r) => r.id)).not.toContain(roomId);
@@ -17,6 +17,12 @@ async function expectInvisible(api: Api, url: string, viewer: TestAgent, roomId:
     expect(await api.get(path, jwt), path).toMatchObject({ status: 404, body: { error: 'Room not found' } });
   }
   expect((await api.post(`/api/v1/rooms/${roomId}/messages`, { body: 'intruding' }, jwt)).status).toBe(404);
+  // Its messages: threads, edits, deletions and activity answer as for an unknown room.
+  expect((await api.get(`/api/v1/rooms/${roomId}/messages/${messageId}/thread`, jwt)).status).toBe(404);
+  expect((await api.request('PATCH', `/api/v1/rooms/${roomId}/messages/${messageId}`, { body: { body: 'rewritten' }, ...jwt })).status).toBe(404);
+  expect((await api.request('DELETE', `/api/v1/rooms/${roomId}/messages/${messageId}`, jwt)).status).toBe(404);
+  expect((await api.post(`/api/v1/rooms/${roomId}/activity`, { state: 'typing' }, jwt)).status).toBe(404);
+  expect(((await api.get('/api/v1/inbox?filter=attention', jwt)).body.messages as Payload[]).map((m) => m.roomId)).not.toContain(roomId);
   expect((await api.post(`/api/v1/rooms/${roomId}/read`, { seq: 0 }, jwt)).status).toBe(404);
   const search = await api.get(`/api/v1/search/messages?q=${word}`, jwt);
   expect(search.status).toBe(200);
@@ -31,6 +37,10 @@ async function expectInvisible(api: Api, url: string, viewer: TestAgent, roomId:
     expect((list.rooms as Payload[]).map((r) => r.id)).not.toContain(roomId);
     expect(await emitWithAck(socket, 'room:join', { roomId })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
     expect(await emitWithAck(socket, 'room:sync', { roomId, afterSeq: 0 })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
+    expect(await emitWithAck(socket, 'message:history', { roomId })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
+    expect(await emitWithAck(socket, 'message:thread', { roomId, messageId })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
+    expect(await emitWithAck(socket, 'message:send', { roomId, body: 'intruding' })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
+    expect(await emitWithAck(socket, 'activity:set', { roomId, state: 'typing' })).toMatchObject({ error: { code: 'ROOM_NOT_FOUND' } });
   } finally {
     socket.disconnect();
   }
@@ -88,7 +98,7 @@ describe('direct rooms (open mode)', () => {
     const admin = await newAdmin(t.api);
     const word = `secret${Date.now().toString(36)}`;
     const { body: room } = await open(t.api, alice, bob.id);
-    await sendMessage(t.api, alice, room.id, `the ${word} plan`);
+    const sent = await sendMessage(t.api, alice, room.id, `the ${word} plan`);
 
     // The members see it everywhere.
     expect(((await t.api.get('/rooms', { jwt: bob.jwt })).body as Payload[]).find((r) => r.id === room.id)).toMatchObject({ kind: 'direct' });
@@ -108,8 +118,11 @@ describe('direct rooms (open mode)', () => {
     expect(anonymous.find((r) => r.id === group.id)).toMatchObject({ kind: 'group' });
     expect(anonymous.map((r) => r.id)).not.toContain(room.id);
 
-    await expectInvisible(t.api, t.server.url, outsider, room.id, word);
-    await expectInvisible(t.api, t.server.url, admin, room.id, word);
+    await expectInvisible(t.api, t.server.url, outsider, room.id, word, sent.id);
+    await expectInvisible(t.api, t.server.url, admin, room.id, word, sent.id);
+    // Nothing of it changed.
+    const history = await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: bob.jwt });
+    expect(history.body.messages).toMatchObject([{ id: sent.id, body: `the ${word} plan`, editedAt: null, deletedAt: null }]);
   });
 
   it('its membership cannot change: 409 to its members', async () => {
@@ -137,11 +150,11 @@ describe('direct rooms (strict mode)', () => {
     expect((await open(t.api, bob, alice.id)).status).toBe(200);
     const room = first.body;
     const word = `strictsecret${Date.now().toString(36)}`;
-    await sendMessage(t.api, bob, room.id, `a ${word}`);
+    const sent = await sendMessage(t.api, bob, room.id, `a ${word}`);
     expect(((await t.api.get('/api/v1/rooms', { jwt: alice.jwt })).body.rooms as Payload[]).map((r) => r.id)).toContain(room.id);
 
-    await expectInvisible(t.api, t.server.url, outsider, room.id, word);
-    await expectInvisible(t.api, t.server.url, root, room.id, word);
+    await expectInvisible(t.api, t.server.url, outsider, room.id, word, sent.id);
+    await expectInvisible(t.api, t.server.url, root, room.id, word, sent.id);
     // A member that is no admin: 409 rather than strict mode's 403.
     expect((await t.api.post(`/rooms/${room.id}/members`, { agentId: outsider.id }, { jwt: alice.jwt })).status).toBe(409);
     expect((await t.api.delete(`/rooms/${room.id}/members/${bob.id}`, { jwt: bob.jwt })).status).toBe(409);

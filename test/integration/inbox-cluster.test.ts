@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent, type TestRoom } from '../helpers/api.js';
-import { startTestNodes, type TestNodes } from '../helpers/server.js';
+import { sendMessage, type Api, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { startTwoNodeRoom, type TwoNodeRoom } from '../helpers/two-nodes.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -10,7 +10,7 @@ import { waitUntil } from '../helpers/wait.js';
 const available = await servicesAvailable('inbox across nodes', ['redis']);
 
 describe.runIf(available)('GET /api/v1/inbox?wait= across two nodes', () => {
-  let cluster: TestNodes;
+  let cluster: TwoNodeRoom;
   let onA: Api;
   let onB: Api;
   let reader: TestAgent;
@@ -19,18 +19,15 @@ describe.runIf(available)('GET /api/v1/inbox?wait= across two nodes', () => {
 
   beforeAll(async () => {
     // Two nodes on one database (the suite's engine) and the test Redis.
-    cluster = await startTestNodes(2);
-    [onA, onB] = cluster.nodes.map((node) => new Api(node.url)) as [Api, Api];
-    const admin = await newAdmin(onA);
-    [reader, writer] = [await newAgent(onA), await newAgent(onA)];
-    room = await newRoom(onA, admin, [reader, writer]);
+    cluster = await startTwoNodeRoom();
+    ({ onA, onB, reader, writer, room } = cluster);
   });
   afterAll(() => cluster?.close());
 
   it('a message committed on node B answers a request held on node A at once', async () => {
     const held = onA.get('/api/v1/inbox?wait=20', { jwt: reader.jwt });
     // The request reaches node A and finds the inbox empty before the message exists.
-    await waitUntil('the request held on node A', () => cluster.nodes[0]!.app.ctx.inboxWaiters.size === 1);
+    await waitUntil('the request held on node A', () => cluster.nodes.nodes[0]!.app.ctx.inboxWaiters.size === 1);
     const sentAt = Date.now();
     const sent = await sendMessage(onB, writer, room.id, 'from node B');
     const res = await held;

@@ -47,7 +47,10 @@ export function AdminView({ session }: { session: Session }) {
     const [a, r] = await Promise.all([client.agents(), client.rooms()]);
     setAgents(a);
     setRooms(r);
-    for (const agent of a) session.names.set(agent.id, agent.displayName);
+    for (const agent of a) {
+      session.names.set(agent.id, agent.displayName);
+      session.displayNames.set(agent.name, agent.displayName);
+    }
   }, [client, session]);
   useEffect(() => { void reload().catch(() => undefined); }, [reload]);
 

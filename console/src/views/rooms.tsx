@@ -1,31 +1,73 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import type { Message, Room, RoomMember } from '@agent-messaging/client';
-import { describeError, formatTime, nameOf, type Session } from '../session.js';
+import type { ActivityUpdate, Message, Room, RoomMember } from '@agent-messaging/client';
+import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
+import { Composer } from './composer.js';
 
 const PAGE = 50;
 
-/** The agent's rooms with their unread counts, and the open room beside them. */
+/** How long live counts wait before the list is read again, so that a burst costs one request. */
+const RECOUNT_DELAY_MS = 300;
+
+/**
+ * The agent's rooms (direct ones named by the other agent) with their unread counts and, beside
+ * them, how many of those are for its attention; the open room beside them.
+ */
 export function RoomsView({ session, roomId }: { session: Session; roomId?: string }) {
   const [rooms, setRooms] = useState<Room[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const { client } = session;
+  const openId = useRef(roomId);
+  openId.current = roomId;
 
   const load = useCallback(() => {
     // Only the rooms the agent is a member of (those with its read cursor): in open mode the service
     // lists every room, whose history is readable but where sending is refused.
-    client.rooms().then((list) => { setRooms(list.filter((r) => r.readSeq !== undefined)); setError(null); }, (err) => setError(describeError(err)));
-  }, [client]);
+    client.rooms().then(async (list) => {
+      const mine = list.filter((r) => r.readSeq !== undefined);
+      // A direct room with an agent made after sign-in: its display name is in a fresh directory.
+      if (mine.some((r) => r.kind === 'direct' && !session.displayNames.has(peerName(session, r)))) {
+        await client.directory().then(({ agents }) => learnNames(session, agents), () => undefined);
+      }
+      // The open room's counts are the pane's (it marks what it shows read); the others the service's.
+      setRooms((current) => mine.map((r) => {
+        const shown = r.id === openId.current ? current?.find((c) => c.id === r.id) : undefined;
+        return shown ? { ...r, unreadCount: shown.unreadCount, attentionCount: shown.attentionCount } : r;
+      }));
+      setError(null);
+    }, (err) => setError(describeError(err)));
+  }, [client, session]);
   useEffect(load, [load]);
   // After a reconnect the counts are read again: messages may have come while away.
   useEffect(() => client.on('connect', load), [client, load]);
-  useEffect(() => client.on('message', (message) => {
-    if (message.senderId === session.me.id || message.roomId === roomId) return;
-    setRooms((list) => list?.map((r) => (r.id === message.roomId ? { ...r, unreadCount: (r.unreadCount ?? 0) + 1, lastSeq: message.seq } : r)) ?? list);
-  }), [client, roomId, session.me.id]);
+  useEffect(() => {
+    let recount: ReturnType<typeof setTimeout> | undefined;
+    const offMessage = client.on('message', (message) => {
+      if (message.senderId === session.me.id || message.roomId === roomId) return;
+      // Mentions and direct rooms are counted here at once; whether a reply answers this agent is the
+      // service's to say (the message replied to may not be loaded), so the list is read again.
+      setRooms((list) => list?.map((r) => {
+        if (r.id !== message.roomId) return r;
+        const attention = r.kind === 'direct' || (message.mentions ?? []).includes(session.me.id);
+        return { ...r, unreadCount: (r.unreadCount ?? 0) + 1, attentionCount: (r.attentionCount ?? 0) + (attention ? 1 : 0), lastSeq: message.seq };
+      }) ?? list);
+      if (message.threadId !== null) {
+        clearTimeout(recount);
+        recount = setTimeout(load, RECOUNT_DELAY_MS);
+      }
+    });
+    // A room the agent joined while here (a direct room opened by the other side): listed at once.
+    const offAdded = client.on('roomAdded', ({ room }) => {
+      setRooms((list) => (list === null || list.some((r) => r.id === room.id) ? list : [...list, { ...room, readSeq: room.readSeq ?? 0, unreadCount: room.unreadCount ?? 0, attentionCount: room.attentionCount ?? 0 }]));
+      load();
+    });
+    const offRemoved = client.on('roomRemoved', ({ roomId: gone }) => setRooms((list) => list?.filter((r) => r.id !== gone) ?? list));
+    return () => { clearTimeout(recount); offMessage(); offAdded(); offRemoved(); };
+  }, [client, roomId, session, load]);
 
   const markedRead = useCallback((id: string, unreadCount: number) => {
-    setRooms((list) => list?.map((r) => (r.id === id ? { ...r, unreadCount } : r)) ?? list);
+    // Attention is a part of unread: when nothing is unread, nothing is for attention either.
+    setRooms((list) => list?.map((r) => (r.id === id ? { ...r, unreadCount, attentionCount: Math.min(r.attentionCount ?? 0, unreadCount) } : r)) ?? list);
   }, []);
   const open = rooms?.find((r) => r.id === roomId);
 
@@ -37,11 +79,16 @@ export function RoomsView({ session, roomId }: { session: Session; roomId?: stri
         {rooms === null ? <p>Loading…</p> : rooms.length === 0 ? <p>This agent is in no room yet.</p> : (
           <ul>
             {rooms.map((room) => (
-              <li key={room.id}>
+              <li key={room.id} class={room.kind === 'direct' ? 'direct' : undefined}>
                 <a href={`#/rooms/${room.id}`} aria-current={room.id === roomId ? 'page' : undefined}>
-                  <span class="room-name">{room.name}</span>{' '}
+                  <span class="room-name">{roomTitle(session, room)}</span>{' '}
                   <span class={room.unreadCount ? 'badge' : 'badge zero'}>{room.unreadCount ?? 0}</span>
                 </a>
+                {(room.attentionCount ?? 0) > 0 && (
+                  <span class="badge attention" title="Unread messages for this agent's attention: mentions, direct messages, replies to it">
+                    {room.attentionCount} for you
+                  </span>
+                )}
               </li>
             ))}
           </ul>
@@ -64,6 +111,8 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
   const readSeq = useRef(room.readSeq ?? 0);
 
   const [threadOf, setThreadOf] = useState<string | null>(null);
+  const members = useMembers(session, room.id);
+  const title = roomTitle(session, room);
   /** `live`: new messages, whose replies count on their roots (pages of history are counted already). */
   const add = useCallback((incoming: Message[], live = false) => {
     setMessages((current) => {
@@ -138,7 +187,7 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
 
   return (
     <section class="room" aria-labelledby="room-heading">
-      <h2 id="room-heading">{room.name}</h2>
+      <h2 id="room-heading">{title}</h2>
       {error !== null && <p role="alert" class="error">{error}</p>}
       <div class="room-body">
         <div class="conversation">
@@ -147,17 +196,18 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
               {older.loading ? 'Loading older messages…' : 'Load older messages'}
             </button>
           )}
-          <div class="messages" ref={log} onScroll={onScroll} role="log" aria-label={`Messages in ${room.name}`} tabIndex={0}>
+          <div class="messages" ref={log} onScroll={onScroll} role="log" aria-label={`Messages in ${title}`} tabIndex={0}>
             <ol>
             {messages.map((m) => (
               <MessageItem key={m.id} session={session} message={m} onChange={change} onThread={setThreadOf} />
             ))}
             </ol>
           </div>
-          <Composer session={session} roomId={room.id} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
+          <Activity session={session} roomId={room.id} members={members} />
+          <Composer session={session} roomId={room.id} members={members ?? []} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
         </div>
         {threadOf !== null && <ThreadPanel key={threadOf} session={session} roomId={room.id} rootId={threadOf} onClose={() => setThreadOf(null)} />}
-        <Online session={session} roomId={room.id} />
+        <Online members={members} />
       </div>
     </section>
   );
@@ -191,9 +241,13 @@ function MessageItem({ session, message: m, onChange, onThread }: {
     );
   };
   const editId = `edit-${m.id}`;
+  const mentionsMe = m.deletedAt === null && (m.mentions ?? []).includes(session.me.id);
   return (
-    <li class={mine ? 'message mine' : 'message'}>
-      <div class="meta"><span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time></div>
+    <li class={['message', mine && 'mine', mentionsMe && 'mentioned'].filter(Boolean).join(' ')}>
+      <div class="meta">
+        <span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time>
+        {mentionsMe && <span class="mention-mark"> mentions you</span>}
+      </div>
       {editing ? (
         <form class="edit" onSubmit={(e) => { e.preventDefault(); void save(); }}>
           <label for={editId}>Edit message</label>
@@ -287,35 +341,13 @@ function ThreadPanel({ session, roomId, rootId, onClose }: { session: Session; r
   );
 }
 
-function Composer({ session, roomId, onSent }: { session: Session; roomId: string; onSent: (message: Message) => void }) {
-  const { text, setText, error, busy, submit: send } = useTextForm(async (body) => onSent(await session.client.send(roomId, body)));
-  // Enter sends, Shift+Enter is a new line (and Enter while an input method composes is its own).
-  const onKeyDown = (event: KeyboardEvent): void => {
-    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      void send();
-    }
-  };
-
-  return (
-    <form class="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
-      <label for="message">Message</label>
-      <textarea id="message" rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} onKeyDown={onKeyDown}
-        aria-describedby="message-help" />
-      <p id="message-help" class="help">Enter sends, Shift+Enter starts a new line.</p>
-      <button type="submit" disabled={busy}>Send</button>
-      {error !== null && <p role="alert" class="error">{error}</p>}
-    </form>
-  );
-}
-
-/** The room's members who are online now, kept current by presence updates. */
-function Online({ session, roomId }: { session: Session; roomId: string }) {
+/** The room's members, kept current by presence updates (online, and someone new). */
+function useMembers(session: Session, roomId: string): RoomMember[] | null {
   const { client } = session;
   const [members, setMembers] = useState<RoomMember[] | null>(null);
   useEffect(() => {
     let live = true;
-    const load = (): void => { client.members(roomId).then((list) => live && setMembers(list), () => live && setMembers([])); };
+    const load = (): void => { client.members(roomId).then((list) => live && setMembers(list), () => live && setMembers((m) => m ?? [])); };
     load();
     const offPresence = client.on('presence:update', (update) => {
       setMembers((list) => {
@@ -327,6 +359,11 @@ function Online({ session, roomId }: { session: Session; roomId: string }) {
     const offState = client.on('connect', load);
     return () => { live = false; offPresence(); offState(); };
   }, [client, roomId]);
+  return members;
+}
+
+/** The room's members who are online now. */
+function Online({ members }: { members: RoomMember[] | null }) {
   const online = members?.filter((m) => m.online) ?? [];
   return (
     <aside class="online" aria-labelledby="online-heading">
@@ -335,5 +372,45 @@ function Online({ session, roomId }: { session: Session; roomId: string }) {
         <ul>{online.map((m) => <li key={m.agentId}>{m.displayName}</li>)}</ul>
       )}
     </aside>
+  );
+}
+
+type Doing = Pick<ActivityUpdate, 'agentId' | 'state' | 'text' | 'expiresAt'>;
+/** The longest a state is shown without news (working's 120 s), whatever the clocks say. */
+const ACTIVITY_MAX_MS = 120_000;
+
+/**
+ * "<display name> is typing" / "is working: <text>" for the other members (docs/console.md): from
+ * the members' list, then `activity:update`; gone at `expiresAt`, on `idle`, or when they send.
+ */
+function Activity({ session, roomId, members }: { session: Session; roomId: string; members: RoomMember[] | null }) {
+  const { client } = session;
+  const [doing, setDoing] = useState<Map<string, Doing>>(new Map());
+  const timers = useRef(new Map<string, ReturnType<typeof setTimeout>>());
+  const show = useCallback((d: Doing) => {
+    if (d.agentId === session.me.id) return;
+    clearTimeout(timers.current.get(d.agentId));
+    timers.current.delete(d.agentId);
+    const left = d.expiresAt === null ? 0 : Math.min(Date.parse(d.expiresAt) - Date.now(), ACTIVITY_MAX_MS);
+    const stop = (): void => setDoing((map) => { const next = new Map(map); next.delete(d.agentId); return next; });
+    if (d.state === 'idle' || left <= 0) return stop();
+    timers.current.set(d.agentId, setTimeout(() => { timers.current.delete(d.agentId); stop(); }, left));
+    setDoing((map) => new Map(map).set(d.agentId, d));
+  }, [session.me.id]);
+  useEffect(() => {
+    for (const m of members ?? []) if (m.activity) show({ agentId: m.agentId, ...m.activity });
+  }, [members, show]);
+  useEffect(() => {
+    const offUpdate = client.on('activityUpdate', (u) => { if (u.roomId === roomId) show(u); });
+    const offMessage = client.on('message', (m) => { if (m.roomId === roomId) show({ agentId: m.senderId, state: 'idle', text: '', expiresAt: null }); });
+    const pending = timers.current;
+    return () => { offUpdate(); offMessage(); for (const t of pending.values()) clearTimeout(t); pending.clear(); };
+  }, [client, roomId, show]);
+  return (
+    <div class="activity" role="status">
+      {[...doing.values()].map((d) => (
+        <p key={d.agentId}>{members?.find((m) => m.agentId === d.agentId)?.displayName ?? nameOf(session, d.agentId)} {d.state === 'working' ? `is working${d.text === '' ? '' : `: ${d.text}`}` : 'is typing'}</p>
+      ))}
+    </div>
   );
 }

@@ -6,7 +6,7 @@ import { SessionKeeper } from './session.js';
 import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
-  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted,
+  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted, ActivityState, ActivityUpdate,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -44,6 +44,8 @@ export interface AmsClientEvents {
   messageUpdated: (update: MessageUpdated) => void;
   /** A message of the agent's rooms was deleted: it stays as a tombstone (body ""). */
   messageDeleted: (deletion: MessageDeleted) => void;
+  /** A member of one of the agent's rooms is typing, working or idle again (at most one per agent and room a second; live only). */
+  activityUpdate: (update: ActivityUpdate) => void;
   /** The agent became a member of a room while connected (a direct room opened by either side, an admin adding it); already subscribed. */
   roomAdded: (event: { room: Room }) => void;
   /** The agent stopped being a member of a room; already unsubscribed. */
@@ -175,6 +177,7 @@ export class AmsClient {
     socket.on('presence:update', (update: PresenceUpdate) => this.dispatch('presence:update', update));
     socket.on('message:updated', (update: MessageUpdated) => this.dispatch('messageUpdated', update));
     socket.on('message:deleted', (deletion: MessageDeleted) => this.dispatch('messageDeleted', deletion));
+    socket.on('activity:update', (update: ActivityUpdate) => this.dispatch('activityUpdate', update));
     socket.on('room:added', (event: { room: Room }) => {
       this.slugIds.set(event.room.slug, event.room.id);
       this.dispatch('roomAdded', event);
@@ -319,6 +322,21 @@ export class AmsClient {
   async delete(room: string, messageId: string): Promise<void> {
     const roomId = await this.roomId(room);
     await this.http.request('DELETE', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`);
+  }
+
+  /**
+   * Shows the room's members what the agent is doing: `typing` (lasts 8 s), `working` (120 s, with
+   * `text` such as "reading the logs") or `idle`, until set again (docs/client.md, Activity). Over the
+   * WebSocket (`activity:set`, acknowledged) while connected: the state ends with the agent's last
+   * socket. Without a connection, `POST /api/v1/rooms/:id/activity`: the state lasts its time.
+   */
+  async setActivity(roomId: string, state: ActivityState, text?: string): Promise<void> {
+    const payload = { state, ...(text === undefined ? {} : { text }) };
+    if (this.socket?.connected) {
+      await this.request('activity:set', { roomId, ...payload });
+      return;
+    }
+    await this.http.request('POST', `/api/v1/rooms/${enc(roomId)}/activity`, { body: payload });
   }
 
   /**

@@ -7,7 +7,8 @@ import type {
   ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema,
   HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
   SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
-  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter,
+  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema,
+  Activity as ActivitySchema, ActivityState as ProtocolActivityState,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -59,6 +60,13 @@ export type MessageUpdated = Static<typeof MessageUpdatedSchema>;
 /** `message:deleted`: a message was deleted (it stays as a tombstone). */
 export type MessageDeleted = Static<typeof MessageDeletedSchema>;
 
+/** `typing`, `working` or `idle` (`setActivity`). */
+export type ActivityState = ProtocolActivityState;
+/** `activity:update`: what a member of one of the agent's rooms shows it is doing (`expiresAt` null for `idle`). */
+export type ActivityUpdate = Static<typeof ActivityUpdateSchema>;
+/** A member's current activity, as `members(roomId)` items carry it (or null). */
+export type Activity = Static<typeof ActivitySchema>;
+
 /** Every client event of the `/agents` namespace: its payload (without `requestId`) and its acknowledgement. */
 export interface WsRequests {
   'room:join': { payload: Omit<Static<typeof RoomRefPayload>, 'requestId'>; ack: Static<typeof AckOkSchema> };
@@ -70,5 +78,6 @@ export interface WsRequests {
   'message:history': { payload: Omit<Static<typeof HistoryPayload>, 'requestId'>; ack: Static<typeof HistoryAckSchema> };
   'message:thread': { payload: Omit<Static<typeof ThreadPayload>, 'requestId'>; ack: Static<typeof ThreadAckSchema> };
   'dm:open': { payload: Omit<Static<typeof DmOpenPayload>, 'requestId'>; ack: Static<typeof DmOpenAckSchema> };
+  'activity:set': { payload: Omit<Static<typeof ActivitySetPayload>, 'requestId'>; ack: Static<typeof AckOkSchema> };
 }
 export type WsRequestName = keyof WsRequests;

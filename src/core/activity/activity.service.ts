@@ -46,8 +46,10 @@ interface Throttle {
 /**
  * Activity lives in memory only (never stored). Each node keeps the latest update of every member
  * of every room it heard of, its own and those other nodes' bridges tell it, so that any node's
- * members listing shows it; the sockets get updates through the room's Socket.IO channel. The
- * throttle is per node: a burst through one node costs the room one update per agent per second.
+ * members listing shows it; the sockets get updates through the room's Socket.IO channel. Each
+ * node throttles what it sends, and counts what the other nodes sent as sent: a burst through one
+ * node or several costs the room one update per agent per second (two nodes sending within the
+ * bus's delivery time of each other may each send one).
  */
 export function createActivityService({ authz, rooms, events }: ActivityServiceDeps): ActivityService {
   /** `${roomId} ${agentId}` -> the latest update sent. */
@@ -131,7 +133,15 @@ export function createActivityService({ authz, rooms, events }: ActivityServiceD
       const id = roomId.toLowerCase();
       return { members: members.map((m) => ({ ...m, activity: of(id, m.agentId) })) };
     },
-    record,
+    record(update) {
+      record(update);
+      // An update another node sent counts as sent here too: a set through this node within the
+      // second after it is held, so the room gets one update per agent per second across nodes.
+      const key = keyOf(update.roomId, update.agentId);
+      const throttle = throttles.get(key);
+      if (throttle === undefined) throttles.set(key, { lastSentAt: Date.now() });
+      else if (throttle.timer === undefined) throttle.lastSentAt = Math.max(throttle.lastSentAt, Date.now());
+    },
     gone(agentId, roomIds) {
       for (const roomId of roomIds) idle(roomId, agentId);
     },

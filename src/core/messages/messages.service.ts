@@ -308,7 +308,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     const actor = authz.requireAgent(principal, 'messages:write');
     const roomId = parseId(rawRoomId, 'roomId');
     const messageId = parseId(rawMessageId, 'messageId');
-    await rooms.get(roomId);
+    // A direct room is an unknown room to anyone but its two members, admins included.
+    if (isDirectRoom(await rooms.get(roomId))) await rooms.assertMember(roomId, actor.agentId);
     requireRoom(actor, roomId);
     const message = await findMessageInRoom(db, roomId, messageId);
     if (!message || message.deletedAt !== null) throw notFound('Message');
@@ -379,8 +380,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const messageId = parseId(rawMessageId, 'messageId');
       const afterSeq = query.afterSeq === undefined || query.afterSeq === null || query.afterSeq === '' ? 0 : parseSeq(query.afterSeq, 'afterSeq');
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      if (authz.historyNeedsMembership) await rooms.assertMember(roomId, reader.agentId);
-      else await rooms.get(roomId);
+      // As history: a direct room's threads are its members' only (an unknown room to anyone else).
+      await rooms.assertReadable(roomId, reader.agentId);
       requireRoom(reader, roomId);
       const named = await findMessageInRoom(db, roomId, messageId);
       if (!named) throw notFound('Message');

@@ -274,6 +274,21 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       return 0;
     }),
   },
+  activity: {
+    usage: 'activity ROOM typing|working|idle [--text <text>]',
+    summary: 'Show a room\'s members what you are doing: typing (8 s), working (120 s, --text up to 80 characters saying at what) or idle.',
+    options: [...CONNECTION, 'text'],
+    args: ['ROOM', 'STATE'],
+    fields: { state: 'STATE', text: '--text' },
+    run: (input) => withClient(input, async (client) => {
+      const room = await findRoom(client, input.args[0]!);
+      const state = input.args[1]!;
+      if (state !== 'typing' && state !== 'working' && state !== 'idle') throw new UsageError('STATE must be typing, working or idle');
+      await client.setActivity(room.id, state, optionalString(input, 'text'));
+      console.log(`${state} in ${room.slug}`);
+      return 0;
+    }),
+  },
   tail: {
     usage: 'tail ROOM [--json]',
     summary: `Print the last ${TAIL_BACKLOG} messages of a room, then follow it live (Ctrl-C ends); --json prints one JSON object a line.`,

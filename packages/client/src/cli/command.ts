@@ -20,6 +20,7 @@ export const OPTIONS = {
   room: { type: 'string' },
   wait: { type: 'string' },
   limit: { type: 'string' },
+  text: { type: 'string' },
   url: { type: 'string' },
   token: { type: 'string' },
   data: { type: 'string' },

@@ -1,0 +1,139 @@
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { Message, RoomMember } from '@agent-messaging/client';
+import type { Session } from '../session.js';
+import { useTextForm } from '../text-form.js';
+
+/** At most one `typing` per this long while the person types (it lasts 8 s on the service). */
+const TYPING_EVERY_MS = 3_000;
+const MAX_SUGGESTIONS = 8;
+
+/** The `@letters` being typed just before the caret, if any: where it starts and its letters. */
+function mentionAt(text: string, caret: number): { start: number; query: string } | null {
+  const match = /(^|\s)@([a-z0-9-]*)$/i.exec(text.slice(0, caret));
+  if (!match) return null;
+  return { start: caret - match[2]!.length - 1, query: match[2]!.toLowerCase() };
+}
+
+/** The members whose `@name` is in the text as it is sent (a mention chosen and then erased is not). */
+export function mentionedIn(text: string, members: RoomMember[]): string[] {
+  const lower = text.toLowerCase();
+  return members.filter((m) => new RegExp(`(^|[^a-z0-9-])@${m.name}(?![a-z0-9-])`).test(lower)).map((m) => m.agentId);
+}
+
+/**
+ * The room's **Message** box: Enter sends; `@` and letters offer the matching members in a listbox
+ * (arrows, Enter or Tab to choose, Escape to close, or a click), and the members named `@<name>` in
+ * the text go in `mentions`; typing shows the room this agent is typing (docs/console.md).
+ */
+export function Composer({ session, roomId, members, onSent }: {
+  session: Session; roomId: string; members: RoomMember[]; onSent: (message: Message) => void;
+}) {
+  const { client } = session;
+  const lastTyping = useRef(0);
+  const box = useRef<HTMLTextAreaElement>(null);
+  const caretAfter = useRef<number | null>(null);
+  const [mention, setMention] = useState<{ start: number; query: string } | null>(null);
+  const [active, setActive] = useState(0);
+  const { text, setText, error, busy, submit } = useTextForm(async (body) => {
+    const mentions = mentionedIn(body, members);
+    const message = await client.send(roomId, body, mentions.length > 0 ? { mentions } : {});
+    lastTyping.current = 0; // the service shows this agent idle again once it sent
+    setMention(null);
+    onSent(message);
+  });
+
+  const suggestions = mention === null ? [] : members
+    .filter((m) => m.agentId !== session.me.id)
+    .filter((m) => m.name.startsWith(mention.query) || m.displayName.toLowerCase().includes(mention.query))
+    .slice(0, MAX_SUGGESTIONS);
+  const open = suggestions.length > 0;
+  const optionId = (agentId: string): string => `mention-${agentId}`;
+
+  // After a choice, the caret goes after the inserted name.
+  useLayoutEffect(() => {
+    if (caretAfter.current === null || !box.current) return;
+    box.current.setSelectionRange(caretAfter.current, caretAfter.current);
+    caretAfter.current = null;
+  }, [text]);
+
+  const typed = (value: string, caret: number): void => {
+    setText(value);
+    const found = mentionAt(value, caret);
+    setMention(found);
+    if (found?.query !== mention?.query) setActive(0);
+    const now = Date.now();
+    if (value.trim() === '') {
+      if (lastTyping.current !== 0) void client.setActivity(roomId, 'idle').catch(() => undefined);
+      lastTyping.current = 0;
+    } else if (now - lastTyping.current >= TYPING_EVERY_MS) {
+      lastTyping.current = now;
+      void client.setActivity(roomId, 'typing').catch(() => undefined);
+    }
+  };
+
+  const choose = (member: RoomMember): void => {
+    // Where the caret is now (it may have moved since the letters were typed).
+    const caret = box.current?.selectionStart ?? text.length;
+    const at = mentionAt(text, caret);
+    setMention(null);
+    if (at === null) return;
+    const inserted = `@${member.name} `;
+    caretAfter.current = at.start + inserted.length;
+    setText(text.slice(0, at.start) + inserted + text.slice(caret));
+    box.current?.focus();
+  };
+
+  const onKeyDown = (event: KeyboardEvent): void => {
+    if (open) {
+      if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+        event.preventDefault();
+        const step = event.key === 'ArrowDown' ? 1 : -1;
+        setActive((i) => (i + step + suggestions.length) % suggestions.length);
+        return;
+      }
+      if ((event.key === 'Enter' || event.key === 'Tab') && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        choose(suggestions[Math.min(active, suggestions.length - 1)]!);
+        return;
+      }
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        setMention(null);
+        return;
+      }
+    }
+    // Enter sends, Shift+Enter is a new line (and Enter while an input method composes is its own).
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      void submit();
+    }
+  };
+
+  const current = open ? suggestions[Math.min(active, suggestions.length - 1)] : undefined;
+  return (
+    <form class="composer" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
+      <label for="message">Message</label>
+      <div class="mention-wrap">
+        <textarea id="message" ref={box} rows={2} maxLength={16384} value={text}
+          onInput={(e) => typed(e.currentTarget.value, e.currentTarget.selectionStart)}
+          onKeyDown={onKeyDown} onBlur={() => setMention(null)}
+          aria-describedby="message-help" aria-autocomplete="list" aria-controls={open ? 'mention-options' : undefined}
+          aria-activedescendant={current ? optionId(current.agentId) : undefined} />
+        {open && (
+          <ul id="mention-options" class="mention-options" role="listbox" aria-label="Members to mention">
+            {suggestions.map((m) => (
+              <li key={m.agentId} id={optionId(m.agentId)} role="option" aria-selected={m === current}
+                // Chosen on mousedown, before the box loses focus (which closes the list).
+                onMouseDown={(e) => { e.preventDefault(); choose(m); }}>
+                {m.displayName} <span class="handle" aria-hidden="true">@{m.name}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <p id="message-help" class="help">Enter sends, Shift+Enter starts a new line; @ and a name mentions a member.</p>
+      <button type="submit" disabled={busy}>Send</button>
+      {error !== null && <p role="alert" class="error">{error}</p>}
+    </form>
+  );
+}
