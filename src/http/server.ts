@@ -9,6 +9,7 @@ import { registerOpenApi } from './openapi.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
+import { auditRoutes } from './routes/audit.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
@@ -194,6 +195,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   void app.register(async (api) => {
     opsRoutes(api, ctx);
     agentsRoutes(api, ctx);
+    auditRoutes(api, ctx);
     authRoutes(api, ctx);
     roomsRoutes(api, ctx);
     messagesRoutes(api, ctx);
