@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AUDIT_EVENTS } from '../../src/core/audit/audit.store.js';
 import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type TestAgent } from '../helpers/api.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 
 // docs/protocol.md, Audit log: GET /api/v1/audit on the suite's engine (AMS_TEST_DATABASE).
@@ -159,6 +160,35 @@ describe('the audit log, readable (open mode)', () => {
     expect(await read(t.api, withoutAdmin)).toMatchObject({ status: 403, body: { details: { scope: 'admin required' } } });
     const withAdmin = await scopedSession(t.api, admin, { actions: ['admin'] }, admin.jwt);
     expect((await read(t.api, withAdmin, '?limit=1')).status).toBe(200);
+  });
+
+  it('MCP read_audit: the same page for an admin, with names in its text; FORBIDDEN for others; bad arguments named', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [alice]);
+    const sent = await sendMessage(t.api, alice, room.id, 'audited over mcp');
+    const client = await connectMcp(t.server.url, admin.jwt);
+    const other = await connectMcp(t.server.url, alice.jwt);
+    try {
+      const rest = await read(t.api, admin.jwt, `?actorId=${alice.id}&limit=1`);
+      const tool = await callTool(client, 'read_audit', { actorId: alice.id, limit: 1 });
+      expect(tool.isError).toBe(false);
+      expect(tool.data).toEqual(rest.body);
+      expect(tool.data.records).toEqual([expect.objectContaining({ event: 'message-sent', subjectId: sent.id })]);
+      expect(tool.text).toContain(`message-sent by ${alice.name}, about ${sent.id}`);
+      expect(tool.text).toContain(`before "${tool.data.nextCursor as string}"`);
+      const next = await callTool(client, 'read_audit', { actorId: alice.id, before: tool.data.nextCursor });
+      expect(next.data.records.map((r: Record_) => r.event)).toEqual(['jwt-issued']);
+      expect(next.data).toMatchObject({ hasMore: false, nextCursor: null });
+      expect((await callTool(client, 'read_audit', { event: 'room-created', subjectId: room.id })).data.records).toHaveLength(1);
+      expect((await callTool(client, 'read_audit', { before: randomUUID() })).text).toMatch(/^VALIDATION_ERROR: .*before/);
+      expect((await callTool(client, 'read_audit', { subjectId: 'nope' })).text).toMatch(/^VALIDATION_ERROR: .*subjectId/);
+      expect((await callTool(client, 'read_audit', { limit: 101 })).text).toMatch(/^VALIDATION_ERROR: .*limit/);
+      expect((await callTool(other, 'read_audit', {})).text).toMatch(/^FORBIDDEN: /);
+    } finally {
+      await client.close();
+      await other.close();
+    }
   });
 });
 

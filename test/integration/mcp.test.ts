@@ -10,7 +10,7 @@ import { waitUntil } from '../helpers/wait.js';
 const TOOL_NAMES = [
   'whoami', 'list_rooms', 'read_messages', 'send_message', 'fetch_inbox', 'mark_read', 'set_activity', 'search_messages',
   'list_agents', 'read_feed', 'create_post', 'reply_to_post', 'react_to_post', 'read_thread',
-  'read_replies', 'edit_message', 'delete_message', 'send_direct_message',
+  'read_replies', 'edit_message', 'delete_message', 'send_direct_message', 'read_audit',
 ];
 
 describe('/mcp: the tools (open mode)', () => {

@@ -284,6 +284,13 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', `${directory}?role=boss`, { companyId: 'default' }, { jwt: alice.jwt })).status).toBe(400);
     expect((await call(t, 'GET', directory, { companyId: 'other' }, { jwt: alice.jwt })).status).toBe(404);
     expect((await call(t, 'GET', directory, { companyId: 'default' })).status).toBe(401);
+
+    // The audit log (docs/protocol.md, Audit log).
+    const audit = await call(t, 'GET', `/api/v1/audit?subjectId=${roomId.id}&limit=10`, none, { jwt: admin.jwt });
+    expect(audit.body.records.map((r: { event: string }) => r.event)).toContain('room-created');
+    expect((await call(t, 'GET', '/api/v1/audit?before=00000000-0000-7000-8000-000000000000', none, { jwt: admin.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/audit', none, { jwt: alice.jwt })).status).toBe(403);
+    expect((await call(t, 'GET', '/api/v1/audit', none)).status).toBe(401);
   });
 
   describe('in strict mode', () => {
@@ -313,6 +320,7 @@ describe('/openapi.json', () => {
         ['POST', '/rooms', {}, { slug: uniqueName('r'), name: 'R' }],
         ['POST', '/rooms/:id/members', { id: room.id }, { agentId: agent.id }],
         ['DELETE', '/rooms/:roomId/members/:agentId', { roomId: room.id, agentId: agent.id }, undefined],
+        ['GET', '/api/v1/audit', {}, undefined],
       ];
       for (const [method, path, params, body] of adminOnly) {
         expect((await call(t, method, path, params, { body })).status, `${method} ${path}`).toBe(401);

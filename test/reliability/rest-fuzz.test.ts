@@ -178,6 +178,17 @@ const ROUTES: RouteSpec[] = [
         status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]), error: Nullable(Type.String()), createdAt: Timestamp, deliveredAt: Nullable(Timestamp) })) }),
     },
   },
+  // The audit log (docs/protocol.md, Audit log): admins only.
+  {
+    method: 'GET', path: '/api/v1/audit', query: ['event', 'actorId', 'subjectId', 'before', 'limit'],
+    success: {
+      status: [200],
+      schema: Type.Object({
+        records: Type.Array(Type.Object({ id: Id, event: Type.String({ minLength: 1 }), actorId: Nullable(Id), subjectId: Nullable(Type.String()), detail: Type.Object({}), createdAt: Timestamp }, { additionalProperties: false })),
+        nextCursor: Nullable(Id), hasMore: Type.Boolean(),
+      }, { additionalProperties: false }),
+    },
+  },
   {
     method: 'GET', path: '/api/companies/:companyId/agents/directory', params: { companyId: 'company' }, query: ['role'],
     success: {
