@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_EVENTS } from '../../src/core/audit/audit.store.js';
 import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type TestAgent } from '../helpers/api.js';
+import { ensureBuilt } from '../helpers/build.js';
+import { runAms } from '../helpers/cli.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 
@@ -209,5 +211,37 @@ describe('the audit log, readable (strict mode)', () => {
     });
     expect((await read(t.api, agent.jwt)).status).toBe(403);
     expect((await read(t.api, undefined)).status).toBe(401);
+  });
+});
+
+describe('ams audit', { timeout: 120_000 }, () => {
+  const t = useTestServer();
+  beforeAll(ensureBuilt, 180_000);
+
+  it('a table newest first with names for agents, filters, --json, --before; exit 1 for an agent, 2 for a bad --limit', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const room = await newRoom(t.api, admin, [alice]);
+    const sent = await sendMessage(t.api, alice, room.id, 'audited from the command line');
+    const ams = (token: string, ...args: string[]) => runAms({ AMS_URL: t.server.url, AMS_API_TOKEN: token }, ...args);
+
+    const table = await ams(admin.apiToken, 'audit', '--actor', alice.name, '--limit', '1');
+    expect(table).toMatchObject({ code: 0, stderr: '' });
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^TIME\s+EVENT\s+ACTOR\s+SUBJECT\s+DETAIL$/);
+    expect(lines[1]).toMatch(new RegExp(`^\\S+\\s+message-sent\\s+${alice.name}\\s+${sent.id}\\s+\\{"roomId":"${room.id}"\\}$`));
+    const more = /^more: --before (\S+)$/.exec(lines[2]!);
+    expect(more).not.toBeNull();
+    const older = await ams(admin.apiToken, 'audit', '--actor', alice.id, '--before', more![1]!);
+    expect(older.stdout).toMatch(new RegExp(`jwt-issued\\s+${alice.name}\\s+${alice.name}\\s`));
+    expect(older.stdout).not.toContain('more:');
+
+    const json = await ams(admin.apiToken, 'audit', '--subject', room.id, '--event', 'room-created', '--json');
+    expect(JSON.parse(json.stdout)).toEqual((await read(t.api, admin.jwt, `?subjectId=${room.id}&event=room-created`)).body);
+    expect((await ams(admin.apiToken, 'audit', '--event', 'no-such-event')).stdout).toBe('no records\n');
+
+    expect(await ams(alice.apiToken, 'audit')).toMatchObject({ code: 1, stdout: '', stderr: 'ams: Admin role required\n' });
+    expect(await ams(admin.apiToken, 'audit', '--limit', 'x')).toMatchObject({ code: 2, stderr: expect.stringContaining('--limit must be a whole number') });
+    expect(await ams(admin.apiToken, 'audit', '--before', 'nope')).toMatchObject({ code: 1, stderr: 'ams: --before must be a UUID\n' });
   });
 });

@@ -1,5 +1,5 @@
 import { readClientEnv } from './env.js';
-import { AmsClient, type AmsClientOptions, type Message, type Room } from '../index.js';
+import { AmsClient, type AmsClientOptions, type AuditQuery, type Message, type Room } from '../index.js';
 import { optionalString, required, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
@@ -364,6 +364,39 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const { runStdioProxy } = await import('../mcp-stdio.js');
       await runStdioProxy(serviceOf(input));
       return 0;
+    },
+  },
+  audit: {
+    usage: 'audit [--event <event>] [--actor AGENT] [--subject <id>] [--before <record id>] [--limit <n>] [--json]',
+    summary: 'The audit log, newest first (admins): who did what, about what (an agent, token, room, message, file or task), when; a page ending with "more" goes on with --before.',
+    options: [...CONNECTION, 'event', 'actor', 'subject', 'before', 'limit', 'json'],
+    args: [],
+    fields: { event: '--event', actorId: '--actor', subjectId: '--subject', before: '--before', limit: '--limit' },
+    run(input) {
+      const limit = wholeNumber(optionalString(input, 'limit'), '--limit', 100);
+      return withClient(input, async (client) => {
+        const actor = optionalString(input, 'actor');
+        const query: AuditQuery = {};
+        for (const [field, option] of [['event', 'event'], ['subjectId', 'subject'], ['before', 'before']] as const) {
+          const value = optionalString(input, option);
+          if (value !== undefined) query[field] = value;
+        }
+        if (actor !== undefined) query.actorId = await findAgentId(client, actor);
+        if (limit !== undefined) query.limit = limit;
+        const page = await client.audit(query);
+        if (json(input)) {
+          print(page);
+          return 0;
+        }
+        // Agents by name; any other subject (a token, room, message, ...) by its id.
+        const names = new Map((await client.directory()).agents.map((a) => [a.id, a.name]));
+        const nameOf = (id: string | null): string => (id === null ? '-' : (names.get(id) ?? id));
+        const rows = page.records.map((r) => [r.createdAt, r.event, nameOf(r.actorId), nameOf(r.subjectId), JSON.stringify(r.detail)]);
+        if (rows.length === 0) console.log('no records');
+        else printTable([['TIME', 'EVENT', 'ACTOR', 'SUBJECT', 'DETAIL'], ...rows]);
+        if (page.hasMore) console.log(`more: --before ${page.nextCursor ?? ''}`);
+        return 0;
+      });
     },
   },
   search: {
