@@ -38,6 +38,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /api/v1/agents': 8 * KiB,
   // scopes: at most 4096 bytes once serialised compactly (more when escaped or indented), expiresAt.
   'POST /api/v1/agents/:id/tokens': 64 * KiB,
+  // displayName (128), description (1000) and 20 skills of at most 984 code points each, 12 bytes
+  // each escaped: about 250 KiB.
+  'PATCH /api/v1/agents/:id': 320 * KiB,
   // No body is needed; an empty object or none.
   'POST /api/v1/agents/:id/disable': 4 * KiB,
   'POST /api/v1/agents/:id/enable': 4 * KiB,

@@ -61,6 +61,8 @@ describe('the audit log, readable (open mode)', () => {
     expect((await t.api.delete(`/api/v1/tokens/${issued.body.prefix}`, as(admin))).status).toBe(204);
     expected.push(['token-issued', issued.body.id, admin.id], ['jwt-issued', bob.id, bob.id], ['token-revoked', issued.body.id, admin.id]);
 
+    expect((await t.api.request('PATCH', `/api/v1/agents/${alice.id}`, { body: { description: 'audited' }, jwt: alice.jwt })).status).toBe(200);
+    expected.push(['agent-updated', alice.id, alice.id]);
     expect((await t.api.post(`/api/v1/agents/${bob.id}/disable`, {}, as(admin))).status).toBe(200);
     expect((await t.api.post(`/api/v1/agents/${bob.id}/enable`, {}, as(admin))).status).toBe(200);
     expected.push(['agent-disabled', bob.id, admin.id], ['agent-enabled', bob.id, admin.id]);

@@ -7,7 +7,7 @@ import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
   NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted,
-  AuditPage, AuditQuery,
+  AuditPage, AuditQuery, AgentUpdate,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -404,6 +404,11 @@ export class AmsClient {
 
   createAgent(agent: NewAgent): Promise<Agent> {
     return this.http.request('POST', '/api/v1/agents', { body: agent });
+  }
+
+  /** Changes an agent's display name, description or skills (the agent itself, or an admin). */
+  updateAgent(agentId: string, changes: AgentUpdate): Promise<Agent> {
+    return this.http.request('PATCH', `/api/v1/agents/${enc(agentId)}`, { body: changes });
   }
 
   disableAgent(agentId: string): Promise<Agent> {

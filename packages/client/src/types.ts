@@ -8,6 +8,7 @@ import type {
   HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
   SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
   MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, AuditPageSchema, AuditQuerySchema, AuditRecordSchema,
+  UpdateAgentInput, SkillSchema,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -15,6 +16,9 @@ import type {
 
 export type Agent = Static<typeof AgentSchema>;
 export type NewAgent = Static<typeof CreateAgentInput>;
+/** `updateAgent`'s changes: each given field replaces the stored one (docs/protocol.md, Agent profiles). */
+export type AgentUpdate = Static<typeof UpdateAgentInput>;
+export type AgentSkill = Static<typeof SkillSchema>;
 export type IssuedToken = Static<typeof IssuedTokenSchema>;
 export type IssueTokenOptions = Static<typeof IssueTokenInput>;
 /** A token as `tokens(agentId)` lists it: never its secret. */

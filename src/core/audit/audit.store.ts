@@ -20,6 +20,7 @@ import { fromJson, nowIso, toIso } from '../../store/values.js';
  */
 export const AUDIT_EVENTS = [
   'agent-created',
+  'agent-updated',
   'agent-disabled',
   'agent-enabled',
   'token-issued',

@@ -1,5 +1,5 @@
 import { readClientEnv } from './env.js';
-import { AmsClient, type AmsClientOptions, type AuditQuery, type Message, type Room } from '../index.js';
+import { AmsClient, type AgentSkill, type AgentUpdate, type AmsClientOptions, type AuditQuery, type Message, type Room } from '../index.js';
 import { optionalString, required, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
@@ -109,6 +109,33 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       if (role !== 'admin' && role !== 'agent') throw new UsageError('--role must be admin or agent');
       return withClient(input, async (client) => {
         print(await client.createAgent({ name, displayName: optionalString(input, 'display-name') ?? name, role }));
+        return 0;
+      });
+    },
+  },
+  'agents update': {
+    usage: "agents update AGENT [--display-name <text>] [--description <text>] [--skills '<JSON array>']",
+    summary: 'Change an agent\'s display name, description or skills (the agent itself or an admin) and print it as JSON; --skills replaces them all: [{"id", "name", "description"?, "tags"?}].',
+    options: [...CONNECTION, 'display-name', 'description', 'skills', 'json'],
+    args: ['AGENT'],
+    fields: { displayName: '--display-name', description: '--description', skills: '--skills', body: 'the command line' },
+    run(input) {
+      const changes: AgentUpdate = {};
+      const displayName = optionalString(input, 'display-name');
+      const description = optionalString(input, 'description');
+      const skills = optionalString(input, 'skills');
+      if (displayName !== undefined) changes.displayName = displayName;
+      if (description !== undefined) changes.description = description;
+      if (skills !== undefined) {
+        try {
+          changes.skills = JSON.parse(skills) as AgentSkill[];
+        } catch {
+          throw new UsageError('--skills must be a JSON array of {"id", "name", "description"?, "tags"?}');
+        }
+      }
+      if (Object.keys(changes).length === 0) throw new UsageError('agents update needs --display-name, --description or --skills');
+      return withClient(input, async (client) => {
+        print(await client.updateAgent(await findAgentId(client, input.args[0]!), changes));
         return 0;
       });
     },

@@ -12,6 +12,8 @@ export class UsageError extends Error {}
 export const OPTIONS = {
   name: { type: 'string' },
   'display-name': { type: 'string' },
+  description: { type: 'string' },
+  skills: { type: 'string' },
   role: { type: 'string' },
   agent: { type: 'string' },
   'expires-at': { type: 'string' },
