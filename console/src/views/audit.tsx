@@ -52,7 +52,7 @@ export function AuditView({ session }: { session: Session }) {
       (err) => setError(describeError(err)),
     );
   };
-  const who = (id: string | null): string => (id === null ? '-' : nameOf(session, id));
+  const who = (id: string | null, none: string): string => (id === null ? none : nameOf(session, id));
 
   return (
     <div class="audit">
@@ -74,8 +74,8 @@ export function AuditView({ session }: { session: Session }) {
                 <tr key={r.id}>
                   <th scope="row"><time dateTime={r.createdAt} title={r.createdAt}>{formatTime(r.createdAt)}</time></th>
                   <td>{r.event}</td>
-                  <td title={r.actorId ?? undefined}>{who(r.actorId)}</td>
-                  <td title={r.subjectId ?? undefined}>{who(r.subjectId)}</td>
+                  <td title={r.actorId ?? undefined}>{who(r.actorId, 'anonymous')}</td>
+                  <td title={r.subjectId ?? undefined}>{who(r.subjectId, '-')}</td>
                   <td><code>{JSON.stringify(r.detail)}</code></td>
                 </tr>
               ))}
