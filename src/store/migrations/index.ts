@@ -12,6 +12,8 @@ import { directRooms } from './009-direct-rooms.js';
 import { threadsAndEdits } from './010-threads-and-edits.js';
 import { messageAttention } from './011-message-attention.js';
 import { dataAndFiles } from './012-data-and-files.js';
+import { auditRead } from './014-audit-read.js';
+import { agentProfile } from './015-agent-profile.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -34,6 +36,8 @@ function migrations(engine: Engine): Record<string, Migration> {
     '010-threads-and-edits': threadsAndEdits(engine),
     '011-message-attention': messageAttention(engine),
     '012-data-and-files': dataAndFiles(engine),
+    '014-audit-read': auditRead,
+    '015-agent-profile': agentProfile(engine),
   };
 }
 
