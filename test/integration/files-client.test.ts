@@ -3,6 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AmsClient, AmsError } from '@agent-messaging/client';
 import { newAgent, type TestAgent } from '../helpers/api.js';
@@ -54,6 +56,35 @@ describe('client library and ams: files', { timeout: 120_000 }, () => {
     expect(part.contentRange).toBe(`bytes 10-19/${bytes.length}`);
     expect((await collect(part.body)).equals(bytes.subarray(10, 20))).toBe(true);
     expect(await client.fileInfo(fromBlob.id)).toMatchObject({ name: 'b.txt', size: 9, contentType: 'text/plain' });
+  });
+
+  it('a streamed upload holds little of the body in memory (client and server together, after a collection)', { timeout: 120_000 }, async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const held = (): number => {
+      gc();
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
+    const total = 25 * 1024 * 1024;
+    const hash = createHash('sha256');
+    async function* pieces(): AsyncGenerator<Uint8Array> {
+      for (let sent = 0; sent < total; sent += 64 * 1024) {
+        const piece = Buffer.alloc(64 * 1024, sent % 251);
+        hash.update(piece);
+        yield piece;
+      }
+    }
+    const base = held();
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, held() - base);
+    }, 100);
+    const file = await client.uploadFile('big.bin', Readable.from(pieces()));
+    clearInterval(sampler);
+    expect(file).toMatchObject({ size: total, sha256: hash.digest('hex') });
+    // Measured: about 6 MiB through node:http; through Node 20's fetch the client alone held the whole body.
+    expect(peak).toBeLessThan(12 * 1024 * 1024);
   });
 
   it('refusals are AmsErrors: a hostile name (400 with details), an unknown file (404)', async () => {

@@ -264,7 +264,7 @@ describe('files: upload, download, access, limits', () => {
     expect(orphans).toEqual([]);
   });
 
-  it('a 25 MiB upload streams: the server\'s memory does not grow by the file\'s size; the bytes come back intact', async () => {
+  it('a 25 MiB upload streams: the server\'s memory does not grow by the file\'s size; the bytes come back intact', { timeout: 120_000 }, async () => {
     const total = 25 * 1024 * 1024;
     const { stream, digest } = generated(total);
     // What the process holds (garbage collected before each sample), not what it has yet to collect:

@@ -1,7 +1,7 @@
 import { io, type Socket } from 'socket.io-client';
 import { AmsError, isTransient } from './errors.js';
 import { HttpTransport, REQUEST_TIMEOUT_MS } from './http.js';
-import { describeDownload, isBlob, toBodyInit, UPLOAD_TIMEOUT_MS, type DownloadedFile, type DownloadInfo, type FileBody } from './files.js';
+import { describeDownload, isBlob, onNode, toBodyInit, UPLOAD_TIMEOUT_MS, type DownloadedFile, type DownloadInfo, type FileBody } from './files.js';
 import { RoomStreams, type SyncSource } from './room-streams.js';
 import { SessionKeeper } from './session.js';
 import type {
@@ -409,12 +409,17 @@ export class AmsClient {
    */
   async uploadFile(name: string, body: FileBody, options: { contentType?: string; timeoutMs?: number } = {}): Promise<FileInfo> {
     const contentType = options.contentType ?? (isBlob(body) && body.type !== '' ? body.type : 'application/octet-stream');
+    const timeoutMs = options.timeoutMs ?? UPLOAD_TIMEOUT_MS;
+    if (onNode() && !(body instanceof Uint8Array) && !isBlob(body)) {
+      const stream = body instanceof ReadableStream ? (body as unknown as AsyncIterable<Uint8Array>) : body;
+      return this.http.nodeStreamPost<FileInfo>('/api/v1/files', { query: { name }, headers: { 'content-type': contentType }, body: stream, timeoutMs });
+    }
     const response = await this.http.raw('POST', '/api/v1/files', {
       query: { name },
       headers: { 'content-type': contentType },
       body: toBodyInit(body),
       // The answer comes once the last byte is stored: the whole upload is its wait.
-      timeoutMs: options.timeoutMs ?? UPLOAD_TIMEOUT_MS,
+      timeoutMs,
     });
     return (await response.json()) as FileInfo;
   }

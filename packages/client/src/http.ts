@@ -1,5 +1,6 @@
 import { AmsError, fromHttpError } from './errors.js';
 import type { SessionKeeper } from './session.js';
+import { nodeUpload } from './files.js';
 
 /** A request that gets no answer in this time fails with TIMEOUT (the inbox adds its `wait`). */
 export const REQUEST_TIMEOUT_MS = 30_000;
@@ -101,6 +102,28 @@ export class HttpTransport {
       throw fromHttpError(response.status, body);
     }
     return response;
+  }
+
+  /** A POST whose body streams from `body` on Node.js (files.ts, nodeUpload); its JSON answer, or its AmsError. */
+  async nodeStreamPost<T>(path: string, options: { query?: Record<string, string>; headers: Record<string, string>; body: AsyncIterable<Uint8Array>; timeoutMs: number }): Promise<T> {
+    if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed');
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [key, value] of Object.entries(options.query ?? {})) url.searchParams.set(key, value);
+    const headers = { ...options.headers, authorization: `Bearer ${await this.session.token()}` };
+    let answer: { status: number; text: string };
+    try {
+      answer = await nodeUpload(url, headers, options.body, options.timeoutMs);
+    } catch (err) {
+      throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached or went away (POST ${url.pathname})`, { cause: err });
+    }
+    let parsed: unknown;
+    try {
+      parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
+    } catch {
+      parsed = { error: answer.text.slice(0, 200) };
+    }
+    if (answer.status < 200 || answer.status >= 300) throw fromHttpError(answer.status, parsed);
+    return parsed as T;
   }
 
   private async once<T>(method: string, path: string, options: RequestOptions, jwt: string | undefined): Promise<T> {

@@ -122,6 +122,11 @@ export function filesRoutes(app: FastifyInstance, ctx: AppContext): void {
         // Too large: the rest of the body is not read, so the connection is not reused. Any other
         // refusal comes before a byte is read (or the body is gone): Node drains what remains.
         if (err instanceof AppError && err.code === 'PAYLOAD_TOO_LARGE') void reply.header('connection', 'close');
+        // The client went away (or its body ended short of its Content-Length): its mistake, not a
+        // failure of the service; nothing was kept, and the answer likely reaches nobody.
+        if (!(err instanceof AppError) && (request.raw.readableAborted || request.raw.errored !== null)) {
+          throw new AppError('BAD_REQUEST', 'The upload ended before its body did', { body: 'ended before it was complete' });
+        }
         throw err;
       }
     });
