@@ -3,15 +3,15 @@ import { describeError } from './session.js';
 
 /**
  * The state of a form around one text box (the message composer, a new post, a reply): `submit`
- * sends non-blank text once at a time, empties the box when it worked, and keeps the text with an
+ * sends non-blank text (or blank when `canSendBlank` says so) once at a time, empties the box when it worked, and keeps the text with an
  * error message when it did not.
  */
-export function useTextForm(send: (text: string) => Promise<void>) {
+export function useTextForm(send: (text: string) => Promise<void>, canSendBlank: () => boolean = () => false) {
   const [text, setText] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (): Promise<void> => {
-    if (text.trim() === '' || busy) return;
+    if ((text.trim() === '' && !canSendBlank()) || busy) return;
     setBusy(true);
     setError(null);
     try {

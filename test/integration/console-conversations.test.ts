@@ -9,10 +9,13 @@ import { connectReady, waitFor, type ClientSocket } from '../helpers/ws.js';
 
 // The console's conversations (docs/console.md) in headless Chromium, by the accessible names of the
 // contract: Message in the directory and direct rooms named by the other agent, @ suggestions in a
-// listbox that fill `mentions`, "mentions you", "is typing" / "is working: <text>", attention counts.
+// listbox that fill `mentions`, "mentions you", "is typing" / "is working: <text>", attention counts,
+// Attach file and attachments (links, raster images inline).
 const hasChromium = await servicesAvailable('console (browser tests)', ['chromium']);
 
 const displayName = (agent: TestAgent): string => `Test ${agent.name}`;
+/** A 1x1 PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
 
 describe.skipIf(!hasChromium)('console: direct rooms, mentions, activity and attention', () => {
   const t = useTestServer();
@@ -208,6 +211,62 @@ describe.skipIf(!hasChromium)('console: direct rooms, mentions, activity and att
     // The quiet room has neither.
     await page.getByRole('link', { name: `${other.name} 0`, exact: true }).waitFor();
     expect(await roomEntry(page, other.name).getByText(/for you/).count()).toBe(0);
+    expect(errors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([]);
+  });
+
+  it('attaches a chosen file to the next message; shows attachments as links with their size, raster images inline, never an SVG; downloads the others', { timeout: 60_000 }, async () => {
+    const room = await newRoom(t.api, admin, [person, bot]);
+    const { page, errors } = await open(person, `#/rooms/${room.id}`);
+    await page.getByRole('heading', { name: room.name }).waitFor();
+    const log = page.getByRole('log');
+
+    // A PNG from the page, with text.
+    await page.getByLabel('Attach file', { exact: true }).setInputFiles({ name: 'dot.png', mimeType: 'image/png', buffer: PNG });
+    await page.getByLabel('Message', { exact: true }).fill('a picture');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const picture = log.getByRole('listitem').filter({ hasText: 'a picture' });
+    await picture.getByRole('link', { name: 'dot.png', exact: true }).waitFor();
+    await picture.getByText(`(${PNG.length} B)`, { exact: true }).waitFor();
+    const img = picture.getByRole('img', { name: 'dot.png', exact: true });
+    await img.waitFor();
+    expect(await img.getAttribute('alt')).toBe('dot.png');
+    expect(await img.getAttribute('src')).toMatch(/^blob:/);
+    await expect.poll(() => img.evaluate((el) => (el as unknown as { naturalWidth: number }).naturalWidth)).toBe(1);
+    expect(await page.getByLabel('Attach file', { exact: true }).inputValue()).toBe('');
+    const stored = (await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: bot.jwt })).body.messages[0];
+    expect(stored).toMatchObject({ body: 'a picture', attachments: [{ name: 'dot.png', contentType: 'image/png', size: PNG.length }] });
+
+    // A file alone: its name is the text. The next message carries no file.
+    await page.getByLabel('Attach file', { exact: true }).setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('some notes\n') });
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    // The message's item (its attachments are items of a list inside it).
+    const notes = log.getByRole('listitem').filter({ has: page.getByRole('link', { name: 'notes.txt', exact: true }) }).first();
+    await notes.waitFor();
+    expect(await notes.getByRole('img').count()).toBe(0);
+    await page.getByLabel('Message', { exact: true }).fill('no file here');
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    await log.getByText('no file here').waitFor();
+    const last = (await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: bot.jwt })).body.messages;
+    expect(last[1]).toMatchObject({ body: 'notes.txt', attachments: [{ name: 'notes.txt', size: 11 }] });
+    expect(last[0]).toMatchObject({ body: 'no file here', attachments: [] });
+
+    // A click downloads it (with the JWT), under its name.
+    const [download] = await Promise.all([page.waitForEvent('download'), notes.getByRole('link', { name: 'notes.txt', exact: true }).click()]);
+    expect(download.suggestedFilename()).toBe('notes.txt');
+    const chunks: Buffer[] = [];
+    for await (const chunk of (await download.createReadStream())) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('some notes\n');
+
+    // An SVG from another agent: a link, never an image of this origin.
+    const svg = await fetch(`${t.server.url}/api/v1/files?name=drawing.svg`, {
+      method: 'POST', headers: { authorization: `Bearer ${bot.jwt}`, 'content-type': 'image/svg+xml' },
+      body: '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><rect width="1" height="1"/></svg>',
+    });
+    expect(svg.status).toBe(201);
+    await t.api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'a drawing', attachments: [(await svg.json() as { id: string }).id] }, { jwt: bot.jwt });
+    const drawing = log.getByRole('listitem').filter({ hasText: 'a drawing' });
+    await drawing.getByRole('link', { name: 'drawing.svg', exact: true }).waitFor();
+    expect(await drawing.getByRole('img').count()).toBe(0);
     expect(errors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([]);
   });
 });

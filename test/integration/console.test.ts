@@ -78,7 +78,7 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     expect(root.headers.get('location')).toBe('/console/');
     const page = await fetch(`${t.server.url}/console/`);
     expect(page.status).toBe(200);
-    expect(page.headers.get('content-security-policy')).toBe("default-src 'self'");
+    expect(page.headers.get('content-security-policy')).toBe("default-src 'self'; img-src 'self' blob:");
     expect(page.headers.get('cache-control')).toBe('no-cache');
     const html = await page.text();
     // Nothing inline: every script has a src, no style element or attribute, no other host.
@@ -91,7 +91,7 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
       const res = await fetch(`${t.server.url}${asset}`);
       expect(res.status, asset).toBe(200);
       expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
-      expect(res.headers.get('content-security-policy')).toBe("default-src 'self'");
+      expect(res.headers.get('content-security-policy')).toBe("default-src 'self'; img-src 'self' blob:");
     }
     expect((await fetch(`${t.server.url}/console/assets/nothing-here.js`)).status).toBe(404);
     expect((await fetch(`${t.server.url}/console/assets/..%2Fconsole%2Findex.html`)).status).toBe(404);

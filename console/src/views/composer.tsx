@@ -23,7 +23,8 @@ export function mentionedIn(text: string, members: RoomMember[]): string[] {
 /**
  * The room's **Message** box: Enter sends; `@` and letters offer the matching members in a listbox
  * (arrows, Enter or Tab to choose, Escape to close, or a click), and the members named `@<name>` in
- * the text go in `mentions`; typing shows the room this agent is typing (docs/console.md).
+ * the text go in `mentions`; typing shows the room this agent is typing; **Attach file** uploads a
+ * file and attaches it to the next message sent (docs/console.md).
  */
 export function Composer({ session, roomId, members, onSent }: {
   session: Session; roomId: string; members: RoomMember[]; onSent: (message: Message) => void;
@@ -34,13 +35,23 @@ export function Composer({ session, roomId, members, onSent }: {
   const caretAfter = useRef<number | null>(null);
   const [mention, setMention] = useState<{ start: number; query: string } | null>(null);
   const [active, setActive] = useState(0);
-  const { text, setText, error, busy, submit } = useTextForm(async (body) => {
+  const [file, setFile] = useState<File | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const { text, setText, error, busy, submit } = useTextForm(async (typed) => {
+    // A file alone is sent with its name as the text (a message has one).
+    const body = typed.trim() === '' && file !== null ? file.name : typed;
     const mentions = mentionedIn(body, members);
-    const message = await client.send(roomId, body, mentions.length > 0 ? { mentions } : {});
+    const attachments = file === null ? [] : [(await client.uploadFile(file.name, file)).id];
+    const message = await client.send(roomId, body, {
+      ...(mentions.length > 0 ? { mentions } : {}),
+      ...(attachments.length > 0 ? { attachments } : {}),
+    });
     lastTyping.current = 0; // the service shows this agent idle again once it sent
     setMention(null);
+    setFile(null);
+    if (fileInput.current) fileInput.current.value = '';
     onSent(message);
-  });
+  }, () => file !== null);
 
   const suggestions = mention === null ? [] : members
     .filter((m) => m.agentId !== session.me.id)
@@ -132,7 +143,11 @@ export function Composer({ session, roomId, members, onSent }: {
         )}
       </div>
       <p id="message-help" class="help">Enter sends, Shift+Enter starts a new line; @ and a name mentions a member.</p>
-      <button type="submit" disabled={busy}>Send</button>
+      <div class="composer-actions">
+        <button type="submit" disabled={busy}>Send</button>
+        <label for="attach" class="attach-label">Attach file</label>
+        <input id="attach" ref={fileInput} type="file" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+      </div>
       {error !== null && <p role="alert" class="error">{error}</p>}
     </form>
   );

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preac
 import type { ActivityUpdate, Message, Room, RoomMember } from '@agent-messaging/client';
 import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
+import { Attachments } from './attachments.js';
 import { Composer } from './composer.js';
 
 const PAGE = 50;
@@ -213,10 +214,15 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
   );
 }
 
-/** What a message shows of itself: its text, or "deleted"; "edited"; "N replies". */
-function MessageText({ message: m }: { message: Message }) {
+/** What a message shows of itself: its text and files, or "deleted"; "edited". */
+function MessageText({ session, message: m }: { session: Session; message: Message }) {
   if (m.deletedAt !== null) return <p class="body deleted"><em>deleted</em></p>;
-  return <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>;
+  return (
+    <>
+      <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>
+      <Attachments session={session} attachments={m.attachments} />
+    </>
+  );
 }
 
 const repliesLabel = (n: number): string => (n === 1 ? '1 reply' : `${n} replies`);
@@ -256,7 +262,7 @@ function MessageItem({ session, message: m, onChange, onThread }: {
           <button type="button" class="secondary" onClick={() => setEditing(false)}>Cancel</button>
           {editError !== null && <p role="alert" class="error">{editError}</p>}
         </form>
-      ) : <MessageText message={m} />}
+      ) : <MessageText session={session} message={m} />}
       <div class="actions">
         {m.threadId === null && (m.replyCount ?? 0) > 0 && <span class="replies">{repliesLabel(m.replyCount!)}</span>}
         {m.deletedAt === null && <button type="button" class="secondary" onClick={() => onThread(m.threadId ?? m.id)}>Reply</button>}
@@ -321,12 +327,12 @@ function ThreadPanel({ session, roomId, rootId, onClose }: { session: Session; r
         <ol class="thread-messages">
           <li class="message root">
             <div class="meta"><span class="author">{nameOf(session, root.senderId)}</span> <time dateTime={root.createdAt}>{formatTime(root.createdAt)}</time></div>
-            <MessageText message={root} />
+            <MessageText session={session} message={root} />
           </li>
           {replies.map((m) => (
             <li key={m.id} class="message">
               <div class="meta"><span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time></div>
-              <MessageText message={m} />
+              <MessageText session={session} message={m} />
             </li>
           ))}
         </ol>

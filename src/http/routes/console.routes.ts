@@ -17,8 +17,12 @@ export const CONSOLE_PREFIX = '/console/';
 /** Both src/http/routes/ and dist/http/routes/ sit three levels below the package root. */
 export const CONSOLE_DIST = join(fileURLToPath(new URL('../../..', import.meta.url)), 'dist', 'console');
 
-/** Everything from this service; no inline script or style (Vite's output has none). */
-const CSP = "default-src 'self'";
+/**
+ * Everything from this service; no inline script or style (Vite's output has none). Images may also
+ * be blob: URLs: the console previews raster attachments it downloaded with the session's JWT
+ * (docs/console.md, Security).
+ */
+const CSP = "default-src 'self'; img-src 'self' blob:";
 
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
