@@ -7,6 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAudit } from '../../src/core/audit/audit.store.js';
+import { deleteExpiredFile } from '../../src/core/files/files.store.js';
 import { testConfig } from '../helpers/config.js';
 import { Api, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type TestAgent } from '../helpers/api.js';
 import { startTestNodes, startTestServer, type TestServer } from '../helpers/server.js';
@@ -352,6 +353,16 @@ describe('files: a small FILE_MAX_BYTES, the clean-up', () => {
     expect((await download(server.url, agent.jwt, kept.body.id as string)).status).toBe(200);
     // Run again (as another node would): nothing more, no error.
     await expect(server.app.ctx.files.cleanup()).resolves.toBeGreaterThanOrEqual(0);
+  });
+
+  it('a file attached between the clean-up finding it and deleting it stays', async () => {
+    const late = await upload(server.url, agent.jwt, 'late', Buffer.from('late'));
+    const room = await newRoom(api, admin, [agent]);
+    const message = await sendMessage(api, agent, room.id, 'attached late');
+    // Found expired (attached to nothing), then a send attaches it before the delete runs.
+    await db().insertInto('message_attachments').values({ message_id: message.id, position: 0, file_id: late.body.id as string }).execute();
+    await expect(deleteExpiredFile(db(), late.body.id as string)).resolves.toBe(false);
+    expect((await download(server.url, agent.jwt, late.body.id as string)).status).toBe(200);
   });
 });
 

@@ -8,7 +8,7 @@ import { nowIso } from '../../store/values.js';
 import type { Authz } from '../auth/authz.js';
 import type { Principal } from '../principal.js';
 import {
-  CHUNK_BYTES, completeFile, deleteFiles, expiredFiles, findCompleteFile, insertChunk, insertFile, readableThroughRoom, readChunk,
+  CHUNK_BYTES, completeFile, deleteExpiredFile, deleteFiles, expiredFiles, findCompleteFile, insertChunk, insertFile, readableThroughRoom, readChunk,
 } from './files.store.js';
 
 export { CHUNK_BYTES } from './files.store.js';
@@ -171,8 +171,7 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
       for (;;) {
         const ids = await expiredFiles(db, unattachedBefore, incompleteBefore, CLEANUP_BATCH);
         // Several nodes may pick the same ids: a second delete finds nothing, harmlessly.
-        for (const id of ids) await deleteFiles(db, [id]);
-        deleted += ids.length;
+        for (const id of ids) if (await deleteExpiredFile(db, id)) deleted += 1;
         if (ids.length < CLEANUP_BATCH) return deleted;
       }
     },
