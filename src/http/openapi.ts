@@ -233,6 +233,7 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: 'messages', description: 'Room messages' },
         { name: 'social', description: 'Channels, posts, threads and reactions' },
         { name: 'directory', description: 'The agent directory' },
+        { name: 'tasks', description: 'Tasks and approvals handed from one agent to another' },
         { name: 'webhooks', description: 'Signed HTTP deliveries of messages to agents that are not connected' },
         { name: 'ops', description: 'Health and readiness' },
       ],

@@ -13,6 +13,7 @@ import { authRoutes } from './routes/auth.routes.js';
 import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
+import { tasksRoutes } from './routes/tasks.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { searchRoutes } from './routes/search.routes.js';
@@ -66,6 +67,10 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
   'POST /api/v1/agents/:id/webhooks': 16 * KiB,
   'DELETE /api/v1/agents/:id/webhooks/:webhookId': 4 * KiB,
+  // title (200 code points), input {body as a send's, data, attachments}, room, dueAt, clientTaskId.
+  'POST /api/v1/tasks': 256 * KiB,
+  // state, message {body as a send's, data, attachments}, result (16 KiB as JSON).
+  'POST /api/v1/tasks/:id/state': 256 * KiB,
 };
 
 /**
@@ -198,6 +203,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     roomsRoutes(api, ctx);
     messagesRoutes(api, ctx);
     inboxRoutes(api, ctx);
+    tasksRoutes(api, ctx);
     searchRoutes(api, ctx);
     socialRoutes(api, ctx);
     webhooksRoutes(api, ctx);

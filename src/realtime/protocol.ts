@@ -39,6 +39,7 @@ export function toWsMessage(message: Message): WsMessage {
     threadId: message.threadId,
     editedAt: message.editedAt,
     deletedAt: message.deletedAt,
+    task: message.task,
   };
   if (message.replyCount !== undefined) out.replyCount = message.replyCount;
   if (message.lastReplyAt !== undefined) out.lastReplyAt = message.lastReplyAt;

@@ -1,5 +1,6 @@
 import { IdString, Timestamp } from './common.schema.js';
 import { Type, Text, Uuid } from './text.js';
+import { MessageTaskSchema } from './tasks.schema.js';
 
 export const MESSAGE_BODY_MAX = 16_384;
 /** Distinct agents one message may mention (a repeated id counts once; the array itself up to 100). */
@@ -54,6 +55,7 @@ const messageFields = {
   lastReplyAt: Type.Optional(Type.Union([Timestamp(), Type.Null()], { description: 'Not on replies: when the newest reply was sent; null without replies' })),
   editedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the body was last edited; null if never' }),
   deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty); null if not' }),
+  task: Type.Union([MessageTaskSchema, Type.Null()], { description: 'The task whose creation or move posted this message, with the state that move set; null when none' }),
 };
 
 /** The REST Message object. */

@@ -33,7 +33,9 @@ export type AuditEvent =
   | 'reply-created'
   | 'reaction-toggled'
   | 'webhook-created'
-  | 'webhook-deleted';
+  | 'webhook-deleted'
+  | 'task-created'
+  | 'task-updated';
 
 export interface AuditEntry {
   event: AuditEvent;

@@ -1,3 +1,5 @@
+import type { MessageTask } from '../tasks/task.js';
+
 /**
  * A stored message as the domain sees it (REST items are this object; WebSocket items rename
  * `senderId` to `authorAgentId`, see realtime/protocol.ts). Its own module, so that stores,
@@ -22,4 +24,6 @@ export interface Message {
   /** Null until edited / deleted; a deleted message is a tombstone (body ""). */
   editedAt: string | null;
   deletedAt: string | null;
+  /** The task whose creation or move posted it, with the state that move set; null when none (docs/tasks.md). */
+  task: MessageTask | null;
 }

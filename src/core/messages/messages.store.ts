@@ -3,6 +3,7 @@ import { prepared } from '../../store/prepared.js';
 import type { Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
+import type { MessageTask } from '../tasks/task.js';
 import type { Message } from './message.js';
 
 export function toMessage(row: Selectable<MessagesTable>): Message {
@@ -16,6 +17,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     threadId: row.thread_id,
     editedAt: toIsoOrNull(row.edited_at),
     deletedAt: toIsoOrNull(row.deleted_at),
+    task: row.task === null || row.task === undefined ? null : (fromJson(row.task) as MessageTask),
   };
   if (row.thread_id === null) {
     message.replyCount = Number(row.reply_count);
@@ -30,7 +32,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 
 // Compiled once: the statements of every send and every history page. `seq` is the room's counter,
 // bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
-type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id';
+type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'task';
 const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTable>, InsertedColumns>> & { seq_from_end: number }) =>
   db.insertInto('messages').values((eb) => ({
     id: p.id,
@@ -42,6 +44,7 @@ const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTab
     client_msg_id: p.client_msg_id,
     created_at: p.created_at,
     thread_id: p.thread_id,
+    task: p.task,
     seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
   })),
 );
@@ -69,6 +72,7 @@ function messageColumns(m: Message) {
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
     thread_id: m.threadId,
+    task: m.task === null ? null : JSON.stringify(m.task),
   };
 }
 
@@ -114,12 +118,13 @@ export function insertBatchOnPostgres(db: Db, batch: {
       where rooms.id = c.id
       returning rooms.id, rooms.last_seq
     ), inserted as (
-      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, seq)
-      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, bumped.last_seq - m.from_end
+      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, task, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, m.task::jsonb, bumped.last_seq - m.from_end
       from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
         ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
-        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[], ${batch.fromEnd}::int[])
-        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, from_end)
+        ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[],
+        ${col((m) => (m.task === null ? null : JSON.stringify(m.task)))}::text[], ${batch.fromEnd}::int[])
+        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, task, from_end)
       join bumped on bumped.id = m.room_id
     ), threaded as (
       update messages set reply_count = messages.reply_count + t.n, last_reply_at = greatest(messages.last_reply_at, t.at)

@@ -12,6 +12,7 @@ import { directRooms } from './009-direct-rooms.js';
 import { threadsAndEdits } from './010-threads-and-edits.js';
 import { messageAttention } from './011-message-attention.js';
 import { dataAndFiles } from './012-data-and-files.js';
+import { tasks } from './013-tasks.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -34,6 +35,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '010-threads-and-edits': threadsAndEdits(engine),
     '011-message-attention': messageAttention(engine),
     '012-data-and-files': dataAndFiles(engine),
+    '013-tasks': tasks(engine),
   };
 }
 
