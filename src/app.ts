@@ -29,6 +29,7 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
   }
   ctx.webhookWorker.start();
   ctx.files.start();
+  ctx.tasks.startExpiry((err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'task expiry sweep failed'));
   const address = http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -43,6 +44,7 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
       closing ??= (async () => {
         // Held inbox requests answer now (empty), so they do not keep the close waiting.
         ctx.inboxWaiters.close();
+        ctx.taskWaiters.close();
         // Both stop accepting at once; the HTTP server finishes closing only once the sockets are gone.
         const httpClosed = http.close();
         await realtime.close();

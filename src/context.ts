@@ -20,6 +20,8 @@ import { createFilesService, type FilesService } from './core/files/files.servic
 import { createActivityService, type ActivityService } from './core/activity/activity.service.js';
 import { createInboxService, type InboxService } from './core/inbox/inbox.service.js';
 import { InboxWaiters } from './core/inbox/inbox-waiters.js';
+import { TaskWaiters } from './core/tasks/task-waiters.js';
+import { createTasksService, type TasksService } from './core/tasks/tasks.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
@@ -74,6 +76,9 @@ export interface AppContext {
   inbox: InboxService;
   /** Held inbox requests, woken by the event bridge for messages committed here and on other nodes. */
   inboxWaiters: InboxWaiters;
+  /** Tasks and approvals (docs/tasks.md), and their held requests, woken by the event bridge on every node. */
+  tasks: TasksService;
+  taskWaiters: TaskWaiters;
   search: SearchService;
   social: SocialService;
   directory: DirectoryService;
@@ -123,6 +128,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
   const inboxWaiters = new InboxWaiters();
+  const taskWaiters = new TaskWaiters();
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
   // presence at commit. The worker is woken after a commit that recorded deliveries here.
@@ -132,7 +138,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   // is attached later and finds the sockets moved.
   const bridge = createEventBridge({
     bus,
-    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters, activity },
+    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters, taskWaiters, activity },
     otherNodes: redis !== null,
   });
   events.attach(bridge);
@@ -150,6 +156,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   });
 
   events.attach(activity.listener);
+  const messages = createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox });
   const ctx: AppContext = {
     config,
     logger,
@@ -169,7 +176,9 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     apiTokenAuth,
     rooms,
     activity,
-    messages: createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox }),
+    messages,
+    tasks: createTasksService({ db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits }),
+    taskWaiters,
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters, waitSlots: limits.waits }),
     inboxWaiters,
@@ -187,6 +196,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     }),
     async close() {
       inboxWaiters.close();
+      taskWaiters.close();
+      await ctx.tasks.stopExpiry();
       activity.close();
       await webhookWorker.stop();
       await ctx.files.stop();

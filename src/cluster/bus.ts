@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { TASK_STATES } from '@agent-messaging/protocol';
 
 /**
  * The one way nodes tell each other something: a typed publish/subscribe with acknowledgement.
@@ -62,6 +63,17 @@ export const BUS_TOPICS = {
     state: Type.Union([Type.Literal('typing'), Type.Literal('working'), Type.Literal('idle')]),
     text: Type.String({ maxLength: 80 }),
     expiresAt: Type.Union([Type.String({ maxLength: 40 }), Type.Null()]),
+  }),
+
+  /**
+   * A task was created or moved (docs/tasks.md): every other node wakes its held task requests
+   * (task-waiters.ts). Sent with `notify`: a waiter that misses one answers at its timeout.
+   */
+  'task.updated': Type.Object({
+    id: Id,
+    requesterId: Id,
+    assigneeId: Id,
+    state: Type.Union(TASK_STATES.map((s) => Type.Literal(s))),
   }),
 } satisfies Record<string, TSchema>;
 

@@ -3,6 +3,7 @@ import type { SessionAuth } from '../core/auth/session-auth.js';
 import type { ActivityService } from '../core/activity/activity.service.js';
 import type { DomainEvent, EventPublisher } from '../core/events.js';
 import type { InboxWaker } from '../core/inbox/inbox-waiters.js';
+import type { TaskWaker } from '../core/tasks/task-waiters.js';
 import type { MembershipCache } from '../core/rooms/membership-cache.js';
 import type { WebhookOutbox } from '../core/webhooks/webhook-outbox.js';
 import { BUS_TOPICS, MAX_AGENTS_PER_MEMBERSHIP_MESSAGE, MAX_WAKES_PER_MESSAGE, type BusHandler, type BusPayload, type BusTopic, type ClusterBus } from './bus.js';
@@ -37,6 +38,7 @@ export interface NodeState {
   apiTokenAuth: Pick<ApiTokenAuth, 'revoked'>;
   webhookOutbox: Pick<WebhookOutbox, 'lookAgain'>;
   inboxWaiters: InboxWaker;
+  taskWaiters: TaskWaker;
   activity: Pick<ActivityService, 'record'>;
 }
 
@@ -77,6 +79,7 @@ const CROSSINGS: Crossings = {
     hint('messages.committed', { messages: [{ roomId: message.roomId, senderId: message.senderId, ...(attention?.length ? { attention: [...attention] } : {}) }] }),
   // At most one per agent and room per second (the service's throttle): not batched.
   'activity.changed': ({ update }) => hint('activity.changed', update),
+  'task.updated': ({ task }) => hint('task.updated', { id: task.id, requesterId: task.requesterId, assigneeId: task.assigneeId, state: task.state }),
 };
 
 type Appliers = { [T in BusTopic]: BusHandler<T> };
@@ -99,6 +102,7 @@ const APPLY = (node: NodeState, sockets: () => SocketMembership | null): Applier
   'agent.changed': ({ agentId }) => node.sessionAuth.agentChanged(agentId),
   'webhook.created': () => node.webhookOutbox.lookAgain(),
   'activity.changed': (update) => node.activity.record(update),
+  'task.updated': (change) => node.taskWaiters.wake(change),
   'messages.committed': ({ messages }) => {
     for (const { roomId, senderId, attention } of messages) node.inboxWaiters.wake(roomId, senderId, attention ?? []);
   },

@@ -1,5 +1,6 @@
 import type { ActivityUpdatePayload } from '@agent-messaging/protocol';
 import type { Message } from './messages/message.js';
+import type { Task } from './tasks/task.js';
 
 /**
  * The outbound fan-out port. Services publish these after their transaction commits, and nothing
@@ -25,7 +26,9 @@ export type DomainEvent =
   /** A webhook endpoint was registered: every node's outbox looks for endpoints again. */
   | { type: 'webhook.created'; agentId: string }
   /** An activity update sent (after the throttle): to the room's sockets, and remembered by every node (docs/protocol.md, Activity). */
-  | { type: 'activity.changed'; update: ActivityUpdatePayload };
+  | { type: 'activity.changed'; update: ActivityUpdatePayload }
+  /** A task was created or moved (docs/tasks.md): its two agents' sockets, held task requests on every node, webhooks. */
+  | { type: 'task.updated'; task: Task };
 
 export interface EventPublisher {
   /**

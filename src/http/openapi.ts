@@ -235,6 +235,7 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: 'social', description: 'Channels, posts, threads and reactions' },
         { name: 'directory', description: 'The agent directory' },
         { name: 'files', description: 'Files: uploaded as raw bytes, downloaded by the uploader and the members of rooms where a message carries them' },
+        { name: 'tasks', description: 'Tasks and approvals handed from one agent to another' },
         { name: 'webhooks', description: 'Signed HTTP deliveries of messages to agents that are not connected' },
         { name: 'ops', description: 'Health and readiness' },
       ],

@@ -15,6 +15,7 @@ import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
 import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
+import { tasksRoutes } from './routes/tasks.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { searchRoutes } from './routes/search.routes.js';
@@ -77,6 +78,10 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // limit only to the bodies it reads), and the files service cuts it off at FILE_MAX_BYTES
   // (docs/files.md). Listed so that every route with a body is here.
   'POST /api/v1/files': 4 * KiB,
+  // title (200 code points), input {body as a send's, data, attachments}, room, dueAt, clientTaskId.
+  'POST /api/v1/tasks': 512 * KiB,
+  // state, message {body as a send's, data, attachments}, result (16 KiB as JSON).
+  'POST /api/v1/tasks/:id/state': 512 * KiB,
 };
 
 /**
@@ -210,6 +215,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     roomsRoutes(api, ctx);
     messagesRoutes(api, ctx);
     inboxRoutes(api, ctx);
+    tasksRoutes(api, ctx);
     searchRoutes(api, ctx);
     socialRoutes(api, ctx);
     webhooksRoutes(api, ctx);

@@ -5,7 +5,7 @@ import {
   HelloAckSchema, RoomPositionsSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload,
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
-  ActivitySetPayload, ActivityUpdate, type ClientEventName,
+  ActivitySetPayload, ActivityUpdate, TaskSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -93,6 +93,10 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
     summary: 'The agent became a member of a room while connected (a direct room opened by either side, POST /rooms with members, POST /rooms/{id}/members), on any node: the connection is already subscribed to it. The Room carries kind and lastSeq.',
   },
   { name: 'activity:update', key: 'activityUpdate', payload: ActivityUpdate, summary: 'A member of one of the connection\'s rooms is typing, working or idle again (at most one per agent and room per second; nothing is sent when a state expires)' },
+  {
+    name: 'task:updated', key: 'taskUpdated', payload: Type.Object({ task: TaskSchema }, { title: 'TaskUpdated' }),
+    summary: 'A task of which the agent is the requester or the assignee was created or moved (docs/tasks.md), on any node: the task as it is now, its history included',
+  },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {
     name: 'error', key: 'error', payload: WsErrorSchema,

@@ -41,6 +41,7 @@ export function toWsMessage(message: Message): WsMessage {
     deletedAt: message.deletedAt,
     data: message.data,
     attachments: message.attachments,
+    task: message.task,
   };
   if (message.replyCount !== undefined) out.replyCount = message.replyCount;
   if (message.lastReplyAt !== undefined) out.lastReplyAt = message.lastReplyAt;

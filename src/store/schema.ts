@@ -86,6 +86,8 @@ export interface MessagesTable {
   deleted_at: Timestamp | null;
   /** The message's JSON object, as JSON text; null when none (migration 012). */
   data: ColumnType<unknown, string | null | undefined, string | null>;
+  /** `{id, kind, title, state}` of the task the message was posted for, as JSON text; null when none (migration 013). */
+  task: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 /**
@@ -198,6 +200,34 @@ export interface MessageAttachmentsTable {
   file_id: string;
 }
 
+/** Tasks (migration 013; core/tasks/). `terminal` is 1 in the four terminal states. */
+export interface TasksTable {
+  id: string;
+  kind: string;
+  title: string;
+  requester_id: string;
+  assignee_id: string;
+  room_id: string;
+  state: string;
+  terminal: number;
+  result: ColumnType<unknown, string | null, string | null>;
+  due_at: NullableTimestamp;
+  client_task_id: string | null;
+  version: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A task's states in order, `n` from 0 (migration 013). */
+export interface TaskHistoryTable {
+  task_id: string;
+  n: number;
+  state: string;
+  at: Timestamp;
+  by_id: string | null;
+  message_id: string | null;
+}
+
 export interface DB {
   service_settings: ServiceSettingsTable;
   agents: AgentsTable;
@@ -216,6 +246,8 @@ export interface DB {
   files: FilesTable;
   file_chunks: FileChunksTable;
   message_attachments: MessageAttachmentsTable;
+  tasks: TasksTable;
+  task_history: TaskHistoryTable;
 }
 
 /** What a store function runs its queries on: the database or one of its transactions. */

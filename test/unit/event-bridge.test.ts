@@ -3,6 +3,7 @@ import { MAX_AGENTS_PER_MEMBERSHIP_MESSAGE, type BusPayload, type BusTopic, type
 import { createEventBridge, type NodeState } from '../../src/cluster/event-bridge.js';
 import { createMemoryBus } from '../../src/cluster/memory-bus.js';
 import { InboxWaiters } from '../../src/core/inbox/inbox-waiters.js';
+import { TaskWaiters } from '../../src/core/tasks/task-waiters.js';
 import { MembershipCache } from '../../src/core/rooms/membership-cache.js';
 
 const ROOM = '0190a000-0000-7000-8000-000000000001';
@@ -38,6 +39,7 @@ function nodeState() {
     apiTokenAuth: { revoked: (id) => void calls.push(`api token revoked ${id}`) },
     webhookOutbox: { lookAgain: () => void calls.push('outbox looks again') },
     inboxWaiters,
+    taskWaiters: new TaskWaiters(),
   };
   return { node, calls, membershipCache, inboxWaiters };
 }
@@ -96,7 +98,7 @@ describe('the event bridge', () => {
     const { node, inboxWaiters } = nodeState();
     const bridge = createEventBridge({ bus, node, otherNodes: true });
     const held = inboxWaiters.wait('reader', [ROOM], 10_000);
-    const message = (id: string, senderId: string) => ({ id, roomId: ROOM, senderId, body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [] });
+    const message = (id: string, senderId: string) => ({ id, roomId: ROOM, senderId, body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null });
     expect(bridge.publish({ type: 'message.created', message: message('m1', 'writer') })).toBeUndefined(); // no promise on the hot path
     bridge.publish({ type: 'message.created', message: message('m2', 'writer') });
     expect(await held.outcome).toBe('woken');
@@ -108,7 +110,7 @@ describe('the event bridge', () => {
   it('on one node, tells nobody', async () => {
     const { bus, notified } = recordingBus();
     const bridge = createEventBridge({ bus, node: nodeState().node, otherNodes: false });
-    bridge.publish({ type: 'message.created', message: { id: 'm', roomId: ROOM, senderId: 'w', body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [] } });
+    bridge.publish({ type: 'message.created', message: { id: 'm', roomId: ROOM, senderId: 'w', body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null } });
     await nextTurn();
     expect(notified).toEqual([]);
   });

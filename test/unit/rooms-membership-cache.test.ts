@@ -6,6 +6,7 @@ import type { BusPayload } from '../../src/cluster/bus.js';
 import { createEventBridge } from '../../src/cluster/event-bridge.js';
 import { createMemoryBus } from '../../src/cluster/memory-bus.js';
 import { InboxWaiters } from '../../src/core/inbox/inbox-waiters.js';
+import { TaskWaiters } from '../../src/core/tasks/task-waiters.js';
 import { MembershipCache } from '../../src/core/rooms/membership-cache.js';
 import { createRoomsService } from '../../src/core/rooms/rooms.service.js';
 import { createMemoryPresence } from '../../src/presence/presence-tracker.js';
@@ -50,7 +51,7 @@ describe('rooms service membership checks with a cluster bus', () => {
     const noop = () => undefined;
     const bridge = createEventBridge({
       bus,
-      node: { membershipCache, sessionAuth: { revoked: noop, agentChanged: noop }, apiTokenAuth: { revoked: noop }, webhookOutbox: { lookAgain: noop }, inboxWaiters: new InboxWaiters(), activity: { record: noop } },
+      node: { membershipCache, sessionAuth: { revoked: noop, agentChanged: noop }, apiTokenAuth: { revoked: noop }, webhookOutbox: { lookAgain: noop }, inboxWaiters: new InboxWaiters(), taskWaiters: new TaskWaiters(), activity: { record: noop } },
       otherNodes: false,
     });
     const authz = createAuthz('open');

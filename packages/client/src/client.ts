@@ -9,6 +9,7 @@ import type {
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
   NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted, ActivityState, ActivityUpdate, FileInfo,
   AuditPage, AuditQuery, AgentUpdate,
+  Task, TaskPage, NewTask, TaskState,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -52,6 +53,8 @@ export interface AmsClientEvents {
   roomAdded: (event: { room: Room }) => void;
   /** The agent stopped being a member of a room; already unsubscribed. */
   roomRemoved: (event: { roomId: string }) => void;
+  /** A task the agent requested or is assigned was created or moved (docs/tasks.md), on any node. */
+  taskUpdated: (event: { task: Task }) => void;
   /** Each (re)connection, once its `agent:hello-ack` arrived. */
   connect: (hello: HelloAck) => void;
   /** The WebSocket went away (the client reconnects by itself unless close() was called). */
@@ -185,6 +188,7 @@ export class AmsClient {
       this.dispatch('roomAdded', event);
     });
     socket.on('room:removed', (event: { roomId: string }) => this.dispatch('roomRemoved', event));
+    socket.on('task:updated', (event: { task: Task }) => this.dispatch('taskUpdated', event));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
       // A refused JWT (expired, or the service's secret changed): the reconnection exchanges anew.
@@ -364,6 +368,36 @@ export class AmsClient {
   inbox(options: { limit?: number; wait?: number; filter?: InboxFilter } = {}): Promise<InboxPage> {
     const waitMs = (options.wait ?? 0) * 1000;
     return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait, filter: options.filter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
+  }
+
+  // ------------------------------------------------------------------ tasks (docs/tasks.md)
+
+  /** Hands a task (or an approval) to another agent; a `clientTaskId` repeat answers the original. */
+  createTask(task: NewTask): Promise<Task> {
+    return this.http.request('POST', '/api/v1/tasks', { body: task });
+  }
+
+  /** Moves a task (the transition table: docs/tasks.md); `message.body` answers an input-required task. */
+  moveTask(taskId: string, move: { state: TaskState; message?: { body?: string; data?: Record<string, unknown>; attachments?: string[] }; result?: Record<string, unknown> | null }): Promise<Task> {
+    return this.http.request('POST', `/api/v1/tasks/${enc(taskId)}/state`, { body: move });
+  }
+
+  /** Completes an approval assigned to the agent with `decision`, and a comment as its message. */
+  decide(taskId: string, decision: 'approved' | 'denied', comment?: string): Promise<Task> {
+    return this.moveTask(taskId, { state: 'completed', result: { decision, ...(comment === undefined ? {} : { comment }) }, ...(comment === undefined ? {} : { message: { body: comment } }) });
+  }
+
+  /** A task; `wait` (0..30 s) holds until it changes after `changedAfter` (default now) or is finished. */
+  task(taskId: string, options: { wait?: number; changedAfter?: string } = {}): Promise<Task> {
+    const waitMs = (options.wait ?? 0) * 1000;
+    return this.http.request('GET', `/api/v1/tasks/${enc(taskId)}`, { query: { wait: options.wait, changedAfter: options.changedAfter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
+  }
+
+  /** The agent's tasks, newest change first; `wait` holds while nothing matches. */
+  tasks(options: { as?: 'assignee' | 'requester'; state?: TaskState[]; cursor?: string; limit?: number; wait?: number } = {}): Promise<TaskPage> {
+    const waitMs = (options.wait ?? 0) * 1000;
+    const query = { as: options.as, state: options.state?.join(','), cursor: options.cursor, limit: options.limit, wait: options.wait };
+    return this.http.request('GET', '/api/v1/tasks', { query, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
   }
 
   /** Moves the agent's read cursor of a room forward to `seq`. */

@@ -10,6 +10,7 @@ import type {
   MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema,
   Activity as ActivitySchema, ActivityState as ProtocolActivityState, FileSchema,
   AuditPageSchema, AuditQuerySchema, AuditRecordSchema, UpdateAgentInput, SkillSchema,
+  TaskSchema, TaskPageSchema, CreateTaskInput, TaskState as ProtocolTaskState,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -68,6 +69,11 @@ export type WsError = Static<typeof WsErrorSchema>;
 export type MessageThread = Static<typeof ThreadPageSchema>;
 /** `message:updated`: a message was edited (its new body). */
 export type MessageUpdated = Static<typeof MessageUpdatedSchema>;
+/** A task (docs/tasks.md), with its history. */
+export type Task = Static<typeof TaskSchema>;
+export type TaskPage = Static<typeof TaskPageSchema>;
+export type NewTask = Static<typeof CreateTaskInput>;
+export type TaskState = ProtocolTaskState;
 /** `message:deleted`: a message was deleted (it stays as a tombstone). */
 export type MessageDeleted = Static<typeof MessageDeletedSchema>;
 

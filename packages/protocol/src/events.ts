@@ -3,6 +3,7 @@ import { SetActivityInput, type ActivityUpdatePayload } from './activity.schema.
 import { IdString } from './common.schema.js';
 import { HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
 import { RoomSchema } from './rooms.schema.js';
+import type { TaskSchema } from './tasks.schema.js';
 import { Text, Uuid } from './text.js';
 
 /**
@@ -36,6 +37,14 @@ export interface WsError {
 
 /** A message as WebSocket payloads carry it: the author is `authorAgentId` (REST says `senderId`). */
 export type WsMessage = Static<typeof WsMessageSchema>;
+
+/** A task as REST and `task:updated` carry it (docs/tasks.md). */
+export type TaskObject = Static<typeof TaskSchema>;
+
+/** `task:updated`: a task of which the agent is the requester or the assignee was created or moved. */
+export interface TaskUpdated {
+  task: TaskObject;
+}
 
 /**
  * `room:positions`: the current `lastSeq` of the socket's rooms, sent periodically and at once after
@@ -97,6 +106,8 @@ export interface ServerToClientEvents {
   'room:removed': (payload: { roomId: string }) => void;
   /** A member's activity in a room (docs/websocket.md): at most one per agent and room per second. */
   'activity:update': (payload: ActivityUpdatePayload) => void;
+  /** A task of the agent's, as requester or assignee, was created or moved (docs/websocket.md). */
+  'task:updated': (payload: TaskUpdated) => void;
   error: (payload: WsError) => void;
 }
 

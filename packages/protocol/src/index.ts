@@ -16,6 +16,7 @@ export * from './messages.schema.js';
 export * from './rooms.schema.js';
 export * from './search.schema.js';
 export * from './social.schema.js';
+export * from './tasks.schema.js';
 export * from './webhooks.schema.js';
 export * from './files.schema.js';
 export * from './events.js';

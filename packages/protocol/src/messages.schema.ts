@@ -1,5 +1,6 @@
 import { IdString, Timestamp } from './common.schema.js';
 import { Type, Text, Uuid } from './text.js';
+import { MessageTaskSchema } from './tasks.schema.js';
 
 export const MESSAGE_BODY_MAX = 16_384;
 /** Distinct agents one message may mention (a repeated id counts once; the array itself up to 100). */
@@ -109,6 +110,7 @@ const messageFields = {
   deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty, data null, no attachments); null if not' }),
   data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'The JSON object the send gave; null when none' }),
   attachments: Type.Array(AttachmentSchema, { description: 'The files the send gave, in its order; [] when none' }),
+  task: Type.Union([MessageTaskSchema, Type.Null()], { description: 'The task whose creation or move posted this message, with the state that move set; null when none' }),
 };
 
 /** The REST Message object. */

@@ -6,7 +6,8 @@ export const WEBHOOK_URL_MAX = 2048;
 /** Endpoints one agent may register: each message costs one delivery per endpoint. */
 export const WEBHOOK_ENDPOINTS_PER_AGENT_MAX = 10;
 /** `message.attention`: a message for the agent's attention (docs/webhooks.md), instead of its `message.created`. */
-export const WEBHOOK_EVENTS = ['message.created', 'message.attention', 'message.updated', 'message.deleted'] as const;
+/** `task.updated`: a task the agent requested or is assigned was created or moved by the other side (docs/tasks.md). */
+export const WEBHOOK_EVENTS = ['message.created', 'message.attention', 'message.updated', 'message.deleted', 'task.updated'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const WEBHOOK_MODES = ['offline', 'always'] as const;
 export type WebhookMode = (typeof WEBHOOK_MODES)[number];

@@ -39,6 +39,8 @@ export const AUDIT_EVENTS = [
   'webhook-created',
   'webhook-deleted',
   'file-uploaded',
+  'task-created',
+  'task-updated',
 ] as const;
 
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

@@ -1,3 +1,5 @@
+import type { MessageTask } from '../tasks/task.js';
+
 /**
  * A stored message as the domain sees it (REST items are this object; WebSocket items rename
  * `senderId` to `authorAgentId`, see realtime/protocol.ts). Its own module, so that stores,
@@ -35,4 +37,6 @@ export interface Message {
   data: Record<string, unknown> | null;
   /** The files the send gave, in its order; [] when none. */
   attachments: Attachment[];
+  /** The task whose creation or move posted it, with the state that move set; null when none (docs/tasks.md). */
+  task: MessageTask | null;
 }

@@ -17,6 +17,7 @@ import { decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } fro
 import type { Message } from './message.js';
 import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput, isUuid, messageDataProblem } from '@agent-messaging/protocol';
 import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
+import type { MessageTask } from '../tasks/task.js';
 import { batchWrites } from './batch-writes.js';
 import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, tombstoneMessage, updateMessageBody } from './messages.store.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -71,6 +72,15 @@ export interface ThreadPage {
   hasMore: boolean;
 }
 
+/** What a task's creation or move adds to its message (docs/tasks.md); never from the wire. */
+export interface TaskPost {
+  /** Chosen by the task service, so that the history entry written with the move names it. */
+  messageId: string;
+  task: MessageTask;
+  /** The assignee, when the requester sends it: the message is for its attention. */
+  attentionOf?: string;
+}
+
 export interface SendResult {
   message: Message;
   /** False when a clientMsgId repeat returned the original message. */
@@ -85,7 +95,9 @@ export interface MessagesService {
    * submitted once the previous resolved) are stored, numbered and published in that order, so a
    * connection can pipeline its sends without reordering them.
    */
-  submit(principal: Principal | null, roomId: unknown, input: unknown): Promise<{ committed: Promise<SendResult> }>;
+  submit(principal: Principal | null, roomId: unknown, input: unknown, post?: TaskPost): Promise<{ committed: Promise<SendResult> }>;
+  /** The message a task's creation or move posts (core/tasks/): a send, with the task on it. */
+  sendForTask(principal: Principal, roomId: string, input: unknown, post: TaskPost): Promise<SendResult>;
   history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
   /** Forward catch-up (`afterSeq`): authorised like history. */
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
@@ -198,7 +210,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     return causes;
   };
 
-  const submit: MessagesService['submit'] = async (principal, rawRoomId, input) => {
+  const submit: MessagesService['submit'] = async (principal, rawRoomId, input, post) => {
     const sender = authz.requireAgent(principal, 'messages:write');
     const roomId = parseId(rawRoomId, 'roomId');
     const raw = requireObject(input);
@@ -234,8 +246,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     }
     // `seq` is set by the write, inside its transaction.
     const message: Message = {
-      id: uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
-      data: data as Record<string, unknown> | null, attachments,
+      id: post?.messageId ?? uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
+      data: data as Record<string, unknown> | null, attachments, task: post?.task ?? null,
     };
     if (threadId === null) {
       message.replyCount = 0;
@@ -244,7 +256,10 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     if (mentions !== undefined) message.mentions = mentions;
     if (replyTo !== undefined) message.replyTo = replyTo;
     if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
-    const attention = decideAttention(message, await attentionCauses(roomId, repliedTo));
+    const causes = await attentionCauses(roomId, repliedTo);
+    // A task's message is for its assignee's attention when the requester sent it (docs/tasks.md).
+    if (post?.attentionOf !== undefined) causes.taskAssignee = post.attentionOf;
+    const attention = decideAttention(message, causes);
 
     // Idempotency lives in the database (unique index on room, sender, clientMsgId), so a repeat
     // is recognised across restarts and across nodes, and is never stored or broadcast twice.
@@ -345,6 +360,10 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
 
     async send(principal, rawRoomId, input) {
       return (await submit(principal, rawRoomId, input)).committed;
+    },
+
+    async sendForTask(principal, roomId, input, post) {
+      return (await submit(principal, roomId, input, post)).committed;
     },
 
     async history(principal, rawRoomId, query) {

@@ -4,6 +4,7 @@ import type { Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
 import { withAttachments } from './attachments.store.js';
+import type { MessageTask } from '../tasks/task.js';
 import type { Message } from './message.js';
 
 export function toMessage(row: Selectable<MessagesTable>): Message {
@@ -20,6 +21,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     data: row.data === null ? null : (fromJson(row.data) as Record<string, unknown>),
     // Set by withAttachments (attachments.store.ts), one query per page.
     attachments: [],
+    task: row.task === null || row.task === undefined ? null : (fromJson(row.task) as MessageTask),
   };
   if (row.thread_id === null) {
     message.replyCount = Number(row.reply_count);
@@ -34,7 +36,7 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 
 // Compiled once: the statements of every send and every history page. `seq` is the room's counter,
 // bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
-type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'data';
+type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'data' | 'task';
 const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTable>, InsertedColumns>> & { seq_from_end: number }) =>
   db.insertInto('messages').values((eb) => ({
     id: p.id,
@@ -47,6 +49,7 @@ const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTab
     created_at: p.created_at,
     thread_id: p.thread_id,
     data: p.data,
+    task: p.task,
     seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
   })),
 );
@@ -75,6 +78,7 @@ function messageColumns(m: Message) {
     created_at: m.createdAt,
     thread_id: m.threadId,
     data: m.data === null ? null : JSON.stringify(m.data),
+    task: m.task === null ? null : JSON.stringify(m.task),
   };
 }
 
@@ -120,13 +124,13 @@ export function insertBatchOnPostgres(db: Db, batch: {
       where rooms.id = c.id
       returning rooms.id, rooms.last_seq
     ), inserted as (
-      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, seq)
-      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, m.data::jsonb, bumped.last_seq - m.from_end
+      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, seq)
+      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, m.data::jsonb, m.task::jsonb, bumped.last_seq - m.from_end
       from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
         ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
         ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[],
-        ${col((m) => (m.data === null ? null : JSON.stringify(m.data)))}::text[], ${batch.fromEnd}::int[])
-        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, from_end)
+        ${col((m) => (m.data === null ? null : JSON.stringify(m.data)))}::text[], ${col((m) => (m.task === null ? null : JSON.stringify(m.task)))}::text[], ${batch.fromEnd}::int[])
+        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, from_end)
       join bumped on bumped.id = m.room_id
     ), threaded as (
       update messages set reply_count = messages.reply_count + t.n, last_reply_at = greatest(messages.last_reply_at, t.at)

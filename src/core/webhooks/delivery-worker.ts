@@ -3,6 +3,7 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { checkTarget } from './ssrf-guard.js';
 import { DELIVERY_TIMEOUT_MS, INTERRUPTED, isTimeout, postSigned } from './webhook-request.js';
+import { findTask } from '../tasks/tasks.store.js';
 import {
   claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan,
 } from './webhooks.store.js';
@@ -62,6 +63,14 @@ interface EndpointState {
 /** The body of a delivery (docs/webhooks.md): its event (`message.created`, `message.attention`, `.updated`, `.deleted`) and the message as it is when sent. */
 export const deliveryBody = (d: ClaimedDelivery): string =>
   JSON.stringify({ type: d.event, timestamp: d.createdAt, data: { message: d.message } });
+
+/** A `task.updated` delivery carries the task as it is when sent (docs/tasks.md); the others, deliveryBody. */
+async function bodyOf(db: Kysely<DB>, d: ClaimedDelivery): Promise<string> {
+  const taskId = d.event === 'task.updated' ? d.message.task?.id : undefined;
+  if (taskId === undefined) return deliveryBody(d);
+  const stored = await findTask(db, taskId);
+  return JSON.stringify({ type: d.event, timestamp: d.createdAt, data: { task: stored?.task ?? null } });
+}
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const { db, retryScheduleSeconds: schedule, allowPrivateTargets } = deps;
@@ -176,7 +185,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         // A host that no longer resolves may come back; one that resolves to a refused address is refused.
         [failure, retryable] = [`target refused: ${check.problem}`, check.problem.includes('could not be resolved')];
       } else {
-        failure = await postSigned(check.target, { id: d.id, secret: d.secret, body: deliveryBody(d) }, abort.signal);
+        failure = await postSigned(check.target, { id: d.id, secret: d.secret, body: await bodyOf(db, d) }, abort.signal);
       }
     }
     seen(abort.signal.aborted && failure !== null ? INTERRUPTED : failure);

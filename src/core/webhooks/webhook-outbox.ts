@@ -6,6 +6,7 @@ import { attentionOf } from '../messages/attention.js';
 import type { Message } from '../messages/message.js';
 import type { OutboxWrites } from '../messages/messages.service.js';
 import type { PresenceReader } from '../../presence/presence.js';
+import { taskParties } from '../tasks/tasks.store.js';
 import { anyActiveEndpoint, endpointsInRooms, insertDeliveriesStatement, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
 
 /**
@@ -74,9 +75,17 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
       const online = await onlineOf(candidates);
       const createdAt = nowIso();
       const deliveries: NewDelivery[] = [];
+      // A task's message also goes to the other side's endpoints listing task.updated (docs/tasks.md).
+      const taskIds = change === undefined ? [...new Set(messages.flatMap((m) => (m.task === null ? [] : [m.task.id])))] : [];
+      const parties = taskIds.length > 0 && candidates.some((c) => c.events.includes('task.updated')) ? await taskParties(db, taskIds) : new Map<string, readonly string[]>();
       for (const message of messages) {
         const attention = attentionOf(message);
+        const sides = message.task === null ? undefined : parties.get(message.task.id);
         for (const c of candidates) {
+          if (sides !== undefined && c.events.includes('task.updated') && sides.includes(c.agentId) && c.agentId !== message.senderId
+            && (c.rooms === null || c.rooms.includes(message.roomId)) && !(c.mode === 'offline' && online.has(c.agentId))) {
+            deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: 'task.updated', createdAt });
+          }
           // Not to the one who acted: the sender of a new message, the editor or deleter of a change.
           if (c.roomId !== message.roomId || c.agentId === (change?.actorId ?? message.senderId)) continue;
           // At most one delivery per new message and endpoint (docs/webhooks.md): the attention event

@@ -54,6 +54,11 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'activity.changed': ({ update }) => {
       nsp.to(roomChannel(update.roomId)).emit('activity:update', update);
     },
+    // Every socket of the two agents, on every node (the adapter carries the agents' channels).
+    'task.updated': ({ task }) => {
+      const agents = [task.requesterId, task.assigneeId];
+      nsp.to(agents.flatMap((agentId) => [agentChannel(agentId), scopedAgentChannel(agentId)])).emit('task:updated', { task });
+    },
   };
 
   const failed = (event: DomainEvent, err: unknown): void => {

@@ -1,0 +1,141 @@
+import type { Selectable } from 'kysely';
+import type { TaskKind, TaskState } from '@agent-messaging/protocol';
+import type { Db, TaskHistoryTable, TasksTable } from '../../store/schema.js';
+import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
+import type { Task, TaskHistoryEntry } from './task.js';
+
+type TaskRow = Selectable<TasksTable>;
+
+/** A task row and its version (the optimistic-concurrency counter a move compares). */
+export interface StoredTask {
+  task: Task;
+  version: number;
+}
+
+const toEntry = (row: Selectable<TaskHistoryTable>): TaskHistoryEntry => ({
+  state: row.state as TaskState,
+  at: toIso(row.at),
+  by: row.by_id,
+  messageId: row.message_id,
+});
+
+function toTask(row: TaskRow, history: TaskHistoryEntry[]): Task {
+  const result = row.result === null ? null : fromJson(row.result);
+  return {
+    id: row.id,
+    kind: row.kind as TaskKind,
+    title: row.title,
+    requesterId: row.requester_id,
+    assigneeId: row.assignee_id,
+    roomId: row.room_id,
+    state: row.state as TaskState,
+    result: result === null ? null : (result as Record<string, unknown>),
+    dueAt: toIsoOrNull(row.due_at),
+    createdAt: toIso(row.created_at),
+    updatedAt: toIso(row.updated_at),
+    history,
+  };
+}
+
+async function withHistory(db: Db, rows: readonly TaskRow[]): Promise<StoredTask[]> {
+  if (rows.length === 0) return [];
+  const entries = await db.selectFrom('task_history').selectAll().where('task_id', 'in', rows.map((r) => r.id)).orderBy('task_id').orderBy('n').execute();
+  const byTask = new Map<string, TaskHistoryEntry[]>();
+  for (const entry of entries) {
+    let list = byTask.get(entry.task_id);
+    if (list === undefined) byTask.set(entry.task_id, (list = []));
+    list.push(toEntry(entry));
+  }
+  return rows.map((row) => ({ task: toTask(row, byTask.get(row.id) ?? []), version: Number(row.version) }));
+}
+
+export async function findTask(db: Db, id: string): Promise<StoredTask | null> {
+  const row = await db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? (await withHistory(db, [row]))[0]! : null;
+}
+
+export async function findByClientTaskId(db: Db, requesterId: string, clientTaskId: string): Promise<StoredTask | null> {
+  const row = await db.selectFrom('tasks').selectAll().where('requester_id', '=', requesterId).where('client_task_id', '=', clientTaskId).executeTakeFirst();
+  return row ? (await withHistory(db, [row]))[0]! : null;
+}
+
+export async function insertTask(db: Db, task: Task, clientTaskId: string | null): Promise<void> {
+  await db.insertInto('tasks').values({
+    id: task.id,
+    kind: task.kind,
+    title: task.title,
+    requester_id: task.requesterId,
+    assignee_id: task.assigneeId,
+    room_id: task.roomId,
+    state: task.state,
+    terminal: 0,
+    result: task.result === null ? null : JSON.stringify(task.result),
+    due_at: task.dueAt,
+    client_task_id: clientTaskId,
+    version: 0,
+    created_at: task.createdAt,
+    updated_at: task.updatedAt,
+  }).execute();
+}
+
+export async function insertHistory(db: Db, taskId: string, n: number, entry: TaskHistoryEntry): Promise<void> {
+  await db.insertInto('task_history').values({ task_id: taskId, n, state: entry.state, at: entry.at, by_id: entry.by, message_id: entry.messageId }).execute();
+}
+
+/**
+ * A move, if the task is still in `from` at `version` (docs/tasks.md, races): false when another
+ * move (on any node, or the expiry) changed it first. The one conditional UPDATE decides the winner.
+ */
+export async function moveTask(db: Db, id: string, expected: { state: TaskState; version: number }, next: {
+  state: TaskState; terminal: boolean; result: Record<string, unknown> | null | undefined; updatedAt: string;
+}): Promise<boolean> {
+  const result = await db.updateTable('tasks')
+    .set({
+      state: next.state,
+      terminal: next.terminal ? 1 : 0,
+      updated_at: next.updatedAt,
+      version: expected.version + 1,
+      ...(next.result === undefined ? {} : { result: next.result === null ? null : JSON.stringify(next.result) }),
+    })
+    .where('id', '=', id)
+    .where('state', '=', expected.state)
+    .where('version', '=', expected.version)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The ids of tasks not terminal whose `dueAt` passed (the expiry sweep), oldest due first. */
+export async function listExpired(db: Db, now: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('tasks').select('id').where('terminal', '=', 0).where('due_at', 'is not', null).where('due_at', '<=', now).orderBy('due_at').limit(limit).execute();
+  return rows.map((r) => r.id);
+}
+
+export interface TaskListQuery {
+  agentId: string;
+  as: 'assignee' | 'requester' | null;
+  states: readonly TaskState[] | null;
+  after: { updatedAt: string; id: string } | null;
+  limit: number;
+}
+
+/** Newest `updatedAt` first (then id), after the cursor; one extra row tells whether more follow. */
+export async function listTasks(db: Db, q: TaskListQuery): Promise<{ tasks: Task[]; hasMore: boolean }> {
+  let query = db.selectFrom('tasks').selectAll();
+  if (q.as === 'assignee') query = query.where('assignee_id', '=', q.agentId);
+  else if (q.as === 'requester') query = query.where('requester_id', '=', q.agentId);
+  else query = query.where((eb) => eb.or([eb('assignee_id', '=', q.agentId), eb('requester_id', '=', q.agentId)]));
+  if (q.states !== null) query = query.where('state', 'in', [...q.states]);
+  const after = q.after;
+  if (after !== null) {
+    query = query.where((eb) => eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('id', '<', after.id)])]));
+  }
+  const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(q.limit + 1).execute();
+  const page = await withHistory(db, rows.slice(0, q.limit));
+  return { tasks: page.map((s) => s.task), hasMore: rows.length > q.limit };
+}
+
+/** Each task's requester and assignee (the webhook outbox's `task.updated`). */
+export async function taskParties(db: Db, ids: readonly string[]): Promise<Map<string, readonly string[]>> {
+  const rows = await db.selectFrom('tasks').select(['id', 'requester_id', 'assignee_id']).where('id', 'in', [...ids]).execute();
+  return new Map(rows.map((r) => [r.id, [r.requester_id, r.assignee_id]]));
+}
