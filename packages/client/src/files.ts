@@ -1,6 +1,3 @@
-import type * as NodeHttp from 'node:http';
-import type * as NodeStream from 'node:stream';
-
 /**
  * What the client's file calls share (docs/client.md, Files): turning an upload body into what
  * fetch streams, and reading a download's description from its headers.
@@ -74,7 +71,26 @@ export function describeDownload(id: string, response: Response): DownloadInfo {
 }
 
 /** Whether this runs on Node.js (where a streamed upload goes through node:http, see nodeUpload). */
-export const onNode = (): boolean => typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+export const onNode = (): boolean => typeof (globalThis as { process?: { versions?: { node?: unknown } } }).process?.versions?.node === 'string';
+
+// The little of node:http and node:stream that nodeUpload uses, typed here: this file is also
+// type-checked for browsers (the console), without Node's types.
+interface NodeEmitter {
+  on(event: string, listener: (arg: never) => void): unknown;
+}
+interface NodeResponse extends NodeEmitter {
+  statusCode?: number;
+}
+interface NodeRequest extends NodeEmitter {
+  setTimeout(ms: number, onTimeout: () => void): unknown;
+  destroy(err?: Error): unknown;
+}
+interface NodeHttp {
+  request(url: URL, options: { method: string; headers: Record<string, string> }, onResponse: (res: NodeResponse) => void): NodeRequest;
+}
+interface NodeStream {
+  Readable: { from(source: AsyncIterable<Uint8Array>, options: { objectMode: boolean }): NodeEmitter & { pipe(to: NodeRequest): unknown } };
+}
 
 /**
  * A streamed upload on Node.js, through node:http(s) with the body piped: Node 20's fetch reads a
@@ -86,19 +102,23 @@ export async function nodeUpload(url: URL, headers: Record<string, string>, body
   // Names in variables: a browser bundle leaves these imports alone (they never run there).
   const httpModule = url.protocol === 'https:' ? 'node:https' : 'node:http';
   const streamModule = 'node:stream';
-  const { request } = (await import(/* @vite-ignore */ httpModule)) as typeof NodeHttp;
-  const { Readable } = (await import(/* @vite-ignore */ streamModule)) as typeof NodeStream;
+  const { request } = (await import(/* @vite-ignore */ httpModule)) as NodeHttp;
+  const { Readable } = (await import(/* @vite-ignore */ streamModule)) as NodeStream;
   return new Promise((resolve, reject) => {
     const req = request(url, { method: 'POST', headers }, (res) => {
-      const pieces: Buffer[] = [];
-      res.on('data', (piece: Buffer) => pieces.push(piece));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(pieces).toString('utf8') }));
+      // Uint8Array and TextDecoder, not Buffer: this file is typed for browsers too (the console).
+      const pieces: Uint8Array[] = [];
+      res.on('data', (piece: Uint8Array) => pieces.push(piece));
+      res.on('end', () => {
+        const decoder = new TextDecoder();
+        resolve({ status: res.statusCode ?? 0, text: pieces.map((piece) => decoder.decode(piece, { stream: true })).join('') + decoder.decode() });
+      });
       res.on('error', reject);
     });
     req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
     req.on('error', reject);
     const source = Readable.from(body, { objectMode: false });
-    source.on('error', (err) => req.destroy(err));
+    source.on('error', (err: Error) => req.destroy(err));
     source.pipe(req);
   });
 }
