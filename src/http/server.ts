@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { a2aRoutes } from '../a2a/a2a.routes.js';
 import { mcpRoutes } from '../mcp/mcp.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
 import { registerOpenApi } from './openapi.js';
@@ -64,6 +65,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // One JSON-RPC message: the largest is send_message's (a message body as above, its arguments).
   'POST /mcp': 256 * KiB,
   'DELETE /mcp': 4 * KiB,
+  // One A2A JSON-RPC request: a message's text parts (a task's body, 16 384 code points of 12 bytes
+  // each escaped), a data part (32 KiB of JSON, escaped) and the envelope.
+  'POST /a2a/:agent': 512 * KiB,
   // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
   'POST /api/v1/agents/:id/webhooks': 16 * KiB,
   'DELETE /api/v1/agents/:id/webhooks/:webhookId': 4 * KiB,
@@ -209,6 +213,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     webhooksRoutes(api, ctx);
     directoryRoutes(api, ctx);
     mcpRoutes(api, ctx);
+    a2aRoutes(api, ctx);
   });
   // The web console (docs/console.md): a page, not part of the API documents.
   consoleRoutes(app, ctx);
