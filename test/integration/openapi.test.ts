@@ -169,6 +169,19 @@ describe('/openapi.json', () => {
     expect((await call(t, 'POST', '/api/v1/direct-rooms', none, { body: { agentId: alice.id }, jwt: alice.jwt })).status).toBe(400);
     expect((await call(t, 'POST', '/api/v1/direct-rooms', none, { body: { agentId: '00000000-0000-7000-8000-000000000000' }, jwt: alice.jwt })).status).toBe(404);
 
+    // Tasks (docs/tasks.md).
+    const task = await call(t, 'POST', '/api/v1/tasks', none, { body: { assignee: bob.id, title: 'Review', clientTaskId: 'doc-1' }, jwt: alice.jwt });
+    expect(task.status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/tasks', none, { body: { assignee: bob.id, title: 'Review', clientTaskId: 'doc-1' }, jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/tasks', none, { body: { assignee: 'bob', title: 'Review' }, jwt: alice.jwt })).status).toBe(400);
+    const taskId = { id: task.body.id as string };
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/state', taskId, { body: { state: 'working' }, jwt: bob.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/state', taskId, { body: { state: 'rejected' }, jwt: bob.jwt })).status).toBe(409);
+    expect((await call(t, 'GET', '/api/v1/tasks/:id', taskId, { jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'GET', '/api/v1/tasks/:id', taskId, { jwt: outsider.jwt })).status).toBe(404);
+    expect((await call(t, 'GET', '/api/v1/tasks', none, { jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'GET', '/api/v1/tasks?as=boss', none, { jwt: alice.jwt })).status).toBe(400);
+
     const roomId = { id: room.body.id as string };
     expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(201);
     expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(409);

@@ -9,6 +9,7 @@ import { registeredRoutes } from '../helpers/routes.js';
 import { TEST_DIALECT } from '../helpers/server.js';
 import { useTestServer } from '../helpers/suite.js';
 import { rawRequest, type RawRequest, type RawResponse } from '../helpers/raw-http.js';
+import { TASK_STATES } from '@agent-messaging/protocol';
 
 /**
  * Property-based fuzzing of every REST route: arbitrary methods, path ids, query strings, headers,
@@ -36,6 +37,13 @@ const MessageSchema = Type.Object({
   id: Id, roomId: Id, senderId: Id, body: Type.String(), createdAt: Timestamp, seq: Type.Integer({ minimum: 1 }),
   mentions: Type.Optional(Type.Array(Id)), replyTo: Type.Optional(Id), clientMsgId: Type.Optional(Type.String({ minLength: 1 })),
 });
+const TaskState = Type.Union(TASK_STATES.map((s) => Type.Literal(s)));
+const TaskSchema = Type.Object({
+  id: Id, kind: Type.Union([Type.Literal('task'), Type.Literal('approval')]), title: Type.String({ minLength: 1 }), requesterId: Id, assigneeId: Id, roomId: Id,
+  state: TaskState, result: Nullable(Type.Record(Type.String(), Type.Unknown())), dueAt: Nullable(Timestamp), createdAt: Timestamp, updatedAt: Timestamp,
+  history: Type.Array(Type.Object({ state: TaskState, at: Timestamp, by: Nullable(Id), messageId: Nullable(Id) }, { additionalProperties: false }), { minItems: 1 }),
+}, { additionalProperties: false });
+const TaskPageSchema = Type.Object({ tasks: Type.Array(TaskSchema), nextCursor: Nullable(Type.String({ minLength: 1 })), hasMore: Type.Boolean() }, { additionalProperties: false });
 const ChannelSchema = Type.Object({ id: Id, slug: Type.String(), name: Type.String(), createdAt: Timestamp });
 const PostSchema = Type.Object({
   id: Id, channelId: Id, authorAgentId: Id, body: Type.String({ minLength: 1 }), parentPostId: Nullable(Id),
@@ -49,7 +57,7 @@ const ErrorBody = Type.Object(
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner' | 'task';
 
 interface RouteSpec {
   method: string;
@@ -100,6 +108,11 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/sessions', fields: ['apiToken'], success: { status: [201], schema: Type.Object({ token: Type.String({ minLength: 1 }), expiresAt: Timestamp }) } },
   { method: 'POST', path: '/rooms', fields: ['slug', 'name', 'members'], success: { status: [201], schema: RoomSchema } },
   { method: 'GET', path: '/rooms', success: { status: [200], schema: Type.Array(RoomSchema) } },
+  { method: 'POST', path: '/api/v1/tasks', fields: ['assignee', 'title', 'kind', 'clientTaskId'], success: { status: [200, 201], schema: TaskSchema } },
+  { method: 'POST', path: '/api/v1/tasks/:id/state', params: { id: 'task' }, fields: ['state', 'result'], success: { status: [200], schema: TaskSchema } },
+  // No `wait` here: a held request would only slow the fuzzer down (tested in tasks.test.ts).
+  { method: 'GET', path: '/api/v1/tasks/:id', params: { id: 'task' }, query: ['changedAfter'], success: { status: [200], schema: TaskSchema } },
+  { method: 'GET', path: '/api/v1/tasks', query: ['as', 'state', 'cursor', 'limit'], success: { status: [200], schema: TaskPageSchema } },
   { method: 'POST', path: '/api/v1/direct-rooms', fields: ['agentId'], success: { status: [200, 201], schema: RoomSchema } },
   { method: 'GET', path: '/api/v1/rooms', success: { status: [200], schema: Type.Object({ rooms: Type.Array(RoomSchema) }) } },
   { method: 'POST', path: '/rooms/:id/members', params: { id: 'room' }, fields: ['agentId'], success: { status: [201], schema: Type.Object({ roomId: Id, agentId: Id, joinedAt: Timestamp }) } },
@@ -250,7 +263,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [], task: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -289,6 +302,11 @@ describe('REST fuzzing', () => {
     // One the DELETE route never picks, so that its deliveries log stays reachable to the end.
     const kept = await api.post(`/api/v1/agents/${member.id}/webhooks`, { url: 'https://198.51.100.7/kept' }, { jwt: member.jwt });
     if (kept.status === 201) ids.keptWebhook.push(kept.body.id);
+    // Tasks from the member to the admin: the fuzzer moves them (most moves then refused with 409).
+    for (let i = 0; i < 4; i++) {
+      const task = await api.post('/api/v1/tasks', { assignee: admin.id, title: `fixture task ${i}` }, { jwt: member.jwt });
+      if (task.status === 201) ids.task.push(task.body.id);
+    }
   });
   afterAll(async () => {
     http.destroy();
@@ -448,6 +466,14 @@ describe('REST fuzzing', () => {
 
       case 'agentId':
         return fixtureId('guest');
+      case 'assignee':
+        return fixtureId('agent');
+      case 'title':
+        return cleanText(1, 30);
+      case 'kind':
+        return fc.constantFrom('task', 'approval');
+      case 'clientTaskId':
+        return cleanText(1, 2);
       case 'replyTo':
         return fixtureId('message');
       case 'seq':

@@ -38,7 +38,7 @@ export const CreateTaskInput = Type.Object(
     dueAt: Type.Optional(Type.String({ description: 'A future time: a task not terminal by then fails with result {reason: "expired"}' })),
     clientTaskId: Type.Optional(Text({ minLength: 1, maxLength: 64 })),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, title: 'CreateTaskInput' },
 );
 
 /** `POST /api/v1/tasks/:id/state`. */
