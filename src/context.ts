@@ -6,6 +6,7 @@ import { createMemoryBus } from './cluster/memory-bus.js';
 import { createRedisBus } from './cluster/redis-bus.js';
 import type { Config } from './config/config.js';
 import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
+import { createAuditService, type AuditService } from './core/audit/audit.service.js';
 import { createApiTokenAuth, type ApiTokenAuth } from './core/auth/api-token-auth.js';
 import { createAuthz, type Authz } from './core/auth/authz.js';
 import { createJwtCodec } from './core/auth/jwt.js';
@@ -60,6 +61,7 @@ export interface AppContext {
   events: PublisherRelay;
   activity: ActivityService;
   agents: AgentsService;
+  audit: AuditService;
   tokens: TokensService;
   sessions: SessionsService;
   /** The one acceptance of session JWTs, at every entry point: the JWT, its agent, then (strict mode) its API token's state. */
@@ -164,6 +166,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     authz,
     events,
     agents: createAgentsService({ db, authz, events }),
+    audit: createAuditService({ db, authz }),
     tokens: createTokensService({ db, authz, events }),
     sessions,
     sessionAuth,

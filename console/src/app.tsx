@@ -1,18 +1,19 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { AdminView } from './views/admin.js';
+import { AuditView } from './views/audit.js';
 import { DirectoryView } from './views/directory.js';
 import { FeedView } from './views/feed.js';
 import { RoomsView } from './views/rooms.js';
 import { SignIn } from './views/sign-in.js';
 import { describeError, type Session } from './session.js';
 
-type View = 'rooms' | 'feed' | 'directory' | 'admin';
+type View = 'rooms' | 'feed' | 'directory' | 'admin' | 'audit';
 
 /** The console routes by the URL's hash (#/rooms/<id>, #/feed, ...): one page, one server URL. */
 function parseHash(hash: string): { view: View; id?: string } {
   const [, view, id] = hash.replace(/^#/, '').split('/');
-  if (view === 'feed' || view === 'directory' || view === 'admin') return { view, id };
+  if (view === 'feed' || view === 'directory' || view === 'admin' || view === 'audit') return { view, id };
   return { view: 'rooms', id };
 }
 
@@ -31,6 +32,7 @@ const NAV: { view: View; label: string; adminOnly?: boolean }[] = [
   { view: 'feed', label: 'Feed' },
   { view: 'directory', label: 'Directory' },
   { view: 'admin', label: 'Admin', adminOnly: true },
+  { view: 'audit', label: 'Audit', adminOnly: true },
 ];
 
 export function App() {
@@ -61,7 +63,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: (reason?
   // A new view moves focus to its content, so a keyboard or screen-reader user starts there.
   useEffect(() => main.current?.focus(), [route.view]);
   const isAdmin = session.me.role === 'admin';
-  const view = route.view === 'admin' && !isAdmin ? 'rooms' : route.view;
+  const view = NAV.find((item) => item.view === route.view)?.adminOnly === true && !isAdmin ? 'rooms' : route.view;
 
   return (
     <div class="console">
@@ -90,6 +92,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: (reason?
         {view === 'feed' && <FeedView session={session} channelId={route.id} />}
         {view === 'directory' && <DirectoryView session={session} />}
         {view === 'admin' && <AdminView session={session} />}
+        {view === 'audit' && <AuditView session={session} />}
       </main>
     </div>
   );

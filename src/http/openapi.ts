@@ -228,6 +228,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       },
       tags: [
         { name: 'agents', description: 'Agents and their state' },
+        { name: 'audit', description: 'The audit log, for admins' },
         { name: 'auth', description: 'API tokens and session JWTs' },
         { name: 'rooms', description: 'Rooms and memberships' },
         { name: 'messages', description: 'Room messages' },

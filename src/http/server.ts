@@ -10,6 +10,7 @@ import { registerOpenApi } from './openapi.js';
 import { registerAuthAndRateLimit } from './plugins/auth.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './plugins/errors.js';
 import { agentsRoutes } from './routes/agents.routes.js';
+import { auditRoutes } from './routes/audit.routes.js';
 import { authRoutes } from './routes/auth.routes.js';
 import { consoleRoutes } from './routes/console.routes.js';
 import { directoryRoutes } from './routes/directory.routes.js';
@@ -39,6 +40,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /api/v1/agents': 8 * KiB,
   // scopes: at most 4096 bytes once serialised compactly (more when escaped or indented), expiresAt.
   'POST /api/v1/agents/:id/tokens': 64 * KiB,
+  // displayName (128), description (1000) and 20 skills of at most 984 code points each, 12 bytes
+  // each escaped: about 250 KiB.
+  'PATCH /api/v1/agents/:id': 320 * KiB,
   // No body is needed; an empty object or none.
   'POST /api/v1/agents/:id/disable': 4 * KiB,
   'POST /api/v1/agents/:id/enable': 4 * KiB,
@@ -203,6 +207,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   void app.register(async (api) => {
     opsRoutes(api, ctx);
     agentsRoutes(api, ctx);
+    auditRoutes(api, ctx);
     authRoutes(api, ctx);
     roomsRoutes(api, ctx);
     messagesRoutes(api, ctx);

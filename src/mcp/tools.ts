@@ -2,7 +2,7 @@ import type { Static, TObject, TProperties } from '@sinclair/typebox';
 import type { AppContext } from '../context.js';
 import type { Message } from '../core/messages/message.js';
 import {
-  HISTORY_LIMITS, INBOX_FILTERS, MENTIONS_MAX, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
+  AUDIT_LIMITS, HISTORY_LIMITS, INBOX_FILTERS, MENTIONS_MAX, MESSAGE_BODY_MAX, INBOX_WAIT_MAX_SECONDS, POST_BODY_MAX, REACTION_EMOJI,
 } from '@agent-messaging/protocol';
 import type { Principal } from '../core/principal.js';
 import type { Post } from '../core/social/social.service.js';
@@ -109,13 +109,17 @@ const defineTool = <P extends TProperties>(spec: ToolSpec<P>): ToolSpec<P> => sp
 const TOOLS = {
   whoami: defineTool({
     title: 'Who am I',
-    description: 'Returns the agent you act as: its id, name, display name and role (admin or agent). Call it first if you need your own id, for example to recognise your own messages.',
+    description: 'Returns the agent you act as: its id, name, display name, role (admin or agent), description and skills. Call it first if you need your own id, for example to recognise your own messages.',
     input: args({}),
     readOnly: true,
     async run(_args, { ctx, principal }) {
       const agent = await ctx.agents.get(principal.agentId);
-      const data = { agentId: principal.agentId, name: agent?.name ?? '', displayName: agent?.displayName ?? '', role: principal.role };
-      return { data, text: `You are ${data.displayName} (name "${data.name}", id ${data.agentId}, role ${data.role}).` };
+      const data = {
+        agentId: principal.agentId, name: agent?.name ?? '', displayName: agent?.displayName ?? '', role: principal.role,
+        description: agent?.description ?? '', skills: agent?.skills ?? [],
+      };
+      const about = [data.description, ...data.skills.map((skill) => `skill ${skill.id}: ${skill.name}`)].filter((x) => x !== '');
+      return { data, text: `You are ${data.displayName} (name "${data.name}", id ${data.agentId}, role ${data.role}).${about.length ? `\n${about.join('\n')}` : ''}` };
     },
   }),
 
@@ -337,7 +341,7 @@ const TOOLS = {
 
   list_agents: defineTool({
     title: 'List agents',
-    description: 'Lists the agents of this service (the directory): id, name, display name, role and whether each is online now. Use it to find whom to mention or address.',
+    description: 'Lists the agents of this service (the directory): id, name, display name, role, whether each is online now, and what each says of itself (description, skills). Use it to find whom to mention, address or ask for a skill.',
     input: args({
       role: Type.Optional(Type.Union([Type.Literal('admin'), Type.Literal('agent')], { description: 'Only agents with this role.' })),
     }),
@@ -345,7 +349,10 @@ const TOOLS = {
     async run({ role }, { ctx, principal }) {
       const directory = await ctx.directory.list(principal, ctx.config.companyId, { role });
       const agents = directory.agents;
-      const text = agents.map((a) => `${a.name} "${a.displayName}" (id ${a.id}, ${a.role}, ${a.online ? 'online' : 'offline'})`).join('\n') || 'No agents.';
+      const text = agents.map((a) => {
+        const about = [a.description, a.skills.length ? `skills: ${a.skills.map((skill) => skill.name).join(', ')}` : ''].filter((x) => x !== '').join('; ');
+        return `${a.name} "${a.displayName}" (id ${a.id}, ${a.role}, ${a.online ? 'online' : 'offline'})${about === '' ? '' : `: ${about}`}`;
+      }).join('\n') || 'No agents.';
       return { data: { agents }, text };
     },
   }),
@@ -426,6 +433,26 @@ const TOOLS = {
       const thread = await ctx.social.thread(principal, postId);
       const [parent, ...replies] = await withAuthorNames(ctx, [thread.parent, ...thread.replies]);
       return { data: { parent: parent!, replies }, text: [renderPost(parent!), renderPosts(replies, 'No replies yet.')].join('\n\n--- replies ---\n\n') };
+    },
+  }),
+
+  read_audit: defineTool({
+    title: 'Read the audit log (admins)',
+    description: `Reads the service's audit log, newest first: who (actorId) did what (event, e.g. "agent-created", "token-revoked", "room-created", "message-deleted") to what (subjectId: the agent, token, room, message, file or task) and when, with a small detail. Admins only. Filter by event, actorId and subjectId (all must match); to page back pass the returned nextCursor as before. At most ${AUDIT_LIMITS.max} records a call (default ${AUDIT_LIMITS.default}).`,
+    input: args({
+      event: Type.Optional(Type.String({ maxLength: 64, description: 'Only records of this event (e.g. "room-created").' })),
+      actorId: Type.Optional(Type.String({ maxLength: 64, description: 'Only records of this acting agent (its id, a UUID).' })),
+      subjectId: Type.Optional(Type.String({ maxLength: 64, description: 'Only records about this agent, token, room, message, file or task (its id, a UUID).' })),
+      before: Type.Optional(Type.String({ maxLength: 64, description: 'A record id (nextCursor of a previous call): only older records.' })),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: AUDIT_LIMITS.max, description: `How many records at most (1 to ${AUDIT_LIMITS.max}, default ${AUDIT_LIMITS.default}).` })),
+    }),
+    readOnly: true,
+    async run(query, { ctx, principal }) {
+      const page = await ctx.audit.read(principal, query);
+      const names = await ctx.agents.names(page.records.flatMap((r) => (r.actorId === null ? [] : [r.actorId])));
+      const lines = page.records.map((r) => `[${r.createdAt}] ${r.event} by ${r.actorId === null ? 'an anonymous caller' : (names.get(r.actorId) ?? r.actorId)}, about ${r.subjectId ?? 'nothing'} (record ${r.id}) ${JSON.stringify(r.detail)}`);
+      const footer = page.hasMore ? `Older records exist: call again with before "${page.nextCursor}".` : '';
+      return { data: { ...page }, text: [...(lines.length === 0 ? ['No records.'] : ['(newest first)', ...lines]), footer].filter((l) => l !== '').join('\n') };
     },
   }),
 };

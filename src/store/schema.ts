@@ -23,6 +23,10 @@ export interface AgentsTable {
   created_at: Timestamp;
   /** Null while the agent is active (migration 003). */
   disabled_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  /** What the agent says of itself, "" until set (migration 015). */
+  description: ColumnType<string, string | undefined, string>;
+  /** Its skills, a JSON array of {id, name, description, tags}, [] until set (migration 015). */
+  skills: ColumnType<unknown, string | undefined, string>;
 }
 
 export interface ApiTokensTable {

@@ -116,7 +116,7 @@ describe('disabled agents, open mode', () => {
     const agent = await newAgent(api);
     const disabled = await api.post(`/api/v1/agents/${agent.id}/disable`, undefined, { jwt: admin.jwt });
     expect(disabled.status).toBe(200);
-    expect(disabled.body).toEqual({ id: agent.id, name: agent.name, displayName: `Test ${agent.name}`, role: 'agent', createdAt: expect.stringMatching(ISO), disabledAt: expect.stringMatching(ISO) });
+    expect(disabled.body).toEqual({ id: agent.id, name: agent.name, displayName: `Test ${agent.name}`, role: 'agent', createdAt: expect.stringMatching(ISO), disabledAt: expect.stringMatching(ISO), description: '', skills: [] });
     const listed = (await api.get('/api/v1/agents')).body.find((a: { id: string }) => a.id === agent.id);
     expect(listed).toEqual(disabled.body);
     // Again: the same state, the same disabledAt, no second audit record.

@@ -15,7 +15,7 @@ describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
     const res = await t.api.post('/api/v1/agents', input);
     expect(res.status).toBe(201);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'disabledAt', 'displayName', 'id', 'name', 'role']);
+    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'description', 'disabledAt', 'displayName', 'id', 'name', 'role', 'skills']);
     expect(res.body).toMatchObject(input);
     expect(res.body.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(res.body.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
@@ -112,8 +112,8 @@ describe('agents: POST /api/v1/agents and GET /api/v1/agents', () => {
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
     const found = res.body.find((a: { id: string }) => a.id === agent.id);
-    expect(found).toEqual({ id: agent.id, name: agent.name, displayName: `Test ${agent.name}`, role: 'agent', createdAt: expect.any(String), disabledAt: null });
-    for (const a of res.body) expect(Object.keys(a).sort()).toEqual(['createdAt', 'disabledAt', 'displayName', 'id', 'name', 'role']);
+    expect(found).toEqual({ id: agent.id, name: agent.name, displayName: `Test ${agent.name}`, role: 'agent', createdAt: expect.any(String), disabledAt: null, description: '', skills: [] });
+    for (const a of res.body) expect(Object.keys(a).sort()).toEqual(['createdAt', 'description', 'disabledAt', 'displayName', 'id', 'name', 'role', 'skills']);
     const secret = agent.apiToken.split('_')[2]!;
     expect(JSON.stringify(res.body)).not.toContain(secret);
     expect(JSON.stringify(res.body)).not.toContain(agent.prefix);

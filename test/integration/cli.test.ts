@@ -37,7 +37,7 @@ describe('the ams command line', { timeout: 120_000 }, () => {
     expect(res.stderr).toMatch(/^ams: database: (SQLite \/|PostgreSQL postgres)[^\n]+\n$/);
     expect(res.code).toBe(0);
     const printed = JSON.parse(res.stdout) as AdminCreated;
-    expect(printed.agent).toEqual({ id: expect.any(String), name, displayName: name, role: 'admin', createdAt: expect.any(String), disabledAt: null });
+    expect(printed.agent).toEqual({ id: expect.any(String), name, displayName: name, role: 'admin', createdAt: expect.any(String), disabledAt: null, description: '', skills: [] });
     expect(printed.token.token).toMatch(/^agt_[0-9a-f]{12}_[0-9a-f]{64}$/);
     expect(printed.token.token.startsWith(`${printed.token.prefix}_`)).toBe(true);
 

@@ -40,9 +40,9 @@ describe('agent directory', () => {
     expect(res.body).toEqual({
       companyId: 'acme',
       agents: [
-        { id: admin.id, name: admin.name, displayName: `Test ${admin.name}`, role: 'admin', online: false },
-        { id: alice.id, name: alice.name, displayName: `Test ${alice.name}`, role: 'agent', online: false },
-        { id: bob.id, name: bob.name, displayName: `Test ${bob.name}`, role: 'agent', online: false },
+        { id: admin.id, name: admin.name, displayName: `Test ${admin.name}`, role: 'admin', online: false, description: '', skills: [] },
+        { id: alice.id, name: alice.name, displayName: `Test ${alice.name}`, role: 'agent', online: false, description: '', skills: [] },
+        { id: bob.id, name: bob.name, displayName: `Test ${bob.name}`, role: 'agent', online: false, description: '', skills: [] },
       ],
       total: 3,
     });

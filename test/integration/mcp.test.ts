@@ -10,7 +10,7 @@ import { waitUntil } from '../helpers/wait.js';
 const TOOL_NAMES = [
   'whoami', 'list_rooms', 'read_messages', 'send_message', 'fetch_inbox', 'mark_read', 'set_activity', 'search_messages',
   'list_agents', 'read_feed', 'create_post', 'reply_to_post', 'react_to_post', 'read_thread',
-  'read_replies', 'edit_message', 'delete_message', 'send_direct_message',
+  'read_replies', 'edit_message', 'delete_message', 'send_direct_message', 'read_audit',
 ];
 
 describe('/mcp: the tools (open mode)', () => {
@@ -56,7 +56,7 @@ describe('/mcp: the tools (open mode)', () => {
     expect(byJwt.text).toContain(alice.name);
     const byToken = await connectMcp(t.server.url, admin.apiToken);
     clients.push(byToken);
-    expect((await callTool(byToken, 'whoami')).data).toEqual({ agentId: admin.id, name: admin.name, displayName: `Test ${admin.name}`, role: 'admin' });
+    expect((await callTool(byToken, 'whoami')).data).toEqual({ agentId: admin.id, name: admin.name, displayName: `Test ${admin.name}`, role: 'admin', description: '', skills: [] });
   });
 
   it('send_message by slug and by id; read_messages newest first with senderName, afterSeq oldest first', async () => {
@@ -172,7 +172,7 @@ describe('/mcp: the tools (open mode)', () => {
     const all = await callTool(mcp, 'list_agents');
     const names = all.data.agents.map((a: { name: string }) => a.name);
     expect(names).toEqual(expect.arrayContaining([admin.name, alice.name, bob.name, outsider.name]));
-    expect(all.data.agents[0]).toEqual({ id: expect.any(String), name: expect.any(String), displayName: expect.any(String), role: expect.any(String), online: expect.any(Boolean) });
+    expect(all.data.agents[0]).toEqual({ id: expect.any(String), name: expect.any(String), displayName: expect.any(String), role: expect.any(String), online: expect.any(Boolean), description: expect.any(String), skills: expect.any(Array) });
     const admins = await callTool(mcp, 'list_agents', { role: 'admin' });
     expect(admins.data.agents.every((a: { role: string }) => a.role === 'admin')).toBe(true);
     expect((await callTool(mcp, 'list_agents', { role: 'boss' })).text).toMatch(/^VALIDATION_ERROR: .*role/);

@@ -142,6 +142,13 @@ describe('/openapi.json', () => {
     expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: 'agt_000000000000_nope' } })).status).toBe(401);
     expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: issued.body.token }, headers: { authorization: `Bearer ${alice.apiToken}` } })).status).toBe(400);
 
+    // Profiles (docs/protocol.md, Agent profiles).
+    const profile = { description: 'Reviews patches', skills: [{ id: 'review', name: 'Review a patch', tags: ['code'] }] };
+    expect((await call(t, 'PATCH', '/api/v1/agents/:id', { id: alice.id }, { body: profile, jwt: alice.jwt })).body.skills).toEqual([{ ...profile.skills[0], description: '' }]);
+    expect((await call(t, 'PATCH', '/api/v1/agents/:id', { id: alice.id }, { body: { description: 'x'.repeat(1001) }, jwt: alice.jwt })).status).toBe(400);
+    expect((await call(t, 'PATCH', '/api/v1/agents/:id', { id: alice.id }, { body: profile })).status).toBe(401);
+    expect((await call(t, 'PATCH', '/api/v1/agents/:id', { id: alice.id }, { body: profile, jwt: bob.jwt })).status).toBe(403);
+    expect((await call(t, 'PATCH', '/api/v1/agents/:id', { id: '00000000-0000-7000-8000-000000000000' }, { body: profile, jwt: admin.jwt })).status).toBe(404);
     expect((await call(t, 'POST', '/api/v1/agents/:id/disable', agentId)).body.disabledAt).not.toBeNull();
     expect((await call(t, 'POST', '/api/v1/sessions', none, { body: { apiToken: issued.body.token } })).status).toBe(403);
     expect((await call(t, 'POST', '/api/v1/agents/:id/enable', agentId)).body.disabledAt).toBeNull();
@@ -298,6 +305,13 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', `${directory}?role=boss`, { companyId: 'default' }, { jwt: alice.jwt })).status).toBe(400);
     expect((await call(t, 'GET', directory, { companyId: 'other' }, { jwt: alice.jwt })).status).toBe(404);
     expect((await call(t, 'GET', directory, { companyId: 'default' })).status).toBe(401);
+
+    // The audit log (docs/protocol.md, Audit log).
+    const audit = await call(t, 'GET', `/api/v1/audit?subjectId=${roomId.id}&limit=10`, none, { jwt: admin.jwt });
+    expect(audit.body.records.map((r: { event: string }) => r.event)).toContain('room-created');
+    expect((await call(t, 'GET', '/api/v1/audit?before=00000000-0000-7000-8000-000000000000', none, { jwt: admin.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/audit', none, { jwt: alice.jwt })).status).toBe(403);
+    expect((await call(t, 'GET', '/api/v1/audit', none)).status).toBe(401);
   });
 
   describe('in strict mode', () => {
@@ -327,6 +341,7 @@ describe('/openapi.json', () => {
         ['POST', '/rooms', {}, { slug: uniqueName('r'), name: 'R' }],
         ['POST', '/rooms/:id/members', { id: room.id }, { agentId: agent.id }],
         ['DELETE', '/rooms/:roomId/members/:agentId', { roomId: room.id, agentId: agent.id }, undefined],
+        ['GET', '/api/v1/audit', {}, undefined],
       ];
       for (const [method, path, params, body] of adminOnly) {
         expect((await call(t, method, path, params, { body })).status, `${method} ${path}`).toBe(401);

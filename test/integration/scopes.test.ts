@@ -142,6 +142,7 @@ const TRANSPORTS: Transport[] = [
       'POST token': rest('admin', 'POST', (f) => `/api/v1/agents/${f.admin.id}/tokens`, () => ({ scopes: { actions: ['admin'] } })), // no wider than the caller's (docs/scopes.md)
       'POST room': rest('admin', 'POST', () => '/rooms', () => ({ slug: uniqueSlug(), name: 'scoped room' })),
       'POST channel': rest('admin', 'POST', () => '/api/v1/social/channels', () => ({ slug: uniqueSlug(), name: 'scoped channel' })),
+      'GET audit': rest('admin', 'GET', () => '/api/v1/audit?limit=1'),
     },
   },
   {
@@ -177,6 +178,7 @@ const TRANSPORTS: Transport[] = [
       create_post: mcp('feed:write', 'create_post', (f) => ({ channel: f.channelId, body: 'a post over mcp' })),
       reply_to_post: mcp('feed:write', 'reply_to_post', (f) => ({ postId: f.postId, body: 'a reply over mcp' })),
       react_to_post: mcp('feed:write', 'react_to_post', (f) => ({ postId: f.postId, emoji: '👍' })),
+      read_audit: mcp('admin', 'read_audit', () => ({ limit: 1 })),
     },
   },
 ];

@@ -158,12 +158,13 @@ describe('API tokens: POST /api/v1/agents/:id/tokens and DELETE /api/v1/tokens/:
     const issued = await t.api.post(`/api/v1/agents/${target.id}/tokens`, {});
     await t.api.delete(`/api/v1/tokens/${issued.body.prefix}`);
     const db = t.server.app.ctx.database.db;
-    const issuedRecords = (await listAudit(db, 'token-issued', 1000)).filter((r) => r.subjectId === target.id);
-    const revoked = (await listAudit(db, 'token-revoked', 1000)).filter((r) => r.subjectId === target.id);
+    // The subject is the token; the detail names its agent.
+    const issuedRecords = (await listAudit(db, 'token-issued', 1000)).filter((r) => r.detail.agentId === target.id);
+    const revoked = (await listAudit(db, 'token-revoked', 1000)).filter((r) => r.detail.agentId === target.id);
     expect(issuedRecords).toHaveLength(2); // newAgent's token and this one
-    expect(issuedRecords.map((r) => r.detail)).toContainEqual({ tokenId: issued.body.id, prefix: issued.body.prefix });
+    expect(issuedRecords.find((r) => r.subjectId === issued.body.id)?.detail).toEqual({ agentId: target.id, prefix: issued.body.prefix });
     expect(revoked).toHaveLength(1);
-    expect(revoked[0]!.detail).toEqual({ tokenId: issued.body.id, prefix: issued.body.prefix });
+    expect(revoked[0]).toMatchObject({ subjectId: issued.body.id, detail: { agentId: target.id, prefix: issued.body.prefix } });
     const secret = TOKEN_RE.exec(issued.body.token)![2]!;
     const raw = JSON.stringify(await db.selectFrom('audit_log').selectAll().execute());
     expect(raw).not.toContain(secret);

@@ -29,7 +29,8 @@ const Timestamp = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 const Role = Type.Union([Type.Literal('admin'), Type.Literal('agent')]);
 
-const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp) });
+const Skill = Type.Object({ id: Type.String({ minLength: 1 }), name: Type.String({ minLength: 1 }), description: Type.String(), tags: Type.Array(Type.String({ minLength: 1 })) }, { additionalProperties: false });
+const AgentSchema = Type.Object({ id: Id, name: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), displayName: Type.String({ minLength: 1 }), role: Role, createdAt: Timestamp, disabledAt: Nullable(Timestamp), description: Type.String(), skills: Type.Array(Skill, { maxItems: 20 }) });
 const RoomSchema = Type.Object({ id: Id, slug: Type.String({ pattern: '^[a-z0-9-]{1,64}$' }), name: Type.String({ minLength: 1 }), kind: Type.Union([Type.Literal('group'), Type.Literal('direct')]), createdBy: Id, createdAt: Timestamp, lastSeq: Type.Integer({ minimum: 0 }),
   readSeq: Type.Optional(Type.Integer({ minimum: 0 })), unreadCount: Type.Optional(Type.Integer({ minimum: 0 })) });
 // `body` may be "": a message the fuzzer deleted stays as a tombstone.
@@ -79,6 +80,7 @@ const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/metrics', success: { status: [200], schema: 'metrics' } },
   { method: 'POST', path: '/api/v1/agents', fields: ['name', 'displayName', 'role'], success: { status: [201], schema: AgentSchema } },
   { method: 'GET', path: '/api/v1/agents', success: { status: [200], schema: Type.Array(AgentSchema) } },
+  { method: 'PATCH', path: '/api/v1/agents/:id', params: { id: 'agent' }, fields: ['displayName', 'description', 'skills'], success: { status: [200], schema: AgentSchema } },
   // Guests only: disabling the fixtures whose JWTs the fuzzer sends would keep most requests from the database.
   { method: 'POST', path: '/api/v1/agents/:id/disable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
   { method: 'POST', path: '/api/v1/agents/:id/enable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
@@ -189,6 +191,17 @@ const ROUTES: RouteSpec[] = [
       status: [200],
       schema: Type.Object({ deliveries: Type.Array(Type.Object({ id: Id, event: Type.String(), messageId: Id, attempt: Type.Integer({ minimum: 0 }),
         status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]), error: Nullable(Type.String()), createdAt: Timestamp, deliveredAt: Nullable(Timestamp) })) }),
+    },
+  },
+  // The audit log (docs/protocol.md, Audit log): admins only.
+  {
+    method: 'GET', path: '/api/v1/audit', query: ['event', 'actorId', 'subjectId', 'before', 'limit'],
+    success: {
+      status: [200],
+      schema: Type.Object({
+        records: Type.Array(Type.Object({ id: Id, event: Type.String({ minLength: 1 }), actorId: Nullable(Id), subjectId: Nullable(Type.String()), detail: Type.Object({}), createdAt: Timestamp }, { additionalProperties: false })),
+        nextCursor: Nullable(Id), hasMore: Type.Boolean(),
+      }, { additionalProperties: false }),
     },
   },
   {
@@ -486,6 +499,10 @@ describe('REST fuzzing', () => {
         return fc.constantFrom('offline', 'always');
       case 'state':
         return fc.constantFrom('typing', 'working', 'idle');
+      case 'description':
+        return cleanText(0, 20);
+      case 'skills':
+        return fc.constantFrom<Json>([], [{ entries: [['id', 'review'], ['name', 'Review'], ['tags', ['code']]] }]);
       case 'text':
         return cleanText(0, 20);
       default:

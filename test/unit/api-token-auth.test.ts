@@ -42,7 +42,7 @@ describe('ApiTokenAuth: an API token as a bearer, verified once, checked every r
     const sessionAuth = createSessionAuth({ db: database.db, authz: createAuthz('open'), jwt, jwtTtlSeconds: 3600, now });
     auth = createApiTokenAuth({ db: database.db, sessions: counting, sessionAuth, now });
     agentId = randomUUID();
-    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date(start).toISOString(), disabledAt: null });
+    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date(start).toISOString(), disabledAt: null, description: '', skills: [] });
   });
   afterEach(() => database.close());
 

@@ -31,7 +31,7 @@ describe('SessionAuth: the agent of a session JWT', () => {
     jwt = createJwtCodec(SECRET, 900, now);
     auth = createSessionAuth({ db: database.db, authz: createAuthz('open'), jwt, jwtTtlSeconds: 900, now });
     agentId = randomUUID();
-    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date(start).toISOString(), disabledAt: null });
+    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date(start).toISOString(), disabledAt: null, description: '', skills: [] });
   });
   afterEach(() => database.close());
 

@@ -18,7 +18,7 @@ describe('sessions: the jwt-issued records of a storm of exchanges', () => {
   beforeEach(async () => {
     database = await openDatabase({ kind: 'sqlite', path: ':memory:' }, { error: () => undefined });
     agentId = randomUUID();
-    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date().toISOString(), disabledAt: null });
+    await insertAgent(database.db, { id: agentId, name: 'a', displayName: 'A', role: 'agent', createdAt: new Date().toISOString(), disabledAt: null, description: '', skills: [] });
     ({ token } = await createTokensService({ db: database.db, authz: createAuthz('open'), events: nullPublisher }).issue(null, agentId, {}));
   });
   afterEach(() => database.close());

@@ -7,6 +7,7 @@ import type {
   Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
   NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
   NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted,
+  AuditPage, AuditQuery, AgentUpdate,
 } from './types.js';
 
 export interface AmsClientOptions {
@@ -405,6 +406,11 @@ export class AmsClient {
     return this.http.request('POST', '/api/v1/agents', { body: agent });
   }
 
+  /** Changes an agent's display name, description or skills (the agent itself, or an admin). */
+  updateAgent(agentId: string, changes: AgentUpdate): Promise<Agent> {
+    return this.http.request('PATCH', `/api/v1/agents/${enc(agentId)}`, { body: changes });
+  }
+
   disableAgent(agentId: string): Promise<Agent> {
     return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/disable`);
   }
@@ -442,6 +448,15 @@ export class AmsClient {
   /** The agents of the company, with whether each is online. */
   directory(options: { role?: 'admin' | 'agent' } = {}): Promise<Directory> {
     return this.http.request('GET', `/api/companies/${enc(this.companyId)}/agents/directory`, { query: { role: options.role } });
+  }
+
+  /**
+   * A page of the audit log (admins; a scoped token needs `admin`), newest first: filtered by
+   * `event`, `actorId` and `subjectId`; pass the page's `nextCursor` as `before` for the next.
+   */
+  audit(options: AuditQuery = {}): Promise<AuditPage> {
+    const { event, actorId, subjectId, before, limit } = options;
+    return this.http.request('GET', '/api/v1/audit', { query: { event, actorId, subjectId, before, limit } });
   }
 
   // ------------------------------------------------------------------ social feed

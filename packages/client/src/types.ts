@@ -7,7 +7,8 @@ import type {
   ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema,
   HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
   SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
-  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter,
+  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, AuditPageSchema, AuditQuerySchema, AuditRecordSchema,
+  UpdateAgentInput, SkillSchema,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -15,6 +16,9 @@ import type {
 
 export type Agent = Static<typeof AgentSchema>;
 export type NewAgent = Static<typeof CreateAgentInput>;
+/** `updateAgent`'s changes: each given field replaces the stored one (docs/protocol.md, Agent profiles). */
+export type AgentUpdate = Static<typeof UpdateAgentInput>;
+export type AgentSkill = Static<typeof SkillSchema>;
 export type IssuedToken = Static<typeof IssuedTokenSchema>;
 export type IssueTokenOptions = Static<typeof IssueTokenInput>;
 /** A token as `tokens(agentId)` lists it: never its secret. */
@@ -46,6 +50,11 @@ export type CreatedWebhook = Static<typeof CreatedWebhookSchema>;
 export type NewWebhook = Static<typeof CreateWebhookInput>;
 export type WebhookDelivery = Static<typeof DeliverySchema>;
 export type ReactionList = Static<typeof ReactionListSchema>;
+/** One record of the audit log (docs/protocol.md, Audit log). */
+export type AuditRecord = Static<typeof AuditRecordSchema>;
+export type AuditPage = Static<typeof AuditPageSchema>;
+/** The filters and cursor of `audit()`, every one optional. */
+export type AuditQuery = Static<typeof AuditQuerySchema>;
 
 /** A message as WebSocket payloads carry it (`authorAgentId` where REST says `senderId`). */
 export type WsMessage = Static<typeof WsMessageSchema>;

@@ -1,3 +1,4 @@
+import { agentProfileFields } from './agents.schema.js';
 import { IdString, RoleSchema } from './common.schema.js';
 import { Type } from './text.js';
 
@@ -9,7 +10,7 @@ export const DirectorySchema = Type.Object(
     companyId: Type.String(),
     agents: Type.Array(
       Type.Object(
-        { id: IdString(), name: Type.String(), displayName: Type.String(), role: RoleSchema, online: Type.Boolean({ description: 'Has a live WebSocket connection' }) },
+        { id: IdString(), name: Type.String(), displayName: Type.String(), role: RoleSchema, online: Type.Boolean({ description: 'Has a live WebSocket connection' }), ...agentProfileFields },
         { title: 'DirectoryEntry' },
       ),
     ),

@@ -8,6 +8,7 @@ export * from './roles.js';
 export * from './common.schema.js';
 export * from './activity.schema.js';
 export * from './agents.schema.js';
+export * from './audit.schema.js';
 export * from './tokens.schema.js';
 export * from './directory.schema.js';
 export * from './inbox.schema.js';

@@ -9,10 +9,14 @@ import type { Authz } from '../auth/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';
-import { CreateAgentInput } from '@agent-messaging/protocol';
-import { findAgentById, findAgentIdsByName, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, type Agent } from './agents.store.js';
+import { CreateAgentInput, UpdateAgentInput } from '@agent-messaging/protocol';
+import {
+  findAgentById, findAgentIdsByName, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, updateAgent, type Agent, type AgentChanges,
+} from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
+const updateAgentInput = compile(UpdateAgentInput);
+const UPDATABLE = ['displayName', 'description', 'skills'] as const;
 
 export interface AgentsService {
   create(principal: Principal | null, input: unknown): Promise<Agent>;
@@ -33,6 +37,30 @@ export interface AgentsService {
    */
   disable(principal: Principal | null, id: unknown): Promise<Agent>;
   enable(principal: Principal | null, id: unknown): Promise<Agent>;
+  /**
+   * docs/protocol.md, Agent profiles: the agent itself or an admin (whose scoped token needs `admin`
+   * for another agent) changes its display name, description or skills, in both modes; audit
+   * `agent-updated`.
+   */
+  update(principal: Principal | null, id: unknown, input: unknown): Promise<Agent>;
+}
+
+/** The changes a PATCH body asks for, checked: at least one field, skills with distinct ids. */
+function parseChanges(input: unknown): AgentChanges {
+  const body = updateAgentInput.parse(requireObject(input));
+  const changes: AgentChanges = {};
+  if (body.displayName !== undefined) changes.displayName = body.displayName;
+  if (body.description !== undefined) changes.description = body.description;
+  if (body.skills !== undefined) {
+    changes.skills = body.skills.map((skill) => ({ id: skill.id, name: skill.name, description: skill.description ?? '', tags: skill.tags ?? [] }));
+    const seen = new Set<string>();
+    for (const [i, skill] of changes.skills.entries()) {
+      if (seen.has(skill.id)) throw validationError({ [`skills[${i}].id`]: `repeats the id "${skill.id}" of an earlier skill` });
+      seen.add(skill.id);
+    }
+  }
+  if (Object.keys(changes).length === 0) throw validationError({ body: `must set at least one of ${UPDATABLE.join(', ')}` });
+  return changes;
 }
 
 export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events?: EventPublisher }): AgentsService {
@@ -89,7 +117,7 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
     async create(principal, input) {
       authz.requireAdminWhenStrict(principal);
       const { name, displayName, role } = createAgentInput.parse(requireObject(input));
-      const agent: Agent = { id: uuidv7(), name, displayName, role, createdAt: nowIso(), disabledAt: null };
+      const agent: Agent = { id: uuidv7(), name, displayName, role, createdAt: nowIso(), disabledAt: null, description: '', skills: [] };
       try {
         await db.transaction().execute(async (trx) => {
           await insertAgent(trx, agent);
@@ -105,6 +133,20 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
     async list(principal) {
       authz.requireAdminWhenStrict(principal);
       return listAgents(db);
+    },
+
+    async update(principal, rawId, input) {
+      const caller = authz.requireAgent(principal);
+      const id = parseId(rawId, 'id');
+      if (id !== caller.agentId) authz.requireAdmin(caller);
+      const changes = parseChanges(input);
+      const agent = await db.transaction().execute(async (trx) => {
+        const updated = await updateAgent(trx, id, changes);
+        if (updated) await recordAudit(trx, { event: 'agent-updated', actorId: caller.agentId, subjectId: id, detail: { fields: UPDATABLE.filter((f) => f in changes) } });
+        return updated;
+      });
+      if (!agent) throw notFound('Agent');
+      return agent;
     },
 
     get: (id) => findAgentById(db, id),

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import type { AgentsTable, Db } from '../../store/schema.js';
-import { toIso, toIsoOrNull } from '../../store/values.js';
+import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import type { Role } from '../principal.js';
 
 export interface Agent {
@@ -12,6 +12,23 @@ export interface Agent {
   createdAt: string;
   /** When the agent was disabled; null while it is active (docs/protocol.md, Disabled agents). */
   disabledAt: string | null;
+  /** What the agent says of itself (docs/protocol.md, Agent profiles): "" until set. */
+  description: string;
+  skills: Skill[];
+}
+
+export interface Skill {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+}
+
+/** The fields an update may change: each given one replaces the stored value. */
+export interface AgentChanges {
+  displayName?: string;
+  description?: string;
+  skills?: Skill[];
 }
 
 const toAgent = (row: Selectable<AgentsTable>): Agent => ({
@@ -21,12 +38,17 @@ const toAgent = (row: Selectable<AgentsTable>): Agent => ({
   role: row.role,
   createdAt: toIso(row.created_at),
   disabledAt: toIsoOrNull(row.disabled_at),
+  description: row.description,
+  skills: fromJson(row.skills) as Skill[],
 });
 
 export async function insertAgent(db: Db, agent: Agent): Promise<void> {
   await db
     .insertInto('agents')
-    .values({ id: agent.id, name: agent.name, display_name: agent.displayName, role: agent.role, created_at: agent.createdAt, disabled_at: agent.disabledAt })
+    .values({
+      id: agent.id, name: agent.name, display_name: agent.displayName, role: agent.role, created_at: agent.createdAt, disabled_at: agent.disabledAt,
+      description: agent.description, skills: JSON.stringify(agent.skills),
+    })
     .execute();
 }
 
@@ -88,4 +110,19 @@ export async function setAgentDisabledAt(db: Db, id: string, at: string | null):
   if (updated) return { agent: toAgent(updated), changed: true };
   const agent = await findAgentById(db, id);
   return agent ? { agent, changed: false } : null;
+}
+
+/** Applies `changes` to the agent; its new state, or null when there is no such agent. */
+export async function updateAgent(db: Db, id: string, changes: AgentChanges): Promise<Agent | null> {
+  const updated = await db
+    .updateTable('agents')
+    .set({
+      ...(changes.displayName === undefined ? {} : { display_name: changes.displayName }),
+      ...(changes.description === undefined ? {} : { description: changes.description }),
+      ...(changes.skills === undefined ? {} : { skills: JSON.stringify(changes.skills) }),
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  return updated ? toAgent(updated) : null;
 }

@@ -1,7 +1,7 @@
-import { sql, type CompiledQuery, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type CompiledQuery, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { prepared } from '../../store/prepared.js';
-import type { DB, Db } from '../../store/schema.js';
+import type { AuditLogTable, DB, Db } from '../../store/schema.js';
 import { fromJson, nowIso, toIso } from '../../store/values.js';
 
 /**
@@ -14,28 +14,35 @@ import { fromJson, nowIso, toIso } from '../../store/values.js';
  *   multi-row insert (`auditEntriesStatement`);
  * - alone, group-committed (sessions.service.ts, with the token's `lastUsedAt`): `jwt-issued`,
  *   which has no change of its own to commit with.
+ *
+ * AUDIT_EVENTS lists every event the service records (docs/protocol.md, Audit log, says what each
+ * one's subject is).
  */
-export type AuditEvent =
-  | 'agent-created'
-  | 'agent-disabled'
-  | 'agent-enabled'
-  | 'token-issued'
-  | 'token-revoked'
-  | 'jwt-issued'
-  | 'room-created'
-  | 'message-sent'
-  | 'message-edited'
-  | 'message-deleted'
-  | 'member-added'
-  | 'member-removed'
-  | 'channel-created'
-  | 'post-created'
-  | 'reply-created'
-  | 'reaction-toggled'
-  | 'webhook-created'
-  | 'webhook-deleted'
-  | 'task-created'
-  | 'task-updated';
+export const AUDIT_EVENTS = [
+  'agent-created',
+  'agent-updated',
+  'agent-disabled',
+  'agent-enabled',
+  'token-issued',
+  'token-revoked',
+  'jwt-issued',
+  'room-created',
+  'message-sent',
+  'message-edited',
+  'message-deleted',
+  'member-added',
+  'member-removed',
+  'channel-created',
+  'post-created',
+  'reply-created',
+  'reaction-toggled',
+  'webhook-created',
+  'webhook-deleted',
+  'task-created',
+  'task-updated',
+] as const;
+
+export type AuditEvent = (typeof AUDIT_EVENTS)[number];
 
 export interface AuditEntry {
   event: AuditEvent;
@@ -98,15 +105,53 @@ export function auditRowsInsertOnPostgres(rows: readonly AuditRow[]): RawBuilder
         as a (id, event, actor_id, subject_id, detail, created_at)`;
 }
 
+const toRecord = (r: Selectable<AuditLogTable>): AuditRecord => ({
+  id: r.id,
+  event: r.event as AuditEvent,
+  actorId: r.actor_id,
+  subjectId: r.subject_id,
+  detail: fromJson(r.detail) as Record<string, unknown>,
+  createdAt: toIso(r.created_at),
+});
+
+/** What a page of the log is narrowed to (each filter optional, combined with AND); ids lowercase. */
+export interface AuditFilter {
+  event?: string;
+  actorId?: string;
+  subjectId?: string;
+}
+
+/** Where a record stands in the log's order (newest first by time, then id); null for an unknown id. */
+export async function findAuditPosition(db: Db, id: string): Promise<{ id: string; createdAt: string } | null> {
+  const row = await db.selectFrom('audit_log').select(['id', 'created_at']).where('id', '=', id).executeTakeFirst();
+  return row ? { id: row.id, createdAt: toIso(row.created_at) } : null;
+}
+
+/**
+ * One page of the log, newest first by time then id (docs/protocol.md, Audit log): the records after
+ * `before` (a position from findAuditPosition) that match the filter. Each filter has an index that
+ * ends in (created_at, id) (migration 014), so the page is read in order from where it starts.
+ */
+export async function pageAudit(
+  db: Db,
+  options: AuditFilter & { before: { id: string; createdAt: string } | null; limit: number },
+): Promise<{ records: AuditRecord[]; hasMore: boolean }> {
+  let query = db.selectFrom('audit_log').selectAll();
+  if (options.event !== undefined) query = query.where('event', '=', options.event);
+  if (options.actorId !== undefined) query = query.where('actor_id', '=', options.actorId);
+  if (options.subjectId !== undefined) query = query.where('subject_id', '=', options.subjectId);
+  const { before } = options;
+  if (before !== null) {
+    query = query.where((eb) => eb.or([
+      eb('created_at', '<', before.createdAt),
+      eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
+    ]));
+  }
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit + 1).execute();
+  return { records: rows.slice(0, options.limit).map(toRecord), hasMore: rows.length > options.limit };
+}
+
 /** For operators and tests: the most recent records of one event. */
 export async function listAudit(db: Kysely<DB>, event: AuditEvent, limit = 100): Promise<AuditRecord[]> {
-  const rows = await db.selectFrom('audit_log').selectAll().where('event', '=', event).orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((r) => ({
-    id: r.id,
-    event: r.event as AuditEvent,
-    actorId: r.actor_id,
-    subjectId: r.subject_id,
-    detail: fromJson(r.detail) as Record<string, unknown>,
-    createdAt: toIso(r.created_at),
-  }));
+  return (await pageAudit(db, { event, before: null, limit })).records;
 }

@@ -136,7 +136,7 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
         try {
           await db.transaction().execute(async (trx) => {
             await insertToken(trx, { ...issued, agentId, secretHash, revokedAt: null });
-            await recordAudit(trx, { event: 'token-issued', actorId: principal?.agentId ?? null, subjectId: agentId, detail: { tokenId: issued.id, prefix, ...actor } });
+            await recordAudit(trx, { event: 'token-issued', actorId: principal?.agentId ?? null, subjectId: issued.id, detail: { agentId, prefix, ...actor } });
           });
           return issued;
         } catch (err) {
@@ -154,7 +154,7 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
       const revoked = await db.transaction().execute(async (trx) => {
         const token = await revokeTokenByPrefix(trx, prefix, nowIso());
         if (token) {
-          await recordAudit(trx, { event: 'token-revoked', actorId: principal?.agentId ?? null, subjectId: token.agentId, detail: { tokenId: token.id, prefix, ...actor } });
+          await recordAudit(trx, { event: 'token-revoked', actorId: principal?.agentId ?? null, subjectId: token.id, detail: { agentId: token.agentId, prefix, ...actor } });
         }
         return token;
       });

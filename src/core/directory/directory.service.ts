@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { notFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
-import { listAgents } from '../agents/agents.store.js';
+import { listAgents, type Skill } from '../agents/agents.store.js';
 import type { Authz } from '../auth/authz.js';
 import type { PresenceReader } from '../../presence/presence.js';
 import { ROLES, type Principal, type Role } from '../principal.js';
@@ -12,6 +12,8 @@ export interface DirectoryEntry {
   displayName: string;
   role: Role;
   online: boolean;
+  description: string;
+  skills: Skill[];
 }
 
 export interface Directory {
@@ -41,7 +43,7 @@ export function createDirectoryService(deps: { db: Kysely<DB>; authz: Authz; com
       const online = await presence.onlineAgents(agents.map((a) => a.id));
       return {
         companyId,
-        agents: agents.map((a) => ({ id: a.id, name: a.name, displayName: a.displayName, role: a.role, online: online.has(a.id) })),
+        agents: agents.map((a) => ({ id: a.id, name: a.name, displayName: a.displayName, role: a.role, online: online.has(a.id), description: a.description, skills: a.skills })),
         total: agents.length,
       };
     },

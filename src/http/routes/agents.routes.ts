@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { AgentList, AgentSchema, CreateAgentInput, AgentIdParams } from '@agent-messaging/protocol';
+import { AgentList, AgentSchema, CreateAgentInput, AgentIdParams, UpdateAgentInput } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
 const agentState = (operationId: string, summary: string) =>
@@ -30,6 +30,16 @@ export function agentsRoutes(app: FastifyInstance, ctx: AppContext): void {
       errors: [401, 403],
     }),
   }, async (request) => ctx.agents.list(request.principal));
+
+  app.patch<{ Params: { id: string } }>('/api/v1/agents/:id', {
+    schema: describe({
+      operationId: 'updateAgent', summary: 'Change an agent\'s display name, description or skills (the agent itself or an admin)', tags: ['agents'], security: SECURITY.jwt,
+      description: 'docs/protocol.md, Agent profiles: a JWT in both modes, of the agent itself or of an admin (a scoped token needs the admin action for another agent). Each field given replaces the stored one; at least one is needed. description 0..1000 characters; at most 20 skills, each {id (1..64, unique), name (1..100), description? (0..500, default ""), tags? (at most 10 of 1..32 characters, default [])}. Audit agent-updated.',
+      params: AgentIdParams, body: UpdateAgentInput,
+      success: { 200: { schema: AgentSchema, description: 'The agent as it now is' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => ctx.agents.update(request.principal, request.params.id, request.body));
 
   // Disabling and enabling agents (docs/protocol.md, Disabled agents).
   app.post<{ Params: { id: string } }>('/api/v1/agents/:id/disable', { schema: agentState('disableAgent', 'Disable an agent (admin in strict mode)') },

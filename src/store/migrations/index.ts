@@ -13,6 +13,8 @@ import { threadsAndEdits } from './010-threads-and-edits.js';
 import { messageAttention } from './011-message-attention.js';
 import { dataAndFiles } from './012-data-and-files.js';
 import { tasks } from './013-tasks.js';
+import { auditRead } from './014-audit-read.js';
+import { agentProfile } from './015-agent-profile.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -36,6 +38,8 @@ function migrations(engine: Engine): Record<string, Migration> {
     '011-message-attention': messageAttention(engine),
     '012-data-and-files': dataAndFiles(engine),
     '013-tasks': tasks(engine),
+    '014-audit-read': auditRead,
+    '015-agent-profile': agentProfile(engine),
   };
 }
 

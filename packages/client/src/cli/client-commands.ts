@@ -1,5 +1,5 @@
 import { readClientEnv } from './env.js';
-import { AmsClient, type AmsClientOptions, type Message, type Room } from '../index.js';
+import { AmsClient, type AgentSkill, type AgentUpdate, type AmsClientOptions, type AuditQuery, type Message, type Room } from '../index.js';
 import { optionalString, required, UsageError, wholeNumber, type Command, type CommandInput, type OptionName } from './command.js';
 
 /**
@@ -109,6 +109,33 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       if (role !== 'admin' && role !== 'agent') throw new UsageError('--role must be admin or agent');
       return withClient(input, async (client) => {
         print(await client.createAgent({ name, displayName: optionalString(input, 'display-name') ?? name, role }));
+        return 0;
+      });
+    },
+  },
+  'agents update': {
+    usage: "agents update AGENT [--display-name <text>] [--description <text>] [--skills '<JSON array>']",
+    summary: 'Change an agent\'s display name, description or skills (the agent itself or an admin) and print it as JSON; --skills replaces them all: [{"id", "name", "description"?, "tags"?}].',
+    options: [...CONNECTION, 'display-name', 'description', 'skills', 'json'],
+    args: ['AGENT'],
+    fields: { displayName: '--display-name', description: '--description', skills: '--skills', body: 'the command line' },
+    run(input) {
+      const changes: AgentUpdate = {};
+      const displayName = optionalString(input, 'display-name');
+      const description = optionalString(input, 'description');
+      const skills = optionalString(input, 'skills');
+      if (displayName !== undefined) changes.displayName = displayName;
+      if (description !== undefined) changes.description = description;
+      if (skills !== undefined) {
+        try {
+          changes.skills = JSON.parse(skills) as AgentSkill[];
+        } catch {
+          throw new UsageError('--skills must be a JSON array of {"id", "name", "description"?, "tags"?}');
+        }
+      }
+      if (Object.keys(changes).length === 0) throw new UsageError('agents update needs --display-name, --description or --skills');
+      return withClient(input, async (client) => {
+        print(await client.updateAgent(await findAgentId(client, input.args[0]!), changes));
         return 0;
       });
     },
@@ -364,6 +391,39 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
       const { runStdioProxy } = await import('../mcp-stdio.js');
       await runStdioProxy(serviceOf(input));
       return 0;
+    },
+  },
+  audit: {
+    usage: 'audit [--event <event>] [--actor AGENT] [--subject <id>] [--before <record id>] [--limit <n>] [--json]',
+    summary: 'The audit log, newest first (admins): who did what, about what (an agent, token, room, message, file or task), when; a page ending with "more" goes on with --before.',
+    options: [...CONNECTION, 'event', 'actor', 'subject', 'before', 'limit', 'json'],
+    args: [],
+    fields: { event: '--event', actorId: '--actor', subjectId: '--subject', before: '--before', limit: '--limit' },
+    run(input) {
+      const limit = wholeNumber(optionalString(input, 'limit'), '--limit', 100);
+      return withClient(input, async (client) => {
+        const actor = optionalString(input, 'actor');
+        const query: AuditQuery = {};
+        for (const [field, option] of [['event', 'event'], ['subjectId', 'subject'], ['before', 'before']] as const) {
+          const value = optionalString(input, option);
+          if (value !== undefined) query[field] = value;
+        }
+        if (actor !== undefined) query.actorId = await findAgentId(client, actor);
+        if (limit !== undefined) query.limit = limit;
+        const page = await client.audit(query);
+        if (json(input)) {
+          print(page);
+          return 0;
+        }
+        // Agents by name; any other subject (a token, room, message, ...) by its id.
+        const names = new Map((await client.directory()).agents.map((a) => [a.id, a.name]));
+        const nameOf = (id: string | null): string => (id === null ? '-' : (names.get(id) ?? id));
+        const rows = page.records.map((r) => [r.createdAt, r.event, nameOf(r.actorId), nameOf(r.subjectId), JSON.stringify(r.detail)]);
+        if (rows.length === 0) console.log('no records');
+        else printTable([['TIME', 'EVENT', 'ACTOR', 'SUBJECT', 'DETAIL'], ...rows]);
+        if (page.hasMore) console.log(`more: --before ${page.nextCursor ?? ''}`);
+        return 0;
+      });
     },
   },
   search: {
