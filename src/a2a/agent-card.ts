@@ -12,12 +12,6 @@ export const BEARER_SCHEME = 'bearer';
 
 const VERSION = packageVersion();
 
-/** What an agent says of itself, once the agents carry it (docs/protocol.md, Agents): read when present. */
-interface AgentProfile {
-  description?: string;
-  skills?: readonly { id: string; name: string; description: string; tags: readonly string[] }[];
-}
-
 /**
  * The agent card of one agent of this service (docs/a2a.md, Agent cards): its display name and
  * description, the service's version, its JSON-RPC interface (A2A 1.0, and 0.3 for older clients,
@@ -25,11 +19,11 @@ interface AgentProfile {
  * security scheme. The JSON form adds `url`, `protocolVersion` and `preferredTransport` at the top,
  * which 0.3 clients read and 1.0 clients ignore.
  */
-export function agentCard(agent: Agent & AgentProfile, baseUrl: string): Record<string, unknown> {
+export function agentCard(agent: Agent, baseUrl: string): Record<string, unknown> {
   const url = interfaceUrl(baseUrl, agent.name);
   const card: AgentCard = {
     name: agent.displayName,
-    description: agent.description ?? '',
+    description: agent.description,
     supportedInterfaces: duplicateInterfacesForLegacy([{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: A2A_PROTOCOL_VERSION }], ['JSONRPC']),
     provider: undefined,
     version: VERSION,
@@ -45,7 +39,7 @@ export function agentCard(agent: Agent & AgentProfile, baseUrl: string): Record<
     securityRequirements: [{ schemes: { [BEARER_SCHEME]: { list: [] } } }],
     defaultInputModes: ['text/plain', 'application/json'],
     defaultOutputModes: ['text/plain', 'application/json'],
-    skills: (agent.skills ?? []).map((skill) => ({
+    skills: agent.skills.map((skill) => ({
       id: skill.id,
       name: skill.name,
       description: skill.description,

@@ -78,6 +78,17 @@ describe('A2A, open mode', () => {
     expect(card.securityRequirements).toEqual([{ schemes: { bearer: { list: [] } } }]);
     expect(card.defaultInputModes).toContain('text/plain');
     expect(card.skills).toEqual([]);
+    expect(card.description).toBe('');
+  });
+
+  it('shows the agent\'s description and skills once set (PATCH /api/v1/agents/:id)', async () => {
+    const skills = [{ id: 'translate', name: 'Translate', description: 'Into French', tags: ['language', 'fr'] }];
+    const patched = await t.api.request('PATCH', `/api/v1/agents/${carol.id}`, { body: { description: 'Translates documents', skills }, jwt: carol.jwt });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const client = await a2aClient(t.server.url, carol.name, alice.jwt);
+    const card = await client.getAgentCard();
+    expect(card.description).toBe('Translates documents');
+    expect(card.skills.map(({ id, name, description, tags }) => ({ id, name, description, tags }))).toEqual(skills);
   });
 
   it('resolves the card with the SDK and answers 404 for an unknown or a disabled agent', async () => {
