@@ -122,11 +122,14 @@ async function sendStream(reply: FastifyReply, stream: AsyncGenerator<RpcAnswer,
  * the service's tasks. In a plugin of its own: its body parser turns malformed JSON into the
  * protocol's parse error.
  */
-export function a2aRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function a2aRoutes(app: FastifyInstance, ctx: AppContext, depthError: (bytes: Buffer) => AppError | null): void {
   void app.register(async (a2a) => {
     a2a.removeContentTypeParser('application/json');
     a2a.addContentTypeParser(['application/json', 'application/a2a+json'], { parseAs: 'buffer' }, (_request, body, done) => {
       const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      // As every JSON body of the service: the nesting checked on the bytes before parsing (400).
+      const tooDeep = depthError(bytes);
+      if (tooDeep !== null) return done(tooDeep, undefined);
       if (!isUtf8(bytes)) return done(null, UNPARSABLE);
       try {
         done(null, JSON.parse(bytes.toString('utf8')) as unknown);
@@ -142,7 +145,14 @@ export function a2aRoutes(app: FastifyInstance, ctx: AppContext): void {
       return reply.header('Cache-Control', 'no-cache').send(agentCard(agent, baseUrlOf(request)));
     });
 
-    a2a.post(A2A_RPC_ROUTE, { config: { acceptsApiToken: true }, schema: { hide: true } }, async (request, reply) => {
+    a2a.post(A2A_RPC_ROUTE, {
+      config: { acceptsApiToken: true },
+      schema: { hide: true },
+      // Refused before its body is read.
+      preParsing: async (request, reply) => {
+        if (request.principal === null) refuseUnauthenticated(request, reply);
+      },
+    }, async (request, reply) => {
       const principal = request.principal;
       if (principal === null) return refuseUnauthenticated(request, reply);
       const target = await activeAgent(ctx, (request.params as { agent?: unknown }).agent);

@@ -88,6 +88,11 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
 export const JSON_MAX_DEPTH = 32;
 
 /** True when arrays and objects nest deeper than `max`; brackets inside strings do not count. */
+/** The 400 of a JSON body nested deeper than JSON_MAX_DEPTH, or null (the /a2a routes' parser asks it too). */
+const depthError = (bytes: Buffer): AppError | null => (nestsDeeperThan(bytes, JSON_MAX_DEPTH)
+  ? new AppError('BAD_REQUEST', 'JSON body is nested too deeply', { body: `must not nest arrays and objects more than ${JSON_MAX_DEPTH} levels deep` })
+  : null);
+
 function nestsDeeperThan(bytes: Buffer, max: number): boolean {
   let depth = 0;
   let inString = false;
@@ -148,8 +153,9 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   const defaultJsonParser = app.getDefaultJsonParser('remove', 'remove');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    if (nestsDeeperThan(bytes, JSON_MAX_DEPTH)) {
-      done(new AppError('BAD_REQUEST', 'JSON body is nested too deeply', { body: `must not nest arrays and objects more than ${JSON_MAX_DEPTH} levels deep` }), undefined);
+    const tooDeep = depthError(bytes);
+    if (tooDeep !== null) {
+      done(tooDeep, undefined);
       return;
     }
     if (!isUtf8(bytes)) {
@@ -218,7 +224,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     webhooksRoutes(api, ctx);
     directoryRoutes(api, ctx);
     mcpRoutes(api, ctx);
-    a2aRoutes(api, ctx);
+    a2aRoutes(api, ctx, depthError);
   });
   // The web console (docs/console.md): a page, not part of the API documents.
   consoleRoutes(app, ctx);

@@ -127,6 +127,8 @@ describe('A2A, open mode', () => {
     expect(byUrl.body).toMatchObject({ id: 10, error: { code: -32005 } });
     const tooLong = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 11, method: 'SendMessage', params: { message: { messageId: 'm3', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(20_000) }] } } }, alice.jwt, v1);
     expect(tooLong.body).toMatchObject({ id: 11, error: { code: -32602 } });
+    const deep = await rpc(t.api, bob.name, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":${'['.repeat(100)}${']'.repeat(100)}}`, alice.jwt, v1);
+    expect(deep.status).toBe(400);
     const unknownTask = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 12, method: 'GetTask', params: { id: '0190c3f5-0000-7000-8000-000000000000' } }, alice.jwt, v1);
     expect(unknownTask.body).toMatchObject({ id: 12, error: { code: -32001 } });
   });
