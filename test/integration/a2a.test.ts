@@ -1,7 +1,7 @@
 import { AgentCard, Role, SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapAdmin, newAdmin, newAgent, type Api, type TestAgent } from '../helpers/api.js';
+import { bootstrapAdmin, newAdmin, newAgent, scopedSession, type Api, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -232,6 +232,16 @@ describe('A2A, open mode', () => {
     await move(t.api, bob, task.id, 'failed', 'Cannot');
     await reading;
     expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'statusUpdate']);
+  });
+
+  it('a scoped token needs tasks:write to send and tasks:read to get', async () => {
+    const task = asTask(await (await a2aClient(t.server.url, bob.name, alice.jwt)).sendMessage(sendParams(['Scoped'])));
+    const readOnly = await scopedSession(t.api, alice, { actions: ['tasks:read'] });
+    const reader = await a2aClient(t.server.url, bob.name, readOnly);
+    expect((await reader.getTask({ tenant: '', id: task.id })).id).toBe(task.id);
+    await expect(reader.sendMessage(sendParams(['Not allowed']))).rejects.toThrow();
+    const writeOnly = await scopedSession(t.api, alice, { actions: ['tasks:write'] });
+    await expect((await a2aClient(t.server.url, bob.name, writeOnly)).getTask({ tenant: '', id: task.id })).rejects.toThrow();
   });
 
   it('answers a v0.3 client\'s message/send and tasks/get (no A2A-Version header)', async () => {
