@@ -1,6 +1,7 @@
 // examples/a2a-client.mjs: an outside Agent2Agent client tasks an agent of the service, with the
 // official SDK's client, and follows the task while the agent works it over REST (docs/a2a.md).
 //   npm start &   then   node examples/a2a-client.mjs
+import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, TaskState } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from '@a2a-js/sdk/client';
 
@@ -27,7 +28,7 @@ const translatorJwt = (await call('POST', '/api/v1/sessions', { apiToken: await 
 
 // The A2A client: every request it makes carries the caller's credential (an API token or a JWT).
 const fetchImpl = (input, init) => {
-  const headers = new Headers(init?.headers);
+  const headers = new globalThis.Headers(init?.headers);
   headers.set('authorization', `Bearer ${callerToken}`);
   return fetch(input, { ...init, headers });
 };
@@ -48,7 +49,7 @@ async function work(taskId) {
 
 // Send a message as a stream: first the task, then a status update for each move, until it ends.
 const request = SendMessageRequest.fromJSON({
-  message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'Translate into French\nHello world' }] },
+  message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: 'Translate into French\nHello world' }] },
 });
 let working;
 for await (const event of client.sendMessageStream(request)) {
