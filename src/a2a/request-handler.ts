@@ -234,6 +234,7 @@ export class ServiceRequestHandler implements A2ARequestHandler {
    * waiting for the caller) or the client goes away. Each held read returns when the task changes on
    * any node; the history names every move, so none is skipped however fast they come.
    */
+  /** A subscription (`stopAtInputRequired` false) stays open through input-required until the task ends. */
   private async *follow(start: Task, stopAtInputRequired = true): AsyncGenerator<StreamResponse, void, undefined> {
     let task = start;
     let seen = task.history.length;
@@ -251,8 +252,6 @@ export class ServiceRequestHandler implements A2ARequestHandler {
         };
       }
       seen = task.history.length;
-      // A subscription stays open through input-required until the task ends.
-      if (!stopAtInputRequired && isTerminal(task.state)) break;
     }
   }
 
