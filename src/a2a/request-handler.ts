@@ -56,12 +56,13 @@ function toA2aError(err: unknown, conflict: 'cancel' | 'send'): unknown {
 
 /**
  * Anything that is not already the protocol's error, as an internal error whose text says nothing of
- * the cause (a storage outage keeps its public text): the SDK would otherwise send the error's own
+ * the cause (a storage outage or a rate limit keeps its public text): the SDK would otherwise send the error's own
  * message. The cause is logged.
  */
 export function toPublicA2aError(err: unknown, log: (err: unknown) => void): unknown {
   if (err instanceof A2AError) return err;
-  if (err instanceof AppError && err.code === 'UNAVAILABLE') return new Error(err.message);
+  // A refusal of the service's that is no one's fault here (too many held waits, an outage): its text.
+  if (err instanceof AppError && (err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED')) return new Error(err.message);
   log(err);
   return new Error('Internal error');
 }

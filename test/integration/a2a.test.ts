@@ -279,3 +279,35 @@ describe('A2A, strict mode', () => {
     expect(task.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
   });
 });
+
+describe('A2A streams free what they hold when their client goes away', () => {
+  // Two held waits per agent: a stream that kept its wait after its client left would use one up.
+  const t = useTestServer({ config: { waitsPerAgent: 2 } });
+  let alice: TestAgent;
+  let bob: TestAgent;
+
+  beforeAll(async () => {
+    [alice, bob] = [await newAgent(t.api), await newAgent(t.api)];
+  });
+
+  it('five streams opened and left in turn, then a sixth still follows its task to the end', async () => {
+    const client = await a2aClient(t.server.url, bob.name, alice.jwt);
+    for (let i = 0; i < 5; i++) {
+      const controller = new AbortController();
+      const stream = client.sendMessageStream(sendParams([`Left ${i}`]), { signal: controller.signal });
+      expect((await stream.next()).value?.payload?.$case).toBe('task');
+      controller.abort();
+      await stream.return(undefined).catch(() => undefined);
+    }
+    const events: StreamResponse[] = [];
+    const reading = (async () => {
+      for await (const event of client.sendMessageStream(sendParams(['Kept']))) events.push(event);
+    })();
+    await waitUntil('the task event', () => events.length >= 1);
+    const first = events[0]?.payload;
+    const taskId = first?.$case === 'task' ? first.value.id : '';
+    await move(t.api, bob, taskId, 'completed', 'Done');
+    await reading;
+    expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate']);
+  });
+});
