@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
+import { a2aRoutes } from '../a2a/a2a.routes.js';
 import { mcpRoutes } from '../mcp/mcp.routes.js';
 import { opsRoutes } from './routes/ops.routes.js';
 import { registerOpenApi } from './openapi.js';
@@ -71,6 +72,9 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // name and type; then send_message's (a message body as above, its arguments).
   'POST /mcp': 1400 * KiB,
   'DELETE /mcp': 4 * KiB,
+  // One A2A JSON-RPC request: a message's text parts (a task's body, 16 384 code points of 12 bytes
+  // each escaped), a data part (32 KiB of JSON, escaped) and the envelope.
+  'POST /a2a/:agent': 512 * KiB,
   // url (2048 code points, up to 8 KiB in UTF-8), events, mode.
   'POST /api/v1/agents/:id/webhooks': 16 * KiB,
   'DELETE /api/v1/agents/:id/webhooks/:webhookId': 4 * KiB,
@@ -91,6 +95,11 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
 export const JSON_MAX_DEPTH = 32;
 
 /** True when arrays and objects nest deeper than `max`; brackets inside strings do not count. */
+/** The 400 of a JSON body nested deeper than JSON_MAX_DEPTH, or null (the /a2a routes' parser asks it too). */
+const depthError = (bytes: Buffer): AppError | null => (nestsDeeperThan(bytes, JSON_MAX_DEPTH)
+  ? new AppError('BAD_REQUEST', 'JSON body is nested too deeply', { body: `must not nest arrays and objects more than ${JSON_MAX_DEPTH} levels deep` })
+  : null);
+
 function nestsDeeperThan(bytes: Buffer, max: number): boolean {
   let depth = 0;
   let inString = false;
@@ -151,8 +160,9 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
   const defaultJsonParser = app.getDefaultJsonParser('remove', 'remove');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-    if (nestsDeeperThan(bytes, JSON_MAX_DEPTH)) {
-      done(new AppError('BAD_REQUEST', 'JSON body is nested too deeply', { body: `must not nest arrays and objects more than ${JSON_MAX_DEPTH} levels deep` }), undefined);
+    const tooDeep = depthError(bytes);
+    if (tooDeep !== null) {
+      done(tooDeep, undefined);
       return;
     }
     if (!isUtf8(bytes)) {
@@ -222,6 +232,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     directoryRoutes(api, ctx);
     filesRoutes(api, ctx);
     mcpRoutes(api, ctx);
+    a2aRoutes(api, ctx, depthError);
   });
   // The web console (docs/console.md): a page, not part of the API documents.
   consoleRoutes(app, ctx);

@@ -148,6 +148,19 @@ describe('the README examples', () => {
     expect(printed.get('deliveries')).toEqual([expect.objectContaining({ event: 'message.created', attempt: 1, status: 'delivered', error: null })]);
   }
 
+  it('a2a-client.mjs resolves a card, streams a task and sees each move the agent makes over REST', async () => {
+    server = await startTestServer();
+    for (let round = 0; round < 2; round++) {
+      const lines = (await runExample(server, process.execPath, ['examples/a2a-client.mjs'])).trim().split('\n');
+      expect(lines.map((line) => line.slice(0, line.indexOf(' ')))).toEqual(['card', 'task', 'update', 'update']);
+      const [card, task, working, completed] = lines.map((line) => JSON.parse(line.slice(line.indexOf(' ') + 1)) as Record<string, unknown>);
+      expect(card).toMatchObject({ name: 'Translator', streaming: true, url: expect.stringMatching(new RegExp(`^${server.url}/a2a/translator-`)) });
+      expect(task).toEqual({ state: 'TASK_STATE_SUBMITTED', title: 'Translate into French' });
+      expect(working).toEqual({ state: 'TASK_STATE_WORKING', text: 'Translating' });
+      expect(completed).toEqual({ state: 'TASK_STATE_COMPLETED', text: 'Bonjour le monde' });
+    }
+  }, 60_000);
+
   it('social.sh: every answer is the one its comment shows, twice on one server', async () => {
     server = await startTestServer();
     for (let round = 1; round <= 2; round++) checkSocial(await runExample(server, 'bash', ['examples/social.sh']), round);

@@ -38,8 +38,9 @@ const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g
 
 
 /** Routes that are not part of the REST interface the document describes. */
-// /mcp is JSON-RPC (MCP), described by its own tools/list (docs/mcp.md), not REST.
-const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route);
+// /mcp is JSON-RPC (MCP), described by its own tools/list (docs/mcp.md), not REST; so is /a2a, the
+// Agent2Agent protocol, described by each agent's card (docs/a2a.md).
+const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route) || / \/a2a\//.test(route);
 
 describe('/openapi.json', () => {
   const { server, api } = useTestServer();

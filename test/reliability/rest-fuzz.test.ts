@@ -234,8 +234,11 @@ const isDocsRoute = (route: string): boolean => /^GET \/(openapi\.json|asyncapi\
 /** /mcp speaks JSON-RPC, not REST: fuzzed through the MCP client in test/integration/mcp*.test.ts. */
 const isMcpRoute = (route: string): boolean => / \/mcp$/.test(route);
 
-/** The routes the server registered, with parameters named alike (`:p`), the documents and /mcp left out. */
-const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r) && !isMcpRoute(r));
+/** /a2a speaks JSON-RPC (the Agent2Agent protocol): its bad input is tested through the SDK's client and raw JSON-RPC in test/integration/a2a.test.ts. */
+const isA2aRoute = (route: string): boolean => / \/a2a\//.test(route);
+
+/** The routes the server registered, with parameters named alike (`:p`), the documents, /mcp and /a2a left out. */
+const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r) && !isMcpRoute(r) && !isA2aRoute(r));
 
 // ---------------------------------------------------------------- generators
 
