@@ -98,6 +98,11 @@ describe('the audit log, readable (open mode)', () => {
     expect(uploaded.status).toBe(201);
     expected.push(['file-uploaded', ((await uploaded.json()) as { id: string }).id, alice.id]);
 
+    const task = await t.api.post('/api/v1/tasks', { assignee: bob.id, title: 'audited task' }, as(alice));
+    expect(task.status).toBe(201);
+    expect((await t.api.post(`/api/v1/tasks/${task.body.id}/state`, { state: 'working' }, as(bob))).status).toBe(200);
+    expected.push(['task-created', task.body.id, alice.id], ['task-updated', task.body.id, bob.id]);
+
     const records = await readAll(t.api, admin.jwt);
     expectNewestFirst(records);
     expect(new Set(records.map((r) => r.event))).toEqual(new Set(AUDIT_EVENTS));

@@ -180,6 +180,11 @@ describe('message search', () => {
     await sql`drop table message_attention`.execute(kysely); // 011
     await sql`drop index messages_thread_seq_idx`.execute(kysely); // 010
     for (const column of ['thread_id', 'reply_count', 'last_reply_at', 'edited_at', 'deleted_at']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
+    for (const table of ['task_history', 'tasks']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 013 (its indexes go with them)
+    await sql`alter table messages drop column task`.execute(kysely);
+    for (const index of ['audit_log_time_idx', 'audit_log_event_time_idx', 'audit_log_actor_time_idx', 'audit_log_subject_time_idx']) await sql`drop index ${sql.raw(index)}`.execute(kysely); // 014
+    await sql`create index audit_log_event_idx on audit_log (event, id)`.execute(kysely);
+    for (const column of ['description', 'skills']) await sql`alter table agents drop column ${sql.raw(column)}`.execute(kysely); // 015
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

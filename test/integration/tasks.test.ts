@@ -79,6 +79,32 @@ describe('tasks', () => {
     expect(audit.map((a) => a.event)).toEqual(['task-created', 'task-updated']);
   });
 
+  it('the creation and a move carry data and attachments on their messages; bad ones are refused before the task is written', async () => {
+    const p = await pair();
+    const upload = await fetch(`${t.server.url}/api/v1/files?name=patch.diff`, { method: 'POST', headers: { authorization: `Bearer ${p.requester.jwt}`, 'content-type': 'text/x-diff' }, body: '--- a\n+++ b\n' });
+    expect(upload.status).toBe(201);
+    const file = (await upload.json()) as Payload;
+    const task = await newTask(t.api, p, { input: { body: 'Review this', data: { lines: 2 }, attachments: [file.id] } });
+    const page = await t.api.get(`/api/v1/rooms/${task.roomId}/messages`, { jwt: p.assignee.jwt });
+    const first = (page.body.messages as Payload[]).find((m) => m.id === task.history[0].messageId);
+    expect(first).toMatchObject({ data: { lines: 2 }, attachments: [{ id: file.id, name: 'patch.diff', size: 12 }] });
+    // The assignee's file is its own to attach; the requester's is not (400, and the task stays where it was).
+    const refused = await move(t.api, p.assignee, task.id, { state: 'working', message: { body: 'on it', attachments: [file.id] } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.details).toHaveProperty(['message.attachments']);
+    const badData = await move(t.api, p.assignee, task.id, { state: 'working', message: { body: 'on it', data: { deep: JSON.parse('['.repeat(20) + ']'.repeat(20)) } } });
+    expect(badData.status).toBe(400);
+    expect(badData.body.details).toHaveProperty(['message.data']);
+    expect((await t.api.get(`/api/v1/tasks/${task.id}`, { jwt: p.requester.jwt })).body.state).toBe('submitted');
+    const moved = await move(t.api, p.assignee, task.id, { state: 'completed', message: { body: 'done', data: { verdict: 'ok' } }, result: { ok: true } });
+    expect(moved.status).toBe(200);
+    const after = await t.api.get(`/api/v1/rooms/${task.roomId}/messages`, { jwt: p.requester.jwt });
+    expect((after.body.messages as Payload[]).find((m) => m.id === moved.body.history[1].messageId)).toMatchObject({ body: 'done', data: { verdict: 'ok' }, attachments: [] });
+    const createBad = await create(t.api, p.requester, { assignee: p.assignee.id, title: 'x', input: { body: 'x', attachments: ['not-a-uuid'] } });
+    expect(createBad.status).toBe(400);
+    expect(Object.keys(createBad.body.details)[0]).toMatch(/^input\.attachments/);
+  });
+
   it('a message sent without a task carries task: null', async () => {
     const p = await pair();
     const room = await t.api.post('/api/v1/direct-rooms', { agentId: p.assignee.id }, { jwt: p.requester.jwt });

@@ -98,6 +98,8 @@ export interface MessagesService {
   submit(principal: Principal | null, roomId: unknown, input: unknown, post?: TaskPost): Promise<{ committed: Promise<SendResult> }>;
   /** The message a task's creation or move posts (core/tasks/): a send, with the task on it. */
   sendForTask(principal: Principal, roomId: string, input: unknown, post: TaskPost): Promise<SendResult>;
+  /** A send's `data` and `attachments` checked as a send checks them (a task's message, before the task moves). */
+  checkExtras(senderId: string, input: Record<string, unknown>, prefix: string): Promise<void>;
   history(principal: Principal | null, roomId: unknown, query: HistoryQuery): Promise<HistoryPage>;
   /** Forward catch-up (`afterSeq`): authorised like history. */
   sync(principal: Principal | null, roomId: unknown, query: SyncQuery): Promise<SyncPage>;
@@ -152,13 +154,13 @@ function sameContent(a: Message, b: Message): boolean {
  * A send's `attachments` (docs/protocol.md, Messages): at most ATTACHMENTS_MAX distinct file ids
  * (lowercased), each checked against the files table by the caller. Absent or null: none.
  */
-function parseAttachmentIds(value: unknown): string[] {
+function parseAttachmentIds(value: unknown, field: string): string[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw validationError({ attachments: 'must be an array of file ids' });
-  if (value.length > ATTACHMENTS_MAX) throw validationError({ attachments: `must have at most ${ATTACHMENTS_MAX} items` });
-  if (!value.every(isUuid)) throw validationError({ attachments: 'must hold file ids (UUIDs)' });
+  if (!Array.isArray(value)) throw validationError({ [field]: 'must be an array of file ids' });
+  if (value.length > ATTACHMENTS_MAX) throw validationError({ [field]: `must have at most ${ATTACHMENTS_MAX} items` });
+  if (!value.every(isUuid)) throw validationError({ [field]: 'must hold file ids (UUIDs)' });
   const ids = value.map((id) => id.toLowerCase());
-  if (new Set(ids).size !== ids.length) throw validationError({ attachments: 'must not name a file twice' });
+  if (new Set(ids).size !== ids.length) throw validationError({ [field]: 'must not name a file twice' });
   return ids;
 }
 
@@ -210,15 +212,22 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     return causes;
   };
 
+  /** A send's `data` and `attachments`, checked (docs/protocol.md, Messages); errors name `prefix` + the field. */
+  const checkExtras = async (senderId: string, raw: Record<string, unknown>, prefix = ''): Promise<{ data: unknown; attachments: Message['attachments'] }> => {
+    const data = raw.data ?? null;
+    const dataProblem = data === null ? null : messageDataProblem(data);
+    if (dataProblem !== null) throw validationError({ [`${prefix}data`]: dataProblem });
+    const attachments = await findAttachable(db, senderId, parseAttachmentIds(raw.attachments, `${prefix}attachments`));
+    if (attachments === null) throw validationError({ [`${prefix}attachments`]: 'must be ids of completed files you uploaded' });
+    return { data, attachments };
+  };
+
   const submit: MessagesService['submit'] = async (principal, rawRoomId, input, post) => {
     const sender = authz.requireAgent(principal, 'messages:write');
     const roomId = parseId(rawRoomId, 'roomId');
     const raw = requireObject(input);
     // data and attachments first, so that their errors name the field itself (not an item of it).
-    const data = raw.data ?? null;
-    const dataProblem = data === null ? null : messageDataProblem(data);
-    if (dataProblem !== null) throw validationError({ data: dataProblem });
-    const attachmentIds = parseAttachmentIds(raw.attachments);
+    const { data, attachments } = await checkExtras(sender.agentId, raw);
     const fields = sendInput.parse(raw);
     await rooms.assertMember(roomId, sender.agentId);
     requireRoom(sender, roomId);
@@ -232,9 +241,6 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const outsiders = await rooms.nonMembers(roomId, mentions);
       if (outsiders.length > 0) throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
     }
-
-    const attachments = await findAttachable(db, sender.agentId, attachmentIds);
-    if (attachments === null) throw validationError({ attachments: 'must be ids of completed files you uploaded' });
 
     const replyTo = fields.replyTo?.toLowerCase();
     let threadId: string | null = null;
@@ -360,6 +366,10 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
 
     async send(principal, rawRoomId, input) {
       return (await submit(principal, rawRoomId, input)).committed;
+    },
+
+    async checkExtras(senderId, input, prefix) {
+      await checkExtras(senderId, input, prefix);
     },
 
     async sendForTask(principal, roomId, input, post) {

@@ -118,6 +118,13 @@ function nextUpdatedAt(previous: string): string {
   return new Date(Math.max(now, after)).toISOString();
 }
 
+/** A task message's structured data and files (docs/tasks.md), as a send takes them. */
+type MessageExtras = { data?: unknown; attachments?: unknown };
+const extrasOf = (given: MessageExtras | undefined): MessageExtras => ({
+  ...(given?.data === undefined ? {} : { data: given.data }),
+  ...(given?.attachments === undefined ? {} : { attachments: given.attachments }),
+});
+
 const messageTask = (task: Task): MessageTask => ({ id: task.id, kind: task.kind, title: task.title, state: task.state });
 
 export function createTasksService(deps: {
@@ -126,10 +133,11 @@ export function createTasksService(deps: {
   const { db, authz, rooms, messages, events, waiters, waitSlots } = deps;
 
   /** The message a creation or a move posts, in the task's room, by `senderId` (docs/tasks.md). */
-  const post = async (task: Task, senderId: string, messageId: string, body: string): Promise<void> => {
+  const post = async (task: Task, senderId: string, messageId: string, body: string, extras: MessageExtras = {}): Promise<void> => {
     // The task's own scope decided; the message goes the send path, with the sender's membership checked there.
+    // Its data and attachments were checked (checkExtras) before the task was written.
     const sender: Principal = { agentId: senderId, role: 'agent' };
-    await messages.sendForTask(sender, task.roomId, { body }, {
+    await messages.sendForTask(sender, task.roomId, { body, ...extras }, {
       messageId,
       task: messageTask(task),
       ...(senderId === task.requesterId ? { attentionOf: task.assigneeId } : {}),
@@ -155,7 +163,7 @@ export function createTasksService(deps: {
    * One move: the conditional UPDATE (state and version as read) and its history entry in one
    * transaction, then its message and its events. Null: another move changed the task first.
    */
-  const applyMove = async (stored: StoredTask, by: string | null, senderId: string, state: TaskState, body: string | undefined, result: Record<string, unknown> | null | undefined): Promise<Task | null> => {
+  const applyMove = async (stored: StoredTask, by: string | null, senderId: string, state: TaskState, body: string | undefined, result: Record<string, unknown> | null | undefined, extras: MessageExtras = {}): Promise<Task | null> => {
     const before = stored.task;
     const messageId = uuidv7();
     const updatedAt = nextUpdatedAt(before.updatedAt);
@@ -174,7 +182,7 @@ export function createTasksService(deps: {
       updatedAt,
       history: [...before.history, { state, at: updatedAt, by, messageId }],
     };
-    await post(task, senderId, messageId, body ?? `Task "${task.title}" is now ${state}`);
+    await post(task, senderId, messageId, body ?? `Task "${task.title}" is now ${state}`, extras);
     await published(task);
     return task;
   };
@@ -246,13 +254,12 @@ export function createTasksService(deps: {
         if (due === null || due.getTime() <= Date.now()) throw validationError({ dueAt: 'must be a timestamp in the future' });
         dueAt = due.toISOString();
       }
-      const data = fields.input?.data;
-      if (data !== undefined && resultProblem(data) !== null) throw validationError({ 'input.data': resultProblem(data)! });
       const clientTaskId = fields.clientTaskId ?? null;
       if (clientTaskId !== null) {
         const earlier = await findByClientTaskId(db, actor.agentId, clientTaskId);
         if (earlier) return { task: earlier.task, created: false };
       }
+      await messages.checkExtras(actor.agentId, extrasOf(fields.input), 'input.');
       const assignee = await findAgentById(db, assigneeId);
       if (!assignee) throw notFound('Agent');
       if (assignee.disabledAt !== null) throw forbidden('Agent is disabled');
@@ -289,7 +296,7 @@ export function createTasksService(deps: {
         }
         throw err;
       }
-      await post(task, actor.agentId, messageId, fields.input?.body ?? task.title);
+      await post(task, actor.agentId, messageId, fields.input?.body ?? task.title, extrasOf(fields.input));
       await published(task);
       return { task, created: true };
     },
@@ -314,7 +321,9 @@ export function createTasksService(deps: {
         const decision = fields.result?.decision;
         if (decision !== 'approved' && decision !== 'denied') throw validationError({ 'result.decision': 'must be "approved" or "denied" to complete an approval' });
       }
-      const moved = await applyMove(stored, actor.agentId, actor.agentId, state, body, fields.result);
+      const extras = extrasOf(fields.message);
+      await messages.checkExtras(actor.agentId, extras, 'message.');
+      const moved = await applyMove(stored, actor.agentId, actor.agentId, state, body, fields.result, extras);
       if (moved) return moved;
       // Another move won the race: this one is refused against the state it left.
       const now = await findTask(db, task.id);
