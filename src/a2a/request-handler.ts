@@ -8,8 +8,9 @@ import {
   TaskNotFoundError, UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { TASK_TITLE_MAX, TASK_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
+import { ATTACHMENTS_MAX, TASK_TITLE_MAX, TASK_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
 import type { Agent } from '../core/agents/agents.store.js';
+import type { FilesService } from '../core/files/files.service.js';
 import type { MessagesService } from '../core/messages/messages.service.js';
 import type { Principal } from '../core/principal.js';
 import { isTerminal, type Task } from '../core/tasks/task.js';
@@ -21,6 +22,7 @@ import { fromA2aState, toA2aMessage, toA2aState, toA2aTask } from './mapping.js'
 export interface A2aServices {
   tasks: Pick<TasksService, 'create' | 'move' | 'get' | 'list'>;
   messages: Pick<MessagesService, 'thread'>;
+  files: Pick<FilesService, 'upload'>;
 }
 
 /** How long a blocking send waits for a terminal or `input-required` state (docs/a2a.md). */
@@ -80,8 +82,12 @@ async function mapped<T>(conflict: 'cancel' | 'send', run: () => Promise<T>): Pr
 }
 
 /** The body, `data` and file refusals of an A2A message's parts (docs/a2a.md, Messages). */
-function readParts(message: A2aMessage): { body: string; data?: Record<string, unknown> } {
+/** A file part's bytes, uploaded as the caller's file and attached to the task's message. */
+interface FilePart { bytes: Uint8Array; name: string; contentType: string }
+
+function readParts(message: A2aMessage): { body: string; data?: Record<string, unknown>; files: FilePart[] } {
   const texts: string[] = [];
+  const files: FilePart[] = [];
   let data: Record<string, unknown> | undefined;
   for (const part of message.parts) {
     const content = part.content;
@@ -100,11 +106,13 @@ function readParts(message: A2aMessage): { body: string; data?: Record<string, u
       case 'url':
         throw new ContentTypeNotSupportedError('A file part by URL is refused: the service fetches no URL on a caller\'s behalf; send its bytes');
       case 'raw':
-        throw new ContentTypeNotSupportedError('File parts are not accepted by this service yet');
+        if (files.length === ATTACHMENTS_MAX) throw new RequestMalformedError(`At most ${ATTACHMENTS_MAX} file parts`);
+        files.push({ bytes: content.value, name: part.filename === '' ? 'file' : part.filename, contentType: part.mediaType === '' ? 'application/octet-stream' : part.mediaType });
+        break;
     }
   }
   if (texts.length === 0) throw new RequestMalformedError('The message needs at least one text part');
-  return { body: texts.join('\n'), ...(data === undefined ? {} : { data }) };
+  return { body: texts.join('\n'), ...(data === undefined ? {} : { data }), files };
 }
 
 const titleOf = (body: string): string => {
@@ -212,7 +220,14 @@ export class ServiceRequestHandler implements A2ARequestHandler {
   private async submit(params: SendMessageRequest): Promise<Task> {
     const message = params.message;
     if (message === undefined) throw new RequestMalformedError('params.message is required');
-    const input = readParts(message);
+    const { files, ...parts } = readParts(message);
+    // The file parts become the caller's uploads (the files service's rules: name, size), attached.
+    const attachments: string[] = [];
+    for (const file of files) {
+      const uploaded = await mapped('send', () => this.services.files.upload(this.principal, { name: file.name, contentType: file.contentType, declaredLength: file.bytes.length }, [file.bytes]));
+      attachments.push(uploaded.id);
+    }
+    const input = { ...parts, ...(attachments.length > 0 ? { attachments } : {}) };
     if (message.taskId !== '') {
       const task = await this.ownTask(message.taskId);
       return mapped('send', () => this.services.tasks.move(this.principal, task.id, { state: 'working', message: input }));

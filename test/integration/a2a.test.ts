@@ -133,6 +133,22 @@ describe('A2A, open mode', () => {
     expect(unknownTask.body).toMatchObject({ id: 12, error: { code: -32001 } });
   });
 
+  it('file parts with bytes become the caller\'s uploads, attached to the task\'s message; a bad file name is refused', async () => {
+    const v1 = { 'A2A-Version': '1.0' };
+    const raw = Buffer.from('the report, in full').toString('base64');
+    const sent = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 20, method: 'SendMessage', params: { message: { messageId: `f-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'Read this' }, { raw, filename: 'report.txt', mediaType: 'text/plain' }] }, configuration: { returnImmediately: true } } }, alice.jwt, v1);
+    expect(sent.body.error).toBeUndefined();
+    const taskId = (sent.body.result.task ?? sent.body.result).id as string;
+    const task = await t.api.get(`/api/v1/tasks/${taskId}`, { jwt: bob.jwt });
+    const page = await t.api.get(`/api/v1/rooms/${task.body.roomId}/messages`, { jwt: bob.jwt });
+    const message = (page.body.messages as { id: string; attachments: { id: string; name: string; size: number }[] }[]).find((m) => m.id === task.body.history[0].messageId);
+    expect(message?.attachments).toEqual([expect.objectContaining({ name: 'report.txt', contentType: 'text/plain', size: 19 })]);
+    const file = await fetch(`${t.server.url}/api/v1/files/${message!.attachments[0]!.id}`, { headers: { authorization: `Bearer ${bob.jwt}` } });
+    expect(await file.text()).toBe('the report, in full');
+    const badName = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 21, method: 'SendMessage', params: { message: { messageId: `g-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'x' }, { raw, filename: '../etc/passwd', mediaType: 'text/plain' }] } } }, alice.jwt, v1);
+    expect(badName.body.error.code).toBeLessThan(0);
+  });
+
   it('sends without blocking: a task in submitted, the caller requester, the target assignee, in their direct room', async () => {
     const client = await a2aClient(t.server.url, bob.name, alice.jwt);
     const result = asTask(await client.sendMessage(sendParams(['Summarise the report', 'by Friday'], { data: { pages: 3 }, messageId: `m-${Date.now()}` })));
