@@ -6,14 +6,15 @@ import { DirectoryView } from './views/directory.js';
 import { FeedView } from './views/feed.js';
 import { RoomsView } from './views/rooms.js';
 import { SignIn } from './views/sign-in.js';
+import { TasksView } from './views/tasks.js';
 import { describeError, type Session } from './session.js';
 
-type View = 'rooms' | 'feed' | 'directory' | 'admin' | 'audit';
+type View = 'rooms' | 'feed' | 'directory' | 'tasks' | 'admin' | 'audit';
 
 /** The console routes by the URL's hash (#/rooms/<id>, #/feed, ...): one page, one server URL. */
 function parseHash(hash: string): { view: View; id?: string } {
   const [, view, id] = hash.replace(/^#/, '').split('/');
-  if (view === 'feed' || view === 'directory' || view === 'admin' || view === 'audit') return { view, id };
+  if (view === 'feed' || view === 'directory' || view === 'tasks' || view === 'admin' || view === 'audit') return { view, id };
   return { view: 'rooms', id };
 }
 
@@ -31,6 +32,7 @@ const NAV: { view: View; label: string; adminOnly?: boolean }[] = [
   { view: 'rooms', label: 'Rooms' },
   { view: 'feed', label: 'Feed' },
   { view: 'directory', label: 'Directory' },
+  { view: 'tasks', label: 'Tasks' },
   { view: 'admin', label: 'Admin', adminOnly: true },
   { view: 'audit', label: 'Audit', adminOnly: true },
 ];
@@ -91,6 +93,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: (reason?
         {view === 'rooms' && <RoomsView session={session} roomId={route.id} />}
         {view === 'feed' && <FeedView session={session} channelId={route.id} />}
         {view === 'directory' && <DirectoryView session={session} />}
+        {view === 'tasks' && <TasksView session={session} />}
         {view === 'admin' && <AdminView session={session} />}
         {view === 'audit' && <AuditView session={session} />}
       </main>
