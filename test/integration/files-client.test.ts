@@ -10,6 +10,7 @@ import { AmsClient, AmsError } from '@agent-messaging/client';
 import { newAgent, type TestAgent } from '../helpers/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { runAms } from '../helpers/cli.js';
+import { testConfig } from '../helpers/config.js';
 import { useTestServer } from '../helpers/suite.js';
 
 // The client library's files (uploadFile, downloadFile, fileInfo) and `ams upload` / `ams download` (docs/client.md).
@@ -23,7 +24,8 @@ async function collect(body: ReadableStream<Uint8Array>): Promise<Buffer> {
 }
 
 describe('client library and ams: files', { timeout: 120_000 }, () => {
-  const t = useTestServer();
+  // Files up to 64 MiB here: the memory test sends more than it may hold, so streaming shows.
+  const t = useTestServer({ config: { files: { ...testConfig().files, maxBytes: 64 * 1024 * 1024 } } });
   let agent: TestAgent;
   let client: AmsClient;
   let folder: string;
@@ -66,7 +68,7 @@ describe('client library and ams: files', { timeout: 120_000 }, () => {
       const m = process.memoryUsage();
       return m.heapUsed + m.arrayBuffers;
     };
-    const total = 25 * 1024 * 1024;
+    const total = 48 * 1024 * 1024;
     const hash = createHash('sha256');
     async function* pieces(): AsyncGenerator<Uint8Array> {
       for (let sent = 0; sent < total; sent += 64 * 1024) {
@@ -83,8 +85,10 @@ describe('client library and ams: files', { timeout: 120_000 }, () => {
     const file = await client.uploadFile('big.bin', Readable.from(pieces()));
     clearInterval(sampler);
     expect(file).toMatchObject({ size: total, sha256: hash.digest('hex') });
-    // Measured: about 6 MiB through node:http; through Node 20's fetch the client alone held the whole body.
-    expect(peak).toBeLessThan(12 * 1024 * 1024);
+    // Measured: 6 to 19 MiB through node:http (the high figures with other work on the machine: what
+    // the server has yet to write), whatever the file's size; through Node 20's fetch the client alone
+    // held the whole body. Well under the 48 MiB sent.
+    expect(peak).toBeLessThan(24 * 1024 * 1024);
   });
 
   it('refusals are AmsErrors: a hostile name (400 with details), an unknown file (404)', async () => {
