@@ -289,7 +289,9 @@ describe('files: upload, download, access, limits', () => {
     // Measured: about 2.3 MiB held at the peak on both engines (the 25 MiB file would be 25 MiB).
     // Through fetch instead of the pipe, the client alone held about the whole file (undici reads a
     // stream body ahead of the socket), which is why this upload goes through node:http.
-    expect(peak).toBeLessThan(8 * 1024 * 1024);
+    // Up to 8.3 MiB seen on a machine busy with other work (what the database has yet to take): a
+    // bound well under the file's 25 MiB.
+    expect(peak).toBeLessThan(16 * 1024 * 1024);
     const response = await fetch(`${t.server.url}/api/v1/files/${res.body.id as string}`, { headers: { authorization: `Bearer ${uploader.jwt}` } });
     const hash = createHash('sha256');
     let size = 0;
