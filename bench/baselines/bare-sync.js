@@ -10,7 +10,7 @@ import { startSocketServer } from './socket-server.js';
  * no room check, no rate limit.
  */
 const db = new Database(process.env.BARE_DB, { readonly: true, fileMustExist: true });
-const page = db.prepare('select id, room_id, sender_id, body, created_at, seq, thread_id, edited_at, deleted_at, data, reply_count, last_reply_at from messages where room_id = ? and seq > ? order by seq limit ?');
+const page = db.prepare('select id, room_id, sender_id, body, created_at, seq, thread_id, edited_at, deleted_at, data, task, reply_count, last_reply_at from messages where room_id = ? and seq > ? order by seq limit ?');
 // The files of a page's messages, one read per page as the service makes it.
 const filesOf = db.prepare(`select ma.message_id, f.id, f.name, f.content_type, f.size, f.sha256 from message_attachments ma join files f on f.id = ma.file_id
   where ma.message_id in (select value from json_each(?)) order by ma.message_id, ma.position`);
@@ -34,11 +34,11 @@ nsp.on('connection', (socket) => {
       if (!files.has(f.message_id)) files.set(f.message_id, []);
       files.get(f.message_id).push({ id: f.id, name: f.name, contentType: f.content_type, size: Number(f.size), sha256: f.sha256 ?? '' });
     }
-    // The service's wire form of a message (threads, edits, data and files included), key for key.
+    // The service's wire form of a message (threads, edits, data, files and tasks included), key for key.
     const messages = rows.slice(0, limit).map((r) => ({
       id: r.id, roomId: r.room_id, authorAgentId: r.sender_id, body: r.body, createdAt: r.created_at, seq: r.seq,
       threadId: r.thread_id ?? null, editedAt: r.edited_at ?? null, deletedAt: r.deleted_at ?? null,
-      data: r.data == null ? null : JSON.parse(r.data), attachments: files.get(r.id) ?? [],
+      data: r.data == null ? null : JSON.parse(r.data), attachments: files.get(r.id) ?? [], task: r.task == null ? null : JSON.parse(r.task),
       ...(r.thread_id == null ? { replyCount: Number(r.reply_count ?? 0), lastReplyAt: r.last_reply_at ?? null } : {}),
     }));
     ack({ messages, lastSeq, hasMore: rows.length > limit });
