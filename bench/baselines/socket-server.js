@@ -46,7 +46,9 @@ export function serveRelay(nsp, relay, setup = async () => undefined) {
         ack({ error: { code: 'VALIDATION_ERROR', message: 'roomId and body are required' } });
         return;
       }
-      relay({ id: uuidv7(), roomId: payload.roomId, authorAgentId: String(agentId), body: payload.body, createdAt: new Date().toISOString() }, ack);
+      // A send's `data` travels as the service's does (scenario 18's ceiling: the transport's cost of the bytes).
+      const data = typeof payload.data === 'object' && payload.data !== null ? { data: payload.data } : {};
+      relay({ id: uuidv7(), roomId: payload.roomId, authorAgentId: String(agentId), body: payload.body, createdAt: new Date().toISOString(), ...data }, ack);
     });
   });
 }

@@ -102,7 +102,7 @@ function conversationRows(results) {
     if (a.cpuPercent !== undefined && a.cpuPercent !== null) {
       rows.push(row(22, label, `server CPU over ${a.windowSeconds} s (% of a core)`, {
         service: fmt(a.cpuPercent, 2), baseline: `quiet ${fmt(a.quietCpuPercent, 2)}`, target: '< 5 %', met: a.meetsTarget,
-        note: `${a.setsPerSecond} sets/s, ${a.updatesPerSecond} updates/s received, ${a.refused} refused; as many message:send/s instead: ${fmt(a.messageCpuPercent, 2)} %`,
+        note: `${a.setsPerSecond} sets/s, ${a.updatesPerSecond} updates/s received, ${a.refused} refused; as many message:send/s instead: ${fmt(a.messageCpuPercent, 2)} %; R1 relaying as many events: ${fmt(a.r1CpuPercent, 2)} % (the transport's floor)`,
       }));
     } else rows.push(unavailable(22, 'activity', a, '< 5 %'));
   }
@@ -142,7 +142,7 @@ export function summaryRows(results) {
         ratio: data.ofServiceRatio,
         target: '>= 0.85 x without',
         met: data.ofServiceRatio !== null && data.ofServiceRatio >= 0.85,
-        note: `${r2(data.ratioVsR1)} x R1 (without: ${r2(res.ratio.vsR1)})`,
+        note: `${r2(data.ratioVsR1)} x R1 (without: ${r2(res.ratio.vsR1)}); R1 with the same data ${r2(data.r1Ratio)} x R1 without (the transport's ceiling)`,
       }));
     }
   }

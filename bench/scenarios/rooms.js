@@ -189,6 +189,8 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
       fixtures.push({ name: 'service+data', proc: withData.proc, set: await serviceClients(withData, { rooms, roomSize, mint }), data: dataOfBytes(data.bytes) });
     }
     fixtures.push({ name: 'R1', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }) });
+    // The transport's own cost of the data: R1 relaying the same payload (the ceiling of the ratio).
+    if (data) fixtures.push({ name: 'R1+data', proc: r1.proc, set: await baselineClients(r1.url, { rooms, roomSize, mint }), data: dataOfBytes(data.bytes) });
     fixtures.push({ name: 'R2', proc: r2.proc, set: await baselineClients(r2.url, { rooms, roomSize, mint }) });
     if (r3) fixtures.push({ name: 'R3', proc: r3.proc, set: await baselineClients(r3.url, { rooms, roomSize, mint }) });
     const targets = fixtures.map(({ name, proc, set, extras = null, data: payloadData = null }) => {
@@ -222,7 +224,8 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     const hooked = byName['service+webhooks']?.maxRate ?? null;
     const talked = byName['service+mentions']?.maxRate ?? null;
     const withData = byName['service+data']?.maxRate ?? null;
-    if (data) log(`with data of ${data.bytes} bytes: ${withData} msg/s against ${svc} without: ${withData !== null && svc ? (withData / svc).toFixed(2) : 'n/a'} x`);
+    const r1WithData = byName['R1+data']?.maxRate ?? null;
+    if (data) log(`with data of ${data.bytes} bytes: ${withData} msg/s against ${svc} without: ${withData !== null && svc ? (withData / svc).toFixed(2) : 'n/a'} x; R1 ${r1WithData} against ${byName.R1.maxRate}: ${r1WithData !== null && byName.R1.maxRate ? (r1WithData / byName.R1.maxRate).toFixed(2) : 'n/a'} x (the transport's ceiling)`);
     return {
       error: serviceError,
       roomSize,
@@ -271,6 +274,9 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
           ratioVsR1: withData !== null && byName.R1.maxRate > 0 ? withData / byName.R1.maxRate : null,
           // The target: at least 0.85 (its ratio to R1 against the plain service's).
           ofServiceRatio: withData !== null && svc ? withData / svc : null,
+          // The transport's own loss: R1 with the same data against R1 without (the ceiling of ofServiceRatio).
+          r1MaxRate: r1WithData,
+          r1Ratio: r1WithData !== null && byName.R1.maxRate > 0 ? r1WithData / byName.R1.maxRate : null,
         },
       } : {}),
       commonRate: common,
