@@ -63,52 +63,23 @@ export class HttpTransport {
    */
   async raw(method: string, path: string, options: RawRequestOptions = {}): Promise<Response> {
     if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed');
-    const url = new URL(`${this.baseUrl}${path}`);
-    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
-    const headers: Record<string, string> = { ...options.headers, authorization: `Bearer ${await this.session.token()}` };
-    const controller = new AbortController();
-    const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, timeoutMs);
-    const onClose = (): void => controller.abort();
-    this.closing.addEventListener('abort', onClose, { once: true });
-    let response: Response;
-    try {
-      const init: RequestInit & { duplex?: 'half' } = { method, headers, signal: controller.signal };
-      if (options.body !== undefined) {
-        init.body = options.body;
-        init.duplex = 'half';
-      }
-      response = await fetch(url, init);
-    } catch (err) {
-      if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
-      if (timedOut) throw new AmsError('TIMEOUT', `${method} ${url.pathname}: no answer in ${timeoutMs} ms`, { cause: err });
-      throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached (${method} ${url.pathname})`, { cause: err });
-    } finally {
-      clearTimeout(timer);
-      this.closing.removeEventListener('abort', onClose);
+    const url = this.urlOf(path, options.query);
+    const init: RequestInit & { duplex?: 'half' } = { method, headers: { ...options.headers, authorization: `Bearer ${await this.session.token()}` } };
+    if (options.body !== undefined) {
+      init.body = options.body;
+      init.duplex = 'half';
     }
-    if (!response.ok && response.status !== 304) {
-      const text = await response.text().catch(() => '');
-      let body: unknown;
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        body = { error: text.slice(0, 200) };
-      }
-      throw fromHttpError(response.status, body);
-    }
-    return response;
+    // The deadline ends with the headers: the body then streams for as long as it takes.
+    return this.fetchWithin(method, url, init, options.timeoutMs ?? REQUEST_TIMEOUT_MS, async (response) => {
+      if (!response.ok && response.status !== 304) throw fromHttpError(response.status, parseBody(await response.text().catch(() => '')));
+      return response;
+    });
   }
 
   /** A POST whose body streams from `body` on Node.js (files.ts, nodeUpload); its JSON answer, or its AmsError. */
   async nodeStreamPost<T>(path: string, options: { query?: Record<string, string>; headers: Record<string, string>; body: AsyncIterable<Uint8Array>; timeoutMs: number }): Promise<T> {
     if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed');
-    const url = new URL(`${this.baseUrl}${path}`);
-    for (const [key, value] of Object.entries(options.query ?? {})) url.searchParams.set(key, value);
+    const url = this.urlOf(path, options.query);
     const headers = { ...options.headers, authorization: `Bearer ${await this.session.token()}` };
     let answer: { status: number; text: string };
     try {
@@ -116,25 +87,36 @@ export class HttpTransport {
     } catch (err) {
       throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached or went away (POST ${url.pathname})`, { cause: err });
     }
-    let parsed: unknown;
-    try {
-      parsed = answer.text === '' ? undefined : JSON.parse(answer.text);
-    } catch {
-      parsed = { error: answer.text.slice(0, 200) };
-    }
+    const parsed = parseBody(answer.text);
     if (answer.status < 200 || answer.status >= 300) throw fromHttpError(answer.status, parsed);
     return parsed as T;
   }
 
   private async once<T>(method: string, path: string, options: RequestOptions, jwt: string | undefined): Promise<T> {
-    const url = new URL(`${this.baseUrl}${path}`);
-    for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const headers: Record<string, string> = {};
     if (jwt !== undefined) headers.authorization = `Bearer ${jwt}`;
     if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const init: RequestInit = { method, headers, ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }) };
+    // The deadline covers the whole JSON answer.
+    return this.fetchWithin(method, this.urlOf(path, options.query), init, options.timeoutMs ?? REQUEST_TIMEOUT_MS, async (response) => {
+      const body = parseBody(await response.text().catch(() => ''));
+      if (!response.ok) throw fromHttpError(response.status, body);
+      return body as T;
+    });
+  }
 
+  private urlOf(path: string, query: Record<string, string | number | undefined> = {}): URL {
+    const url = new URL(`${this.baseUrl}${path}`);
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, String(value));
+    return url;
+  }
+
+  /**
+   * fetch with a deadline and the client's close, then `read` of its answer within the same
+   * deadline: every failure as an AmsError (CLOSED, TIMEOUT, NETWORK_ERROR, or the answer's own).
+   */
+  private async fetchWithin<R>(method: string, url: URL, init: RequestInit & { duplex?: 'half' }, timeoutMs: number, read: (response: Response) => Promise<R>): Promise<R> {
     const controller = new AbortController();
-    const timeoutMs = options.timeoutMs ?? REQUEST_TIMEOUT_MS;
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -145,28 +127,13 @@ export class HttpTransport {
     try {
       let response: Response;
       try {
-        response = await fetch(url, {
-          method,
-          headers,
-          ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) }),
-          signal: controller.signal,
-        });
+        response = await fetch(url, { ...init, signal: controller.signal });
       } catch (err) {
         if (this.closing.aborted) throw new AmsError('CLOSED', 'The client was closed', { cause: err });
         if (timedOut) throw new AmsError('TIMEOUT', `${method} ${url.pathname}: no answer in ${timeoutMs} ms`, { cause: err });
         throw new AmsError('NETWORK_ERROR', `the service at ${url.origin} could not be reached (${method} ${url.pathname})`, { cause: err });
       }
-      const text = await response.text().catch(() => '');
-      let body: unknown = undefined;
-      if (text !== '') {
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = { error: text.slice(0, 200) };
-        }
-      }
-      if (!response.ok) throw fromHttpError(response.status, body);
-      return body as T;
+      return await read(response);
     } catch (err) {
       if (err instanceof AmsError) throw err;
       throw new AmsError(timedOut ? 'TIMEOUT' : 'NETWORK_ERROR', `${method} ${url.pathname}: ${String(err)}`, { cause: err });
@@ -174,5 +141,15 @@ export class HttpTransport {
       clearTimeout(timer);
       this.inFlight.delete(controller);
     }
+  }
+}
+
+/** An answer's body as JSON; text that is not JSON (a proxy's error page, say) as `{error}`; empty as undefined. */
+function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { error: text.slice(0, 200) };
   }
 }
