@@ -122,6 +122,13 @@ export async function newAdminAgentRoom(api: Api): Promise<{ admin: TestAgent; a
   return { admin, agent, roomId: (await newRoom(api, admin, [agent])).id };
 }
 
+/** The cast of a conversation test: an admin, alice and bob, and a room of the admin's with both in it. */
+export async function newAdminPairRoom(api: Api): Promise<{ admin: TestAgent; alice: TestAgent; bob: TestAgent; room: TestRoom }> {
+  const admin = await newAdmin(api);
+  const [alice, bob] = await Promise.all([newAgent(api), newAgent(api)]);
+  return { admin, alice, bob, room: await newRoom(api, admin, [alice, bob]) };
+}
+
 /** A session of `agent` from a new token with these scopes (docs/scopes.md), issued as `asJwt` when given. */
 export async function scopedSession(api: Api, agent: { id: string }, scopes: Record<string, unknown>, asJwt?: string): Promise<string> {
   const token = await api.post(`/api/v1/agents/${agent.id}/tokens`, { scopes }, asJwt === undefined ? {} : { jwt: asJwt });

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AmsClient, type ActivityUpdate } from '@agent-messaging/client';
-import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ActivityUpdate } from '@agent-messaging/client';
+import { newAdminPairRoom, newAgent, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { useClients } from '../helpers/clients.js';
 import { ensureBuilt } from '../helpers/build.js';
-import { runAms, type CliResult } from '../helpers/cli.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -10,25 +10,14 @@ import { waitUntil } from '../helpers/wait.js';
 
 describe('activity in the client library and ams', { timeout: 120_000 }, () => {
   const t = useTestServer();
-  let admin: TestAgent;
+  const { client, ams } = useClients(t);
   let alice: TestAgent;
   let bob: TestAgent;
   let room: TestRoom;
-  const clients: AmsClient[] = [];
-  const client = (agent: TestAgent): AmsClient => {
-    const c = new AmsClient({ url: t.server.url, apiToken: agent.apiToken });
-    clients.push(c);
-    return c;
-  };
   beforeAll(async () => {
     await ensureBuilt();
-    admin = await newAdmin(t.api);
-    [alice, bob] = await Promise.all([newAgent(t.api), newAgent(t.api)]);
-    room = await newRoom(t.api, admin, [alice, bob]);
+    ({ alice, bob, room } = await newAdminPairRoom(t.api));
   }, 180_000);
-  afterAll(async () => {
-    for (const c of clients) await c.close();
-  });
 
   it('setActivity over the WebSocket reaches the other member as activityUpdate; idle when the setter closes; errors are AmsErrors', async () => {
     const a = client(alice);
@@ -71,7 +60,6 @@ describe('activity in the client library and ams', { timeout: 120_000 }, () => {
   });
 
   it('ams activity ROOM STATE [--text]', async () => {
-    const ams = (token: string, ...args: string[]): Promise<CliResult> => runAms({ AMS_URL: t.server.url, AMS_API_TOKEN: token }, ...args);
     expect(await ams(alice.apiToken, 'activity', room.slug, 'working', '--text', 'compiling')).toEqual({ code: 0, stdout: `working in ${room.slug}\n`, stderr: '' });
     // Within a second of the previous test's update it is held (one a second): the listing shows it once sent.
     const shown = async (): Promise<unknown> =>

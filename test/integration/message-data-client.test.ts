@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AmsClient, type Message } from '@agent-messaging/client';
-import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type Message } from '@agent-messaging/client';
+import { newAdminPairRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { useClients } from '../helpers/clients.js';
 import { ensureBuilt } from '../helpers/build.js';
-import { runAms, type CliResult } from '../helpers/cli.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -11,20 +11,14 @@ import { waitUntil } from '../helpers/wait.js';
 
 describe('message data and attachments in the client library and ams', { timeout: 120_000 }, () => {
   const t = useTestServer();
-  let admin: TestAgent;
+  const { client, ams } = useClients(t);
   let alice: TestAgent;
   let bob: TestAgent;
   let room: TestRoom;
-  const clients: AmsClient[] = [];
   beforeAll(async () => {
     await ensureBuilt();
-    admin = await newAdmin(t.api);
-    [alice, bob] = await Promise.all([newAgent(t.api), newAgent(t.api)]);
-    room = await newRoom(t.api, admin, [alice, bob]);
+    ({ alice, bob, room } = await newAdminPairRoom(t.api));
   }, 180_000);
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-  });
 
   /** A completed file of `uploader`, as an upload leaves it. */
   const seedFile = async (uploader: TestAgent) => {
@@ -37,9 +31,8 @@ describe('message data and attachments in the client library and ams', { timeout
   };
 
   it('send and dm take data and attachments; the typed Message carries them, live and in history', async () => {
-    const a = new AmsClient({ url: t.server.url, apiToken: alice.apiToken });
-    const b = new AmsClient({ url: t.server.url, apiToken: bob.apiToken });
-    clients.push(a, b);
+    const a = client(alice);
+    const b = client(bob);
     await b.connect();
     const seen: Message[] = [];
     b.on('message', (m) => seen.push(m));
@@ -62,7 +55,6 @@ describe('message data and attachments in the client library and ams', { timeout
   });
 
   describe('ams send --data', () => {
-    const ams = (token: string, ...args: string[]): Promise<CliResult> => runAms({ AMS_URL: t.server.url, AMS_API_TOKEN: token }, ...args);
 
     it('sends the JSON object; a --data that is not JSON or not an object is refused, naming --data', async () => {
       const fileId = await seedFile(alice);

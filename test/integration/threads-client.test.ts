@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AmsClient, type MessageDeleted, type MessageUpdated } from '@agent-messaging/client';
-import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type MessageDeleted, type MessageUpdated } from '@agent-messaging/client';
+import { newAdminPairRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { useClients } from '../helpers/clients.js';
 import { ensureBuilt } from '../helpers/build.js';
-import { runAms, type CliResult } from '../helpers/cli.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
@@ -10,25 +10,18 @@ import { waitUntil } from '../helpers/wait.js';
 
 describe('threads, edits and deletions in the client library and ams', { timeout: 120_000 }, () => {
   const t = useTestServer();
-  let admin: TestAgent;
+  const { client, ams } = useClients(t);
   let alice: TestAgent;
   let bob: TestAgent;
   let room: TestRoom;
-  const clients: AmsClient[] = [];
   beforeAll(async () => {
     await ensureBuilt();
-    admin = await newAdmin(t.api);
-    [alice, bob] = await Promise.all([newAgent(t.api), newAgent(t.api)]);
-    room = await newRoom(t.api, admin, [alice, bob]);
+    ({ alice, bob, room } = await newAdminPairRoom(t.api));
   }, 180_000);
-  afterAll(async () => {
-    for (const client of clients) await client.close();
-  });
 
   it('reply, thread, edit, delete; messageUpdated and messageDeleted events', async () => {
-    const a = new AmsClient({ url: t.server.url, apiToken: alice.apiToken });
-    const b = new AmsClient({ url: t.server.url, apiToken: bob.apiToken });
-    clients.push(a, b);
+    const a = client(alice);
+    const b = client(bob);
     await b.connect();
     const updates: MessageUpdated[] = [];
     const deletions: MessageDeleted[] = [];
@@ -53,7 +46,6 @@ describe('threads, edits and deletions in the client library and ams', { timeout
   });
 
   it('ams reply, edit, delete', async () => {
-    const ams = (token: string, ...args: string[]): Promise<CliResult> => runAms({ AMS_URL: t.server.url, AMS_API_TOKEN: token }, ...args);
     const root = (await t.api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'cli root' }, { jwt: alice.jwt })).body as { id: string };
     const replied = await ams(bob.apiToken, 'reply', '--json', room.slug, root.id, 'cli', 'reply');
     expect(replied).toMatchObject({ code: 0, stderr: '' });
