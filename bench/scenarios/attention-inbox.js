@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
 import { jwtMinter, startService } from '../lib/service.js';
-import { request, waitForRest } from './inbox.js';
+import { holdLongPolls, request, waitForRest } from './inbox.js';
 
 const ROOM_SIZE = 20;
 const MENTIONED = 10;
@@ -54,41 +54,20 @@ export async function attentionInboxScenario(bench) {
     const expected = new Map();
     const wakeHist = newHistogram();
     let woken = 0;
-    const hold = (agentId) => {
-      if (state.stopping) return;
-      state.held++;
-      request(agent, service.url, 'GET', path, jwts.get(agentId)).then(
-        async (res) => {
-          const arrived = performance.now();
-          state.held--;
-          if (state.stopping) return;
-          if (res.status !== 200) {
-            state.errors++;
-            state.firstError ??= `${res.status} ${JSON.stringify(res.body)}`;
-          } else if (res.body.messages.length === 0) {
-            state.timeouts++;
-          } else {
-            const wait = expected.get(agentId);
-            if (wait === undefined || res.body.messages.some((m) => m.body !== wait.body)) state.spurious++;
-            else {
-              recordMs(wakeHist, arrived - wait.t0);
-              woken++;
-            }
-            expected.delete(agentId);
-            await markRead(agentId, res.body.messages);
-          }
-          hold(agentId);
-        },
-        (err) => {
-          state.held--;
-          if (state.stopping) return;
-          state.errors++;
-          state.firstError ??= err.message;
-          hold(agentId);
-        },
-      );
-    };
-    for (const a of agents) hold(a.id);
+    holdLongPolls(agents.map((a) => a.id), state, {
+      get: (agentId) => request(agent, service.url, 'GET', path, jwts.get(agentId)),
+      isEmpty: (body) => body.messages.length === 0,
+      async answered(agentId, body, arrived) {
+        const wait = expected.get(agentId);
+        if (wait === undefined || body.messages.some((m) => m.body !== wait.body)) state.spurious++;
+        else {
+          recordMs(wakeHist, arrived - wait.t0);
+          woken++;
+        }
+        expected.delete(agentId);
+        await markRead(agentId, body.messages);
+      },
+    });
     const deadline = Date.now() + 30_000;
     while (Object.values(agent.sockets).reduce((n, list) => n + list.length, 0) < count && Date.now() < deadline) await sleep(100);
     const settleSeconds = await waitForRest(service.proc, deadline);

@@ -120,6 +120,44 @@ async function bareHoldMemory(count, profileDir) {
  * having arrived. A woken agent marks the message read and holds again, so the population stays
  * whole; the sender's own request must not be answered by its own message.
  */
+/**
+ * Holds one long-poll per agent, and holds it again as soon as it answers (scenarios 10, 21, 24):
+ * `get(agentId)` sends it ({status, body}); a 200 answer with something in it (not `isEmpty`) goes
+ * to `answered(agentId, body, arrivedAt)`, which may mark it read, before the next hold; an empty
+ * 200 counts in `state.timeouts`, anything else in `state.errors` (and `firstError`).
+ * `state.held` counts the requests in flight; setting `state.stopping` ends it.
+ */
+export function holdLongPolls(agentIds, state, { get, isEmpty, answered }) {
+  const hold = (agentId) => {
+    if (state.stopping) return;
+    state.held++;
+    get(agentId).then(
+      async (res) => {
+        const arrived = performance.now();
+        state.held--;
+        if (state.stopping) return;
+        if (res.status !== 200) {
+          state.errors++;
+          state.firstError ??= `${res.status} ${JSON.stringify(res.body)}`;
+        } else if (isEmpty(res.body)) {
+          state.timeouts++;
+        } else {
+          await answered(agentId, res.body, arrived);
+        }
+        hold(agentId);
+      },
+      (err) => {
+        state.held--;
+        if (state.stopping) return;
+        state.errors++;
+        state.firstError ??= err.message;
+        hold(agentId);
+      },
+    );
+  };
+  for (const id of agentIds) hold(id);
+}
+
 export async function inboxScenario(bench) {
   const { quick, tmp, log } = bench;
   const count = quick ? 200 : 2000;
@@ -184,42 +222,21 @@ export async function inboxScenario(bench) {
     const wakeHist = newHistogram();
     const senders = new Set();
     let woken = 0;
-    const hold = (agentId) => {
-      if (state.stopping) return;
-      state.held++;
-      request(agent, service.url, 'GET', inboxPath, jwts.get(agentId)).then(
-        async (res) => {
-          const arrived = performance.now();
-          state.held--;
-          if (state.stopping) return;
-          if (res.status !== 200) {
-            state.errors++;
-            state.firstError ??= `${res.status} ${JSON.stringify(res.body)}`;
-          } else if (res.body.messages.length === 0) {
-            state.timeouts++;
-          } else {
-            const wait = expected.get(agentId);
-            if (wait === undefined || res.body.messages.some((m) => m.roomId !== wait.roomId) || senders.has(agentId)) state.unexpected++;
-            else {
-              recordMs(wakeHist, arrived - wait.t0);
-              wait.slowest.ms = Math.max(wait.slowest.ms, arrived - wait.t0);
-              woken++;
-            }
-            expected.delete(agentId);
-            await markRead(agentId, res.body.messages);
-          }
-          hold(agentId);
-        },
-        (err) => {
-          state.held--;
-          if (state.stopping) return;
-          state.errors++;
-          state.firstError ??= err.message;
-          hold(agentId);
-        },
-      );
-    };
-    for (const a of agents) hold(a.id);
+    holdLongPolls(agents.map((a) => a.id), state, {
+      get: (agentId) => request(agent, service.url, 'GET', inboxPath, jwts.get(agentId)),
+      isEmpty: (body) => body.messages.length === 0,
+      async answered(agentId, body, arrived) {
+        const wait = expected.get(agentId);
+        if (wait === undefined || body.messages.some((m) => m.roomId !== wait.roomId) || senders.has(agentId)) state.unexpected++;
+        else {
+          recordMs(wakeHist, arrived - wait.t0);
+          wait.slowest.ms = Math.max(wait.slowest.ms, arrived - wait.t0);
+          woken++;
+        }
+        expected.delete(agentId);
+        await markRead(agentId, body.messages);
+      },
+    });
     // Every request on its socket, then the service's CPU back to rest: it has read every inbox
     // (empty) and holds them all. On a busy machine that can take seconds.
     const deadline = Date.now() + 20_000;
