@@ -32,6 +32,7 @@ import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
 import { sendersScenario } from './scenarios/senders.js';
 import { sessionsScenario } from './scenarios/sessions.js';
+import { taskWaitersScenario } from './scenarios/task-waiters.js';
 import { tasksScenario } from './scenarios/tasks.js';
 import { webhooksFairnessScenario } from './scenarios/webhooks-fairness.js';
 
@@ -60,7 +61,8 @@ const SCENARIOS = [
   { id: 'rooms10-mentions', n: 20, title: 'message:send in rooms of 10, with and without mentions and replies on 10 % each', run: (b) => roomsScenario(b, { id: 'rooms10-mentions', roomSize: 10, rooms: 10, startRate: 400, conversation: { mentions: 0.1, replies: 0.1 } }) },
   { id: 'attention-inbox', n: 21, title: '2,000 held attention inbox long-polls, a message mentioning 10 of them', run: attentionInboxScenario },
   { id: 'activity', n: 22, title: '200 agents in rooms of 10 setting typing every second: CPU', run: activityScenario },
-  { id: 'tasks', n: 23, title: 'a task round trip (create, task:updated, working, completed, the held GET) against a message:send round trip', run: tasksScenario },
+  { id: 'tasks', n: 23, title: 'a task round trip (create, task:updated, working, completed, the held GET) against a message:send round trip and the same shape in plain messages', run: tasksScenario },
+  { id: 'task-waiters', n: 24, title: '2,000 held GET /api/v1/tasks?as=assignee&state=submitted&wait=30, a new task waking its assignee; memory per waiter against the inbox\'s', run: taskWaitersScenario },
   { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 

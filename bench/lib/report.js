@@ -66,7 +66,7 @@ function sendersRows(res) {
   ]);
 }
 
-/** Scenarios 20-22 (docs/benchmarks.md): mentions and replies in rooms of 10, the attention inbox, activity. */
+/** Scenarios 20-24 (docs/benchmarks.md): mentions and replies in rooms of 10, the attention inbox, activity, tasks. */
 function conversationRows(results) {
   const rows = [];
   if ('rooms10-mentions' in results) {
@@ -105,6 +105,36 @@ function conversationRows(results) {
         note: `${a.setsPerSecond} sets/s, ${a.updatesPerSecond} updates/s received, ${a.refused} refused; as many message:send/s instead: ${fmt(a.messageCpuPercent, 2)} %; R1 relaying as many events: ${fmt(a.r1CpuPercent, 2)} % (the transport's floor)`,
       }));
     } else rows.push(unavailable(22, 'activity', a, '< 5 %'));
+  }
+  if ('tasks' in results) {
+    const t = results.tasks;
+    const label = 'task round trip';
+    if (t.task && t.send) {
+      rows.push(row(23, label, 'p50 (ms) against a message:send round trip', {
+        service: fmt(t.task.p50, 2), baseline: `send ${fmt(t.send.p50, 2)}`, ratio: t.ratio, target: '<= 3 x send', met: t.meetsTarget,
+        note: t.floor ? `the floor (the same shape in plain messages) ${fmt(t.floor.p50, 2)} ms: ${r2(t.floorToSend)} x send; task ${r2(t.taskToFloor)} x floor` : null,
+      }));
+      if (t.floor) {
+        rows.push(row(23, label, '... against its floor (three REST message writes, a socket hop, a held inbox read)', {
+          service: fmt(t.task.p50, 2), baseline: `floor ${fmt(t.floor.p50, 2)}`, ratio: t.taskToFloor, target: '-',
+        }));
+      }
+    } else rows.push(unavailable(23, label, t, '<= 3 x send'));
+  }
+  if ('task-waiters' in results) {
+    const w = results['task-waiters'];
+    const label = `task waiters, ${w.waiters ?? '-'} waiting`;
+    if (w.wake) {
+      rows.push(row(24, label, 'wake p99 of the assignee (ms)', {
+        service: fmt(w.wake.p99, 1), baseline: '-', target: '< 50 ms', met: w.wake.p99 !== null && w.wake.p99 < 50 && w.notWoken === 0,
+        note: `${w.woken} woken, ${w.notWoken} not`,
+      }));
+      rows.push(row(24, label, 'spurious wake-ups', { service: fmt(w.spuriousWakeups), baseline: '-', target: '0', met: w.spuriousWakeups === 0 }));
+      rows.push(row(24, label, 'KB RSS per held request', {
+        service: fmt(w.memory.tasks.kbPerWaiter, 1), baseline: `inbox ${fmt(w.memory.inbox.kbPerWaiter, 1)}`, ratio: w.memory.rssRatio, target: 'reported',
+        note: `JS heap ${fmt(w.memory.tasks.heapKbPerWaiter, 1)} KB (inbox ${fmt(w.memory.inbox.heapKbPerWaiter, 1)})`,
+      }));
+    } else rows.push(unavailable(24, 'task waiters', w, '< 50 ms, 0 spurious'));
   }
   return rows;
 }

@@ -10,7 +10,7 @@ const WAIT_SECONDS = 30;
 const CPU_WINDOW_MS = 5000;
 
 /** The median of a few samples of `read()`, taken once the process has settled. */
-async function settled(read, samples = 5) {
+export async function settled(read, samples = 5) {
   await sleep(1500);
   const values = [];
   for (let i = 0; i < samples; i++) {
@@ -24,7 +24,7 @@ async function settled(read, samples = 5) {
  * The service's DevTools inspector (the service runs with `--inspect=127.0.0.1:0`): a full garbage
  * collection, then the JS heap in use, so that the heap figures are live objects, not garbage.
  */
-async function openInspector(proc) {
+export async function openInspector(proc) {
   const { call, close } = await connectInspector(proc);
   return {
     async heapAfterGc() {

@@ -7,10 +7,11 @@ import {
 import { AppError, forbidden, notFound, validationError } from '../../errors.js';
 import type { WaitSlots } from '../../limits/wait-slots.js';
 import { isUniqueViolation } from '../../store/errors.js';
+import { commitStatements } from '../../store/statements.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
-import { recordAudit } from '../audit/audit.store.js';
+import { auditStatement } from '../audit/audit.store.js';
 import { requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import { isDirectRoom } from '../messages/attention.js';
@@ -21,7 +22,7 @@ import type { RoomsService } from '../rooms/rooms.service.js';
 import { compile, isUuid, parseId, parseTimestamp, requireObject } from '../validation.js';
 import { agentKey, taskKey, type TaskChange, type TaskWaiters } from './task-waiters.js';
 import { allowedMove, isTerminal, type MessageTask, type Task, type TaskSide } from './task.js';
-import { findByClientTaskId, findTask, insertHistory, insertTask, listExpired, listTasks, moveTask, type StoredTask } from './tasks.store.js';
+import { findByClientTaskId, findTask, insertHistoryStatement, insertTaskStatement, listExpired, listTasks, moveTaskStatement, type StoredTask } from './tasks.store.js';
 
 export interface CreateTaskResult {
   task: Task;
@@ -160,21 +161,24 @@ export function createTasksService(deps: {
   };
 
   /**
-   * One move: the conditional UPDATE (state and version as read) and its history entry in one
-   * transaction, then its message and its events. Null: another move changed the task first.
+   * One move: the conditional UPDATE (state and version as read), its history entry and its audit
+   * record in one transaction, then its message and its events. Null: another move changed the task
+   * first (its history entry took this one's number: moveTaskStatement).
    */
   const applyMove = async (stored: StoredTask, by: string | null, senderId: string, state: TaskState, body: string | undefined, result: Record<string, unknown> | null | undefined, extras: MessageExtras = {}): Promise<Task | null> => {
     const before = stored.task;
     const messageId = uuidv7();
     const updatedAt = nextUpdatedAt(before.updatedAt);
-    const moved = await db.transaction().execute(async (trx) => {
-      const won = await moveTask(trx, before.id, { state: before.state, version: stored.version }, { state, terminal: isTerminal(state), result, updatedAt });
-      if (!won) return false;
-      await insertHistory(trx, before.id, stored.version + 1, { state, at: updatedAt, by, messageId });
-      await recordAudit(trx, { event: 'task-updated', actorId: by, subjectId: before.id, detail: { from: before.state, to: state } });
-      return true;
-    });
-    if (!moved) return null;
+    try {
+      await commitStatements(db, [
+        moveTaskStatement(db, before.id, { state: before.state, version: stored.version }, { state, terminal: isTerminal(state), result, updatedAt }),
+        insertHistoryStatement(db, before.id, stored.version + 1, { state, at: updatedAt, by, messageId }),
+        auditStatement(db, { event: 'task-updated', actorId: by, subjectId: before.id, detail: { from: before.state, to: state } }),
+      ]);
+    } catch (err) {
+      if (isUniqueViolation(err)) return null;
+      throw err;
+    }
     const task: Task = {
       ...before,
       state,
@@ -283,11 +287,12 @@ export function createTasksService(deps: {
         history: [{ state: 'submitted', at: now, by: actor.agentId, messageId }],
       };
       try {
-        await db.transaction().execute(async (trx) => {
-          await insertTask(trx, task, clientTaskId);
-          await insertHistory(trx, task.id, 0, task.history[0]!);
-          await recordAudit(trx, { event: 'task-created', actorId: actor.agentId, subjectId: task.id, detail: { kind: task.kind, assigneeId, roomId } });
-        });
+        // Nothing here reads a result: one transaction sent at once (on SQLite, one trip to the writer).
+        await commitStatements(db, [
+          insertTaskStatement(db, task, clientTaskId),
+          insertHistoryStatement(db, task.id, 0, task.history[0]!),
+          auditStatement(db, { event: 'task-created', actorId: actor.agentId, subjectId: task.id, detail: { kind: task.kind, assigneeId, roomId } }),
+        ]);
       } catch (err) {
         // Two concurrent creates with one clientTaskId: the loser answers the winner's task.
         if (clientTaskId !== null && isUniqueViolation(err)) {

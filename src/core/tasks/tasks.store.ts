@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { CompiledQuery, Selectable } from 'kysely';
 import type { TaskKind, TaskState } from '@agent-messaging/protocol';
 import type { Db, TaskHistoryTable, TasksTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
@@ -59,8 +59,8 @@ export async function findByClientTaskId(db: Db, requesterId: string, clientTask
   return row ? (await withHistory(db, [row]))[0]! : null;
 }
 
-export async function insertTask(db: Db, task: Task, clientTaskId: string | null): Promise<void> {
-  await db.insertInto('tasks').values({
+export function insertTaskStatement(db: Db, task: Task, clientTaskId: string | null): CompiledQuery {
+  return db.insertInto('tasks').values({
     id: task.id,
     kind: task.kind,
     title: task.title,
@@ -75,21 +75,25 @@ export async function insertTask(db: Db, task: Task, clientTaskId: string | null
     version: 0,
     created_at: task.createdAt,
     updated_at: task.updatedAt,
-  }).execute();
+  }).compile();
 }
 
-export async function insertHistory(db: Db, taskId: string, n: number, entry: TaskHistoryEntry): Promise<void> {
-  await db.insertInto('task_history').values({ task_id: taskId, n, state: entry.state, at: entry.at, by_id: entry.by, message_id: entry.messageId }).execute();
+export function insertHistoryStatement(db: Db, taskId: string, n: number, entry: TaskHistoryEntry): CompiledQuery {
+  return db.insertInto('task_history').values({ task_id: taskId, n, state: entry.state, at: entry.at, by_id: entry.by, message_id: entry.messageId }).compile();
 }
 
 /**
- * A move, if the task is still in `from` at `version` (docs/tasks.md, races): false when another
- * move (on any node, or the expiry) changed it first. The one conditional UPDATE decides the winner.
+ * A move, if the task is still in `from` at `version` (docs/tasks.md, races): the one conditional
+ * UPDATE decides the winner. It goes with the move's history entry, numbered `version + 1`
+ * (insertHistoryStatement), in one transaction, and nothing reads its row count: `version` grows by
+ * one at every move and every move writes the entry of the version it makes, so a move that lost
+ * (another move, on any node, or the expiry, changed the task first: the UPDATE changes nothing)
+ * finds that number taken, and the primary key of task_history fails its whole transaction.
  */
-export async function moveTask(db: Db, id: string, expected: { state: TaskState; version: number }, next: {
+export function moveTaskStatement(db: Db, id: string, expected: { state: TaskState; version: number }, next: {
   state: TaskState; terminal: boolean; result: Record<string, unknown> | null | undefined; updatedAt: string;
-}): Promise<boolean> {
-  const result = await db.updateTable('tasks')
+}): CompiledQuery {
+  return db.updateTable('tasks')
     .set({
       state: next.state,
       terminal: next.terminal ? 1 : 0,
@@ -100,8 +104,7 @@ export async function moveTask(db: Db, id: string, expected: { state: TaskState;
     .where('id', '=', id)
     .where('state', '=', expected.state)
     .where('version', '=', expected.version)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .compile();
 }
 
 /** The ids of tasks not terminal whose `dueAt` passed (the expiry sweep), oldest due first. */
