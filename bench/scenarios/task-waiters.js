@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
 import { jwtMinter, startService } from '../lib/service.js';
-import { openInspector, request, settled, waitForRest } from './inbox.js';
+import { holdLongPolls, openInspector, request, settled, waitForRest } from './inbox.js';
 
 const ROOM_SIZE = 10;
 const WAIT_SECONDS = 30;
@@ -60,7 +60,7 @@ export async function taskWaitersScenario(bench) {
   const mint = jwtMinter(bench.jwtSecret, 900);
   const procs = [];
   const runs = [];
-  const state = { errors: 0, firstError: null, timeouts: 0, spurious: 0 };
+  const state = { errors: 0, firstError: null, spurious: 0 };
   const fail = (message) => {
     state.errors++;
     state.firstError ??= message;
@@ -146,38 +146,28 @@ export async function taskWaitersScenario(bench) {
     const wakeHist = newHistogram();
     const createHist = newHistogram();
     let woken = 0;
-    const holdTasks = (agentId) => {
-      if (tasks.stopped) return;
-      tasks.call('GET', TASKS_PATH, agentId, undefined, 200).then(
-        async (answer) => {
-          const arrived = performance.now();
-          if (tasks.stopped) return;
-          if (answer.tasks.length === 0) state.timeouts++;
-          else {
-            const wait = expected.get(agentId);
-            if (wait !== undefined && answer.tasks.length === 1 && answer.tasks[0].title === wait.title) {
-              recordMs(wakeHist, arrived - wait.t0);
-              wait.ms = arrived - wait.t0;
-              woken++;
-              expected.delete(agentId);
-            } else state.spurious++;
-            // Out of `submitted`, so that the next held request waits again.
-            try {
-              for (const task of answer.tasks) await tasks.call('POST', `/api/v1/tasks/${task.id}/state`, agentId, { state: 'working' }, 200);
-            } catch (err) {
-              if (!tasks.stopped) fail(err.message);
-            }
-          }
-          holdTasks(agentId);
-        },
-        (err) => {
-          if (tasks.stopped) return;
-          fail(err.message);
-          holdTasks(agentId);
-        },
-      );
-    };
-    const taskMemory = await heldMemory(tasks.service.proc, tasks.inspector, tasks.agent, count, () => ids.forEach(holdTasks));
+    // The scenario's counters, the run's end as `stopping`: held again at once after each answer.
+    const polls = { get stopping() { return tasks.stopped; }, held: 0, errors: 0, firstError: null, timeouts: 0 };
+    const holdTasks = () => holdLongPolls(ids, polls, {
+      get: (agentId) => request(tasks.agent, tasks.service.url, 'GET', TASKS_PATH, jwts.get(agentId)),
+      isEmpty: (body) => body.tasks.length === 0,
+      async answered(agentId, body, arrived) {
+        const wait = expected.get(agentId);
+        if (wait !== undefined && body.tasks.length === 1 && body.tasks[0].title === wait.title) {
+          recordMs(wakeHist, arrived - wait.t0);
+          wait.ms = arrived - wait.t0;
+          woken++;
+          expected.delete(agentId);
+        } else state.spurious++;
+        // Out of `submitted`, so that the next held request waits again.
+        try {
+          for (const task of body.tasks) await tasks.call('POST', `/api/v1/tasks/${task.id}/state`, agentId, { state: 'working' }, 200);
+        } catch (err) {
+          if (!tasks.stopped) fail(err.message);
+        }
+      },
+    });
+    const taskMemory = await heldMemory(tasks.service.proc, tasks.inspector, tasks.agent, count, holdTasks);
     log(`tasks    ${taskMemory.kbPerWaiter} KB RSS per held request (${taskMemory.rssBeforeMiB} -> ${taskMemory.rssHeldMiB} MiB), JS heap ${taskMemory.heapKbPerWaiter} KB; ${taskMemory.held} held, at rest after ${taskMemory.settleSeconds} s`);
 
     let notWoken = 0;
@@ -202,7 +192,7 @@ export async function taskWaitersScenario(bench) {
     wake.perCreateMs = perCreate.map((w) => (w.ms === null ? null : round1(w.ms)));
     log(`wake per create (ms): ${wake.perCreateMs.join(' ')}`);
     const create = summarize(createHist);
-    log(`wake     p50 ${wake.p50} ms  p99 ${wake.p99} ms  max ${wake.max} ms over ${woken} woken of ${creates} (${notWoken} not woken within 5 s, ${state.spurious} spurious wake-ups, ${state.timeouts} expired, ${state.errors} errors); the create's answer p50 ${create.p50} ms`);
+    log(`wake     p50 ${wake.p50} ms  p99 ${wake.p99} ms  max ${wake.max} ms over ${woken} woken of ${creates} (${notWoken} not woken within 5 s, ${state.spurious} spurious wake-ups, ${polls.timeouts} expired, ${state.errors + polls.errors} errors); the create's answer p50 ${create.p50} ms`);
     const memory = {
       tasks: taskMemory,
       inbox: inboxMemory,
@@ -212,10 +202,10 @@ export async function taskWaitersScenario(bench) {
     };
     log(`memory   a task waiter ${memory.rssRatio} x an inbox waiter's RSS, ${memory.heapRatio} x its JS heap`);
     await stop(tasks);
-    if (state.errors > 0) throw new Error(`${state.errors} task requests failed (${state.firstError})`);
+    if (state.errors + polls.errors > 0) throw new Error(`${state.errors + polls.errors} task requests failed (${state.firstError ?? polls.firstError})`);
     return {
       waiters: count, roomSize: ROOM_SIZE, creates, waitSeconds: WAIT_SECONDS,
-      wake, create, woken, notWoken, spuriousWakeups: state.spurious, expiredDuringRun: state.timeouts, memory,
+      wake, create, woken, notWoken, spuriousWakeups: state.spurious, expiredDuringRun: polls.timeouts, memory,
       // The targets: p99 under 50 ms, every assignee woken, no spurious wake-up.
       meetsTarget: wake.p99 !== null && wake.p99 < 50 && notWoken === 0 && state.spurious === 0,
     };
