@@ -8,7 +8,7 @@ import {
   TaskNotFoundError, UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
-import { ATTACHMENTS_MAX, TASK_TITLE_MAX, TASK_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
+import { ATTACHMENTS_MAX, TASK_TITLE_MAX, TASK_WAIT_MAX_SECONDS, isUuid } from '@agent-messaging/protocol';
 import type { Agent } from '../core/agents/agents.store.js';
 import type { FilesService } from '../core/files/files.service.js';
 import type { MessagesService } from '../core/messages/messages.service.js';
@@ -177,15 +177,17 @@ export class ServiceRequestHandler implements A2ARequestHandler {
 
   async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
     const state = fromA2aState(params.status);
+    // A context is a room id: any other text names no context of this caller's.
+    const roomId = params.contextId === '' ? undefined : params.contextId.toLowerCase();
+    if (roomId !== undefined && !isUuid(roomId)) return { tasks: [], nextPageToken: '', pageSize: 0, totalSize: 0 };
+    // The caller's tasks given to this agent, narrowed in the query, so that a page is full.
     const page = await mapped('send', () => this.services.tasks.list(this.principal, {
       as: 'requester',
       ...(state === undefined ? {} : { state }),
       ...(params.pageToken === '' ? {} : { cursor: params.pageToken }),
       ...(params.pageSize === undefined ? {} : { limit: params.pageSize }),
-    }, this.signal));
-    // The caller's tasks given to this agent (a page may hold fewer than asked; the cursor goes on).
-    const mine = page.tasks.filter((task) => task.assigneeId === this.target.id && (params.contextId === '' || task.roomId === params.contextId));
-    const tasks = await Promise.all(mine.map((task) => this.toTask(task)));
+    }, this.signal, { counterpartId: this.target.id, ...(roomId === undefined ? {} : { roomId }) }));
+    const tasks = await Promise.all(page.tasks.map((task) => this.toTask(task)));
     return { tasks, nextPageToken: page.nextCursor ?? '', pageSize: tasks.length, totalSize: tasks.length };
   }
 

@@ -1,4 +1,4 @@
-import { AgentCard, Role, SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { AgentCard, ListTasksRequest, Role, SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin, newAdmin, newAgent, scopedSession, type Api, type TestAgent } from '../helpers/api.js';
@@ -169,6 +169,32 @@ describe('A2A, open mode', () => {
     const first = asTask(await client.sendMessage(sendParams(['once'], { messageId })));
     const second = asTask(await client.sendMessage(sendParams(['once'], { messageId })));
     expect(second.id).toBe(first.id);
+  });
+
+  it('lists the caller\'s tasks given to this agent in full pages, narrowed by context and state', async () => {
+    const [caller, erin, frank] = [await newAgent(t.api), await newAgent(t.api), await newAgent(t.api)];
+    const toErin = await a2aClient(t.server.url, erin.name, caller.jwt);
+    const toFrank = await a2aClient(t.server.url, frank.name, caller.jwt);
+    // Interleaved, newest last: a filter after paging would leave pages short.
+    const erins: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      erins.push(asTask(await toErin.sendMessage(sendParams([`for erin ${i}`]))).id);
+      asTask(await toFrank.sendMessage(sendParams([`for frank ${i}`])));
+    }
+    const first = await toErin.listTasks(ListTasksRequest.fromJSON({ pageSize: 2 }));
+    expect(first.tasks.map((task) => task.id)).toEqual([erins[2], erins[1]]);
+    expect(first.nextPageToken).not.toBe('');
+    const second = await toErin.listTasks(ListTasksRequest.fromJSON({ pageSize: 2, pageToken: first.nextPageToken }));
+    expect(second.tasks.map((task) => task.id)).toEqual([erins[0]]);
+    expect(second.nextPageToken).toBe('');
+    const context = first.tasks[0]!.contextId;
+    expect((await toErin.listTasks(ListTasksRequest.fromJSON({ contextId: context }))).tasks.map((task) => task.id)).toEqual([...erins].reverse());
+    // Another context (frank's direct room with the caller), or text that is no room id: none of erin's.
+    const franks = await toFrank.listTasks(ListTasksRequest.fromJSON({}));
+    expect((await toErin.listTasks(ListTasksRequest.fromJSON({ contextId: franks.tasks[0]!.contextId }))).tasks).toEqual([]);
+    expect((await toErin.listTasks(ListTasksRequest.fromJSON({ contextId: 'not-a-room' }))).tasks).toEqual([]);
+    await move(t.api, erin, erins[1]!, 'working');
+    expect((await toErin.listTasks(ListTasksRequest.fromJSON({ status: 'TASK_STATE_WORKING' }))).tasks.map((task) => task.id)).toEqual([erins[1]]);
   });
 
   it('a blocking send waits while the assignee works over REST, and answers with the completed task', async () => {

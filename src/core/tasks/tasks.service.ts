@@ -41,6 +41,12 @@ export interface GetTaskQuery {
   changedAfter?: unknown;
 }
 
+/** A narrower list than the query's parameters allow, for callers inside the service (A2A: one target agent, one context). */
+export interface TaskListNarrowing {
+  counterpartId?: string;
+  roomId?: string;
+}
+
 export interface ListTasksQuery {
   as?: unknown;
   state?: unknown;
@@ -55,7 +61,7 @@ export interface TasksService {
   move(principal: Principal | null, taskId: unknown, input: unknown): Promise<Task>;
   /** `signal`: the client went away; a held request then stops waiting. */
   get(principal: Principal | null, taskId: unknown, query: GetTaskQuery, signal?: AbortSignal): Promise<Task>;
-  list(principal: Principal | null, query: ListTasksQuery, signal?: AbortSignal): Promise<TaskListPage>;
+  list(principal: Principal | null, query: ListTasksQuery, signal?: AbortSignal, narrowing?: TaskListNarrowing): Promise<TaskListPage>;
   /** Moves every task past its `dueAt` to failed (the periodic sweep; the conditional move makes it once across nodes). */
   expire(): Promise<number>;
   /** Runs `expire` every EXPIRY_INTERVAL_MS (one sweep at a time on this node) until `stopExpiry`. */
@@ -355,7 +361,7 @@ export function createTasksService(deps: {
       }, signal);
     },
 
-    async list(principal, query, signal) {
+    async list(principal, query, signal, narrowing = {}) {
       const actor = authz.requireAgent(principal, 'tasks:read');
       const as = parseAs(query.as);
       const states = parseStates(query.state);
@@ -363,14 +369,15 @@ export function createTasksService(deps: {
       const limit = parsePageLimit(query.limit, TASK_LIST_LIMITS);
       const seconds = parseTaskWait(query.wait);
       const read = async (): Promise<{ value: TaskListPage; done: boolean }> => {
-        const { tasks, hasMore } = await listTasks(db, { agentId: actor.agentId, as, states, after, limit });
+        const { tasks, hasMore } = await listTasks(db, { agentId: actor.agentId, as, states, after, limit, ...narrowing });
         const last = tasks[tasks.length - 1];
         return { value: { tasks, hasMore, nextCursor: hasMore && last ? encodeCursor(last) : null }, done: tasks.length > 0 };
       };
       if (seconds === 0) return (await read()).value;
       const matches = (c: TaskChange): boolean =>
         (as === null ? c.assigneeId === actor.agentId || c.requesterId === actor.agentId : (as === 'assignee' ? c.assigneeId : c.requesterId) === actor.agentId)
-        && (states === null || states.includes(c.state));
+        && (states === null || states.includes(c.state))
+        && (narrowing.counterpartId === undefined || c.assigneeId === narrowing.counterpartId || c.requesterId === narrowing.counterpartId);
       return held(actor.agentId, seconds, [agentKey(actor.agentId)], matches, read, signal);
     },
 

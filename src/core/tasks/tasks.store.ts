@@ -119,6 +119,10 @@ export interface TaskListQuery {
   states: readonly TaskState[] | null;
   after: { updatedAt: string; id: string } | null;
   limit: number;
+  /** Only the tasks between the agent and this one (A2A: one target agent). */
+  counterpartId?: string;
+  /** Only the tasks in this room (A2A: a context). */
+  roomId?: string;
 }
 
 /** Newest `updatedAt` first (then id), after the cursor; one extra row tells whether more follow. */
@@ -128,6 +132,14 @@ export async function listTasks(db: Db, q: TaskListQuery): Promise<{ tasks: Task
   else if (q.as === 'requester') query = query.where('requester_id', '=', q.agentId);
   else query = query.where((eb) => eb.or([eb('assignee_id', '=', q.agentId), eb('requester_id', '=', q.agentId)]));
   if (q.states !== null) query = query.where('state', 'in', [...q.states]);
+  const other = q.counterpartId;
+  // The agent is one side (above) and cannot be both: the other side is `other`.
+  if (other !== undefined) {
+    if (q.as === 'assignee') query = query.where('requester_id', '=', other);
+    else if (q.as === 'requester') query = query.where('assignee_id', '=', other);
+    else query = query.where((eb) => eb.or([eb('assignee_id', '=', other), eb('requester_id', '=', other)]));
+  }
+  if (q.roomId !== undefined) query = query.where('room_id', '=', q.roomId);
   const after = q.after;
   if (after !== null) {
     query = query.where((eb) => eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('id', '<', after.id)])]));
