@@ -33,6 +33,7 @@ import { searchScenario } from './scenarios/search.js';
 import { sendersScenario } from './scenarios/senders.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 import { taskWaitersScenario } from './scenarios/task-waiters.js';
+import { a2aScenario } from './scenarios/a2a.js';
 import { tasksScenario } from './scenarios/tasks.js';
 import { webhooksFairnessScenario } from './scenarios/webhooks-fairness.js';
 
@@ -63,6 +64,7 @@ const SCENARIOS = [
   { id: 'activity', n: 22, title: '200 agents in rooms of 10 setting typing every second: CPU', run: activityScenario },
   { id: 'tasks', n: 23, title: 'a task round trip (create, task:updated, working, completed, the held GET) against a message:send round trip and the same shape in plain messages', run: tasksScenario },
   { id: 'task-waiters', n: 24, title: '2,000 held GET /api/v1/tasks?as=assignee&state=submitted&wait=30, a new task waking its assignee; memory per waiter against the inbox\'s', run: taskWaitersScenario },
+  { id: 'a2a', n: 25, title: 'A2A SendMessage answering once submitted against REST POST /api/v1/tasks, and the SDK\'s ceiling on a bare route', run: a2aScenario },
   { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 

@@ -4,8 +4,10 @@ import autocannon from 'autocannon';
  * A closed-loop autocannon run (fixed connections, as many requests as the server answers).
  * @returns {Promise<{rps: number, ok: number, non2xx: number, errors: number, p50: number, p90: number, p99: number, durationSeconds: number}>}
  */
-export async function cannon({ url, durationSeconds, connections = 16, method = 'GET', headers = {}, body }) {
-  const result = await autocannon({ url, connections, duration: durationSeconds, method, headers, body, pipelining: 1 });
+export async function cannon({ url, durationSeconds, connections = 16, method = 'GET', headers = {}, body, bodyOf }) {
+  // `bodyOf()`: a new body for every request (work that a repeated body would not repeat, such as an idempotency key).
+  const requests = bodyOf === undefined ? undefined : [{ method, headers, setupRequest: (req) => ({ ...req, body: bodyOf() }) }];
+  const result = await autocannon({ url, connections, duration: durationSeconds, method, headers, body, pipelining: 1, ...(requests === undefined ? {} : { requests }) });
   const ok = result['2xx'];
   return {
     rps: Math.round((ok / result.duration) * 10) / 10,

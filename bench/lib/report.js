@@ -136,6 +136,15 @@ function conversationRows(results) {
       }));
     } else rows.push(unavailable(24, 'task waiters', w, '< 50 ms, 0 spurious'));
   }
+  if ('a2a' in results) {
+    const a = results.a2a;
+    if (a.rest && a.a2a) {
+      rows.push(row(25, 'A2A SendMessage (until submitted)', 'tasks created per second', {
+        service: fmt(a.a2a.rps), baseline: `REST ${fmt(a.rest.rps)}`, ratio: a.ratio, target: '>= 0.6 x REST', met: a.meetsTarget,
+        note: `CPU ${fmt(a.a2a.cpuMsPerRequest, 3)} vs ${fmt(a.rest.cpuMsPerRequest, 3)} ms/request; the SDK's ceiling: bare A2A ${fmt(a.bare.a2a.rps)} vs bare REST ${fmt(a.bare.rest.rps)} req/s (${fmt(a.bare.ratio, 2)} x)`,
+      }));
+    } else rows.push(unavailable(25, 'A2A SendMessage', a, '>= 0.6 x REST'));
+  }
   return rows;
 }
 
