@@ -5,7 +5,7 @@ import {
   HelloAckSchema, RoomPositionsSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload,
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
-  ActivitySetPayload, ActivityUpdate, TaskSchema, type ClientEventName,
+  ActivitySetPayload, ActivityUpdate, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -75,6 +75,10 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'activity:set', key: 'activitySet', payload: ActivitySetPayload,
     summary: 'Show the room typing (8 s), working (120 s, text 0..80) or idle (the same as REST POST /api/v1/rooms/{id}/activity); not stored. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND, FORBIDDEN (not a member). Scoped token: messages:write.',
     ack: { key: 'activitySetAck', schema: Type.Object({ ok: Type.Literal(true) }), summary: '{ok: true}' },
+  }, {
+    name: 'task:move', key: 'taskMove', payload: TaskMovePayload,
+    summary: 'Move a task of which the agent is the requester or the assignee (the same as REST POST /api/v1/tasks/{id}/state, docs/tasks.md): its state, the message the move posts, its result; the task:updated it publishes reaches both sides. Errors: VALIDATION_ERROR (details name the field), NOT_FOUND (unknown task, or one of others), FORBIDDEN (an admin who is neither side), CONFLICT (a move the table does not allow, or another move came first; details.state is the task\'s state). Scoped token: tasks:write.',
+    ack: { key: 'taskMoveAck', schema: TaskMoveAckSchema, summary: 'The task as it is after the move, its history included' },
   },
 ];
 

@@ -138,6 +138,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     readCursors: ctx.readCursors,
     messages: ctx.messages,
     activity: ctx.activity,
+    tasks: ctx.tasks,
     subscriptions,
     inFlight,
     isClosing: () => closing,

@@ -2,8 +2,10 @@ import { AgentCard, ListTasksRequest, Role, SendMessageRequest, TaskState, type 
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin, newAdmin, newAgent, scopedSession, type Api, type TestAgent } from '../helpers/api.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
+import { connectReady, emitWithAck } from '../helpers/ws.js';
 
 // docs/a2a.md: every agent reachable over the Agent2Agent protocol, through the official SDK's client.
 
@@ -274,6 +276,39 @@ describe('A2A, open mode', () => {
     await move(t.api, bob, task.id, 'failed', 'Cannot');
     await reading;
     expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'statusUpdate']);
+  });
+
+  it('one subscription sees the assignee\'s moves over REST, the WebSocket and MCP, in order, each with its message', async () => {
+    const client = await a2aClient(t.server.url, bob.name, alice.jwt);
+    const task = asTask(await client.sendMessage(sendParams(['Every transport'])));
+    const events: StreamResponse[] = [];
+    const reading = (async () => {
+      for await (const event of client.resubscribeTask({ tenant: '', id: task.id })) events.push(event);
+    })();
+    await waitUntil('the task event', () => events.length >= 1);
+    await move(t.api, bob, task.id, 'working', 'Over REST');
+    const { socket } = await connectReady(t.server.url, bob.jwt);
+    try {
+      expect((await emitWithAck(socket, 'task:move', { taskId: task.id, state: 'input-required', message: { body: 'Over the WebSocket' } })).task.state).toBe('input-required');
+    } finally {
+      socket.disconnect();
+    }
+    // The subscription stays open while the task waits for the caller: the caller answers over REST.
+    expect((await t.api.post(`/api/v1/tasks/${task.id}/state`, { state: 'working', message: { body: 'The answer' } }, { jwt: alice.jwt })).status).toBe(200);
+    const mcp = await connectMcp(t.server.url, bob.jwt);
+    try {
+      expect((await callTool(mcp, 'update_task', { taskId: task.id, state: 'completed', body: 'Over MCP' })).isError).toBe(false);
+    } finally {
+      await mcp.close();
+    }
+    await reading;
+    const updates = events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value] : []));
+    expect(updates.map((u) => [u.status?.state, u.status?.message?.parts[0]?.content, u.metadata?.by])).toEqual([
+      [TaskState.TASK_STATE_WORKING, { $case: 'text', value: 'Over REST' }, bob.id],
+      [TaskState.TASK_STATE_INPUT_REQUIRED, { $case: 'text', value: 'Over the WebSocket' }, bob.id],
+      [TaskState.TASK_STATE_WORKING, { $case: 'text', value: 'The answer' }, alice.id],
+      [TaskState.TASK_STATE_COMPLETED, { $case: 'text', value: 'Over MCP' }, bob.id],
+    ]);
   });
 
   it('a scoped token needs tasks:write to send and tasks:read to get', async () => {

@@ -62,6 +62,7 @@ const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
   'room:read': (a) => keysAre(a, ['roomId', 'readSeq', 'unreadCount']) && Number.isInteger(a.readSeq) && Number.isInteger(a.unreadCount),
   'dm:open': (a) => keysAre(a, ['room']) && isObject(a.room) && a.room.kind === 'direct',
   'activity:set': (a) => keysAre(a, ['ok']) && a.ok === true,
+  'task:move': (a) => keysAre(a, ['task']) && isObject(a.task) && typeof a.task.id === 'string' && typeof a.task.state === 'string',
   'message:thread': (a) => keysAre(a, ['root', 'replies', 'hasMore']) && isWsMessage(a.root) && Array.isArray(a.replies) && a.replies.every(isWsMessage),
 };
 
@@ -109,6 +110,7 @@ interface Fixture {
   foreignRoom: TestRoom; // it is not
   messageIds: string[];
   peerId: string; // another agent: dm:open's agentId
+  taskIds: string[]; // tasks assigned to the agent: task:move's taskId
 }
 
 /** Payload objects with every field of every event, each anything from valid to hostile. */
@@ -161,11 +163,18 @@ function shapedFor(event: string, f: Fixture): fc.Arbitrary<Record<string, unkno
     'dm:open': { agentId: mostly(fc.constantFrom(f.peerId, f.peerId.toUpperCase())) },
     'activity:set': { roomId, state: mostly(fc.constantFrom('typing', 'working', 'idle')), text: mostly(fc.string({ maxLength: 80 })) },
     'message:thread': { roomId, messageId: ownMessage, afterSeq: mostly(fc.nat(5)), limit: mostly(fc.integer({ min: 1, max: 100 })) },
+    'task:move': {
+      taskId: mostly(fc.constantFrom(...f.taskIds)),
+      // Moves the assignee may make, mostly (refusals come from `mostly` and from tasks already moved on).
+      state: mostly(fc.constantFrom('working', 'input-required', 'completed', 'failed', 'rejected')),
+      message: mostly(fc.record({ body: fc.string({ minLength: 1, maxLength: 50 }) })),
+      result: mostly(fc.oneof(fc.constant(null), fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }))),
+    },
   };
   const spec = fields[event] ?? { roomId };
   const model: Record<string, fc.Arbitrary<unknown>> = { ...spec, requestId: mostly(fc.string({ maxLength: 128 })) };
   return fc.tuple(
-    fc.record(model, { requiredKeys: 'roomId' in spec ? ['roomId'] : [] }),
+    fc.record(model, { requiredKeys: 'roomId' in spec ? ['roomId'] : 'taskId' in spec ? ['taskId', 'state'] : [] }),
     fc.option(fc.dictionary(hostileKey, anything, { maxKeys: 2 }), { freq: 3 }),
   ).map(([base, extra]) => {
     // defineProperty, not assignment: an extra "__proto__" key stays an own key.
@@ -230,7 +239,14 @@ describe('WebSocket fuzzing (fast-check)', () => {
     const room = await newRoom(api, admin, [agent]);
     const foreignRoom = await newRoom(api, admin, [admin]);
     const messageIds = [(await sendMessage(api, agent, room.id, 'first')).id, (await sendMessage(api, admin, foreignRoom.id, 'foreign')).id];
-    fixture = { room, foreignRoom, messageIds, peerId: admin.id };
+    // Tasks the agent is the assignee of, so that task:move reaches its success path (each takes a few moves).
+    const taskIds: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const made = await api.post('/api/v1/tasks', { assignee: agent.id, title: `fuzz ${i}` }, { jwt: admin.jwt });
+      if (made.status !== 201) throw new Error(`task fixture: ${made.status}`);
+      taskIds.push(made.body.id as string);
+    }
+    fixture = { room, foreignRoom, messageIds, peerId: admin.id, taskIds };
     protoBefore = prototypeNames();
   });
   afterAll(async () => {

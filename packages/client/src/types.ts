@@ -7,7 +7,7 @@ import type {
   ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema,
   HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
   SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
-  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema,
+  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema, TaskMovePayload, TaskMoveAckSchema,
   Activity as ActivitySchema, ActivityState as ProtocolActivityState, FileSchema,
   AuditPageSchema, AuditQuerySchema, AuditRecordSchema, UpdateAgentInput, SkillSchema,
   TaskSchema, TaskPageSchema, CreateTaskInput, TaskState as ProtocolTaskState,
@@ -96,5 +96,6 @@ export interface WsRequests {
   'message:thread': { payload: Omit<Static<typeof ThreadPayload>, 'requestId'>; ack: Static<typeof ThreadAckSchema> };
   'dm:open': { payload: Omit<Static<typeof DmOpenPayload>, 'requestId'>; ack: Static<typeof DmOpenAckSchema> };
   'activity:set': { payload: Omit<Static<typeof ActivitySetPayload>, 'requestId'>; ack: Static<typeof AckOkSchema> };
+  'task:move': { payload: Omit<Static<typeof TaskMovePayload>, 'requestId'>; ack: Static<typeof TaskMoveAckSchema> };
 }
 export type WsRequestName = keyof WsRequests;

@@ -3,7 +3,7 @@ import { SetActivityInput, type ActivityUpdatePayload } from './activity.schema.
 import { IdString } from './common.schema.js';
 import { HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
 import { RoomSchema } from './rooms.schema.js';
-import type { TaskSchema } from './tasks.schema.js';
+import { MoveTaskInput, TaskSchema } from './tasks.schema.js';
 import { Text, Uuid } from './text.js';
 
 /**
@@ -20,7 +20,7 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open', 'activity:set'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open', 'activity:set', 'task:move'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -209,6 +209,12 @@ export const DmOpenPayload = Type.Object(
   { title: 'DmOpenRequest', additionalProperties: true },
 );
 export const DmOpenAckSchema = Type.Object({ room: RoomSchema }, { title: 'DmOpenAck' });
+/** `task:move`: a move of a task by its requester or assignee (the same as REST POST /api/v1/tasks/:id/state). */
+export const TaskMovePayload = Type.Object(
+  { ...MoveTaskInput.properties, taskId: Uuid({ description: 'Task id' }), requestId: Type.Optional(RequestId) },
+  { title: 'TaskMoveRequest', additionalProperties: true },
+);
+export const TaskMoveAckSchema = Type.Object({ task: TaskSchema }, { title: 'TaskMoveAck' });
 export const SendAckSchema = Type.Object(
   { messageId: IdString(), seq: Type.Integer({ minimum: 1, description: 'The message\'s seq in its room' }) },
   { title: 'SendAck' },

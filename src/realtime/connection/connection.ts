@@ -1,5 +1,7 @@
 import type { ActivityService } from '../../core/activity/activity.service.js';
+import type { TasksService } from '../../core/tasks/tasks.service.js';
 import { activityHandlers } from '../handlers/activity.handlers.js';
+import { taskHandlers } from '../handlers/tasks.handlers.js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { MessagesService } from '../../core/messages/messages.service.js';
@@ -38,6 +40,7 @@ export interface ConnectionDeps {
   readCursors: ReadCursorsService;
   messages: MessagesService;
   activity: ActivityService;
+  tasks: TasksService;
   subscriptions: Subscriptions;
   inFlight: InFlight;
   isClosing(): boolean;
@@ -86,6 +89,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     ...roomHandlers({ rooms: deps.rooms, readCursors: deps.readCursors, subscriptions }),
     ...messageHandlers({ messages: deps.messages }),
     ...activityHandlers({ activity: deps.activity }),
+    ...taskHandlers({ tasks: deps.tasks }),
   };
   const refused = new WeakMap<AgentSocket, WsError>();
   const maxConnections = deps.limits.connectionsPerAgent;
