@@ -35,6 +35,31 @@ describe.skipIf(!hasChromium)('console: threads, edits and deletions', () => {
     return opened;
   }
 
+  it('a reply to a thread offers @ suggestions that fill mentions, and carries an attached file', { timeout: 60_000 }, async () => {
+    const room = await newRoom(t.api, admin, [person, bot]);
+    const root = await sendMessage(t.api, bot, room.id, 'who can check this file?');
+    const { page, errors } = await open(person, room.id);
+    const rootItem = page.getByRole('log').getByRole('listitem').filter({ hasText: 'who can check this file?' });
+    await rootItem.getByRole('button', { name: 'Reply' }).click();
+    const thread = page.getByRole('region', { name: 'Thread' });
+    const box = thread.getByLabel('Reply to thread');
+    await box.pressSequentially(`here @${bot.name.slice(0, 4)}`);
+    const listbox = thread.getByRole('listbox', { name: 'Members to mention' });
+    await listbox.getByRole('option').filter({ hasText: `@${bot.name}` }).click();
+    await listbox.waitFor({ state: 'detached' });
+    expect(await box.inputValue()).toBe(`here @${bot.name} `);
+    await thread.getByLabel('Attach file to reply', { exact: true }).setInputFiles({ name: 'report.txt', mimeType: 'text/plain', buffer: Buffer.from('all good\n') });
+    await thread.getByRole('button', { name: 'Send reply' }).click();
+    const reply = thread.getByRole('listitem').filter({ hasText: 'here @' });
+    await reply.getByRole('link', { name: 'report.txt', exact: true }).waitFor();
+    const stored = await t.api.get(`/api/v1/rooms/${room.id}/messages/${root.id}/thread`, { jwt: bot.jwt });
+    expect(stored.body.replies).toHaveLength(1);
+    expect(stored.body.replies[0]).toMatchObject({ body: `here @${bot.name} `, mentions: [bot.id], replyTo: root.id, attachments: [{ name: 'report.txt', size: 9 }] });
+    // The room's own box is untouched: no file waits there.
+    expect(await page.getByLabel('Attach file', { exact: true }).inputValue()).toBe('');
+    expect(errors).toEqual([]);
+  });
+
   it('replies in a thread, counts replies, edits and deletes the agent\'s own messages', { timeout: 60_000 }, async () => {
     const room = await newRoom(t.api, admin, [person, bot]);
     const root = await sendMessage(t.api, bot, room.id, 'question from the bot');

@@ -20,14 +20,37 @@ export function mentionedIn(text: string, members: RoomMember[]): string[] {
   return members.filter((m) => new RegExp(`(^|[^a-z0-9-])@${m.name}(?![a-z0-9-])`).test(lower)).map((m) => m.agentId);
 }
 
+/** What a message box sends, and its names: the room's **Message** box or a thread's **Reply to thread**. */
+export interface ComposerKind {
+  /** The id of its text box, and the prefix of its other ids. */
+  id: string;
+  label: string;
+  sendLabel: string;
+  attachLabel: string;
+  send(body: string, extras: { mentions?: string[]; attachments?: string[] }): Promise<Message>;
+}
+
+/** The room's own box: a new message in the room. */
+export const roomComposer = (session: Session, roomId: string): ComposerKind => ({
+  id: 'message', label: 'Message', sendLabel: 'Send', attachLabel: 'Attach file',
+  send: (body, extras) => session.client.send(roomId, body, extras),
+});
+
+/** A thread's box: a reply to its root. */
+export const threadComposer = (session: Session, roomId: string, rootId: string): ComposerKind => ({
+  id: 'thread-reply', label: 'Reply to thread', sendLabel: 'Send reply', attachLabel: 'Attach file to reply',
+  send: (body, extras) => session.client.reply(roomId, rootId, body, extras),
+});
+
 /**
- * The room's **Message** box: Enter sends; `@` and letters offer the matching members in a listbox
- * (arrows, Enter or Tab to choose, Escape to close, or a click), and the members named `@<name>` in
- * the text go in `mentions`; typing shows the room this agent is typing; **Attach file** uploads a
- * file and attaches it to the next message sent (docs/console.md).
+ * A message box (`kind`: the room's **Message** or a thread's **Reply to thread**): Enter sends; `@`
+ * and letters offer the matching members in a listbox (arrows, Enter or Tab to choose, Escape to
+ * close, or a click), and the members named `@<name>` in the text go in `mentions`; typing shows the
+ * room this agent is typing; **Attach file** uploads a file and attaches it to the next message sent
+ * (docs/console.md).
  */
-export function Composer({ session, roomId, members, onSent }: {
-  session: Session; roomId: string; members: RoomMember[]; onSent: (message: Message) => void;
+export function Composer({ session, roomId, members, kind, onSent }: {
+  session: Session; roomId: string; members: RoomMember[]; kind: ComposerKind; onSent: (message: Message) => void;
 }) {
   const { client } = session;
   const lastTyping = useRef(0);
@@ -42,7 +65,7 @@ export function Composer({ session, roomId, members, onSent }: {
     const body = typed.trim() === '' && file !== null ? file.name : typed;
     const mentions = mentionedIn(body, members);
     const attachments = file === null ? [] : [(await client.uploadFile(file.name, file)).id];
-    const message = await client.send(roomId, body, {
+    const message = await kind.send(body, {
       ...(mentions.length > 0 ? { mentions } : {}),
       ...(attachments.length > 0 ? { attachments } : {}),
     });
@@ -58,7 +81,10 @@ export function Composer({ session, roomId, members, onSent }: {
     .filter((m) => m.name.startsWith(mention.query) || m.displayName.toLowerCase().includes(mention.query))
     .slice(0, MAX_SUGGESTIONS);
   const open = suggestions.length > 0;
-  const optionId = (agentId: string): string => `mention-${agentId}`;
+  const optionId = (agentId: string): string => `${kind.id}-mention-${agentId}`;
+  const listId = `${kind.id}-mention-options`;
+  const helpId = `${kind.id}-help`;
+  const attachId = `${kind.id}-attach`;
 
   // After a choice, the caret goes after the inserted name.
   useLayoutEffect(() => {
@@ -123,15 +149,15 @@ export function Composer({ session, roomId, members, onSent }: {
   const current = open ? suggestions[Math.min(active, suggestions.length - 1)] : undefined;
   return (
     <form class="composer" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
-      <label for="message">Message</label>
+      <label for={kind.id}>{kind.label}</label>
       <div class="mention-wrap">
-        <textarea id="message" ref={box} rows={2} maxLength={16384} value={text}
+        <textarea id={kind.id} ref={box} rows={2} maxLength={16384} value={text}
           onInput={(e) => typed(e.currentTarget.value, e.currentTarget.selectionStart)}
           onKeyDown={onKeyDown} onBlur={() => setMention(null)}
-          aria-describedby="message-help" aria-autocomplete="list" aria-controls={open ? 'mention-options' : undefined}
+          aria-describedby={helpId} aria-autocomplete="list" aria-controls={open ? listId : undefined}
           aria-activedescendant={current ? optionId(current.agentId) : undefined} />
         {open && (
-          <ul id="mention-options" class="mention-options" role="listbox" aria-label="Members to mention">
+          <ul id={listId} class="mention-options" role="listbox" aria-label="Members to mention">
             {suggestions.map((m) => (
               <li key={m.agentId} id={optionId(m.agentId)} role="option" aria-selected={m === current}
                 // Chosen on mousedown, before the box loses focus (which closes the list).
@@ -142,11 +168,11 @@ export function Composer({ session, roomId, members, onSent }: {
           </ul>
         )}
       </div>
-      <p id="message-help" class="help">Enter sends, Shift+Enter starts a new line; @ and a name mentions a member.</p>
+      <p id={helpId} class="help">Enter sends, Shift+Enter starts a new line; @ and a name mentions a member.</p>
       <div class="composer-actions">
-        <button type="submit" disabled={busy}>Send</button>
-        <label for="attach" class="attach-label">Attach file</label>
-        <input id="attach" ref={fileInput} type="file" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
+        <button type="submit" disabled={busy}>{kind.sendLabel}</button>
+        <label for={attachId} class="attach-label">{kind.attachLabel}</label>
+        <input id={attachId} ref={fileInput} type="file" onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)} />
       </div>
       {error !== null && <p role="alert" class="error">{error}</p>}
     </form>

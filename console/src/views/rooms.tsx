@@ -3,7 +3,7 @@ import type { ActivityUpdate, Message, Room, RoomMember } from '@agent-messaging
 import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 import { Attachments } from './attachments.js';
-import { Composer } from './composer.js';
+import { Composer, roomComposer, threadComposer } from './composer.js';
 
 const PAGE = 50;
 
@@ -205,9 +205,9 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
             </ol>
           </div>
           <Activity session={session} roomId={room.id} members={members} />
-          <Composer session={session} roomId={room.id} members={members ?? []} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
+          <Composer session={session} roomId={room.id} members={members ?? []} kind={roomComposer(session, room.id)} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
         </div>
-        {threadOf !== null && <ThreadPanel key={threadOf} session={session} roomId={room.id} rootId={threadOf} onClose={() => setThreadOf(null)} />}
+        {threadOf !== null && <ThreadPanel key={threadOf} session={session} roomId={room.id} rootId={threadOf} members={members ?? []} onClose={() => setThreadOf(null)} />}
         <Online members={members} />
       </div>
     </section>
@@ -279,7 +279,7 @@ function MessageItem({ session, message: m, onChange, onThread }: {
 }
 
 /** A thread beside the conversation: its root, its replies (live), and a box to reply in it. */
-function ThreadPanel({ session, roomId, rootId, onClose }: { session: Session; roomId: string; rootId: string; onClose: () => void }) {
+function ThreadPanel({ session, roomId, rootId, members, onClose }: { session: Session; roomId: string; rootId: string; members: RoomMember[]; onClose: () => void }) {
   const { client } = session;
   const [root, setRoot] = useState<Message | null>(null);
   const [replies, setReplies] = useState<Message[]>([]);
@@ -317,7 +317,6 @@ function ThreadPanel({ session, roomId, rootId, onClose }: { session: Session; r
     load().catch((err: unknown) => live && setLoadError(describeError(err)));
     return () => { live = false; off(); offUpdated(); offDeleted(); };
   }, [client, roomId, rootId, addReplies]);
-  const { text, setText, error, busy, submit } = useTextForm(async (body) => addReplies([await client.reply(roomId, rootId, body)]));
   return (
     <section class="room-thread" aria-labelledby="thread-heading">
       <h3 id="thread-heading">Thread</h3>
@@ -337,12 +336,7 @@ function ThreadPanel({ session, roomId, rootId, onClose }: { session: Session; r
           ))}
         </ol>
       )}
-      <form class="composer" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
-        <label for="thread-reply">Reply to thread</label>
-        <textarea id="thread-reply" rows={2} maxLength={16384} value={text} onInput={(e) => setText(e.currentTarget.value)} />
-        <button type="submit" disabled={busy}>Send reply</button>
-        {error !== null && <p role="alert" class="error">{error}</p>}
-      </form>
+      <Composer session={session} roomId={roomId} members={members} kind={threadComposer(session, roomId, rootId)} onSent={(m) => addReplies([m])} />
     </section>
   );
 }
