@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--rooms=10] [--room-size=10] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist] [--webhooks=10]`
+ * `node bench/timeline.js [--rate=6500] [--seconds=20] [--bucket-ms=100] [--rooms=10] [--room-size=10] [--data=1024] [--target=service|r3|r1] [--env=K=V,K=V] [--node-args=--perf-basic-prof] [--dist=../old/dist] [--webhooks=10]`
  *
  * Scenario 1's load (10 rooms of 10, every member sending in turn; scenario 2's with --rooms=2 --room-size=100) at one steady rate for a long
  * time, reporting the ack latency bucket by bucket (by scheduled send time): where a rate search
@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pinSelf } from './lib/processes.js';
 import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
-import { baselineClients, serviceClients } from './scenarios/rooms.js';
+import { baselineClients, dataOfBytes, serviceClients } from './scenarios/rooms.js';
 import { arg } from './lib/args.js';
 
 const rate = Number(arg('rate', 6500));
@@ -24,6 +24,9 @@ const dist = arg('dist', 'dist');
 const rooms = Number(arg('rooms', 10));
 const roomSize = Number(arg('room-size', 10));
 const nodeArgs = (arg('node-args', '') || '').split(',').filter(Boolean);
+// --data=N: every send carries `data` of N bytes (scenario 18's shape).
+const dataBytes = Number(arg('data', 0));
+const data = dataBytes > 0 ? dataOfBytes(dataBytes) : null;
 const extraEnv = Object.fromEntries((arg('env', '') || '').split(',').filter(Boolean).map((kv) => kv.split('=')));
 
 pinSelf();
@@ -68,7 +71,7 @@ try {
         const sched = t0 + i * interval;
         const c = i % clients.length;
         const b = Math.floor((sched - t0) / bucketMs);
-        clients[c].emitWithAck('message:send', { roomId: roomOf[c], body: `~q${i}~ timeline` }, () => {
+        clients[c].emitWithAck('message:send', { roomId: roomOf[c], body: `~q${i}~ timeline`, ...(data === null ? {} : { data }) }, () => {
           const ms = performance.now() - sched;
           if (ms > worst[b]) worst[b] = ms;
           if (ms > 50) over50[b]++;

@@ -23,6 +23,9 @@ describe('messageDataProblem', () => {
     expect(messageDataProblem(nested(17))).toMatch(/16 levels/);
     expect(messageDataProblem({ x: 'a'.repeat(MESSAGE_DATA_MAX_BYTES - 7) })).toMatch(/32768 bytes/);
     expect(messageDataProblem({ x: '€'.repeat(MESSAGE_DATA_MAX_BYTES / 3) })).toMatch(/32768 bytes/);
+    // A character outside the BMP is 4 bytes (a surrogate pair in the string): 8 + 4 n bytes in all.
+    expect(messageDataProblem({ x: '😀'.repeat((MESSAGE_DATA_MAX_BYTES - 8) / 4) })).toBeNull();
+    expect(messageDataProblem({ x: '😀'.repeat((MESSAGE_DATA_MAX_BYTES - 8) / 4 + 1) })).toMatch(/is 32772\)/);
     for (const value of [[], 'x', 1, true, null, undefined]) expect(messageDataProblem(value)).toMatch(/JSON object/);
     expect(messageDataProblem({ n: Infinity })).toMatch(/finite/);
     expect(messageDataProblem({ n: Number.NaN })).toMatch(/finite/);

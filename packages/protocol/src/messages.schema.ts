@@ -22,7 +22,31 @@ export const ATTACHMENTS_MAX = 10;
  * so a hostile nesting costs no deep recursion.
  */
 export function messageDataProblem(data: unknown): string | null {
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) return 'must be a JSON object (or null)';
+  const checked = checkMessageData(data);
+  return 'problem' in checked ? checked.problem : null;
+}
+
+/** UTF-8 bytes of a string, without encoding it (lone surrogates count 3, as TextEncoder's U+FFFD). */
+function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * messageDataProblem's check, and on success the compact JSON it measured, so that a caller that
+ * stores it does not serialise it again.
+ */
+export function checkMessageData(data: unknown): { problem: string } | { json: string } {
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return { problem: 'must be a JSON object (or null)' };
   const tooDeep = `must not nest objects and arrays more than ${MESSAGE_DATA_MAX_DEPTH} levels deep`;
   const walk = (value: unknown, depth: number): string | null => {
     if (value === null || typeof value === 'string' || typeof value === 'boolean') return null;
@@ -39,9 +63,14 @@ export function messageDataProblem(data: unknown): string | null {
     return null;
   };
   const problem = walk(data, 1);
-  if (problem !== null) return problem;
-  const bytes = new TextEncoder().encode(JSON.stringify(data)).length;
-  return bytes > MESSAGE_DATA_MAX_BYTES ? `must be at most ${MESSAGE_DATA_MAX_BYTES} bytes as compact JSON (is ${bytes})` : null;
+  if (problem !== null) return { problem };
+  const json = JSON.stringify(data);
+  // At most 3 bytes per UTF-16 unit: a short text is within the limit without counting.
+  if (json.length * 3 > MESSAGE_DATA_MAX_BYTES) {
+    const bytes = utf8Bytes(json);
+    if (bytes > MESSAGE_DATA_MAX_BYTES) return { problem: `must be at most ${MESSAGE_DATA_MAX_BYTES} bytes as compact JSON (is ${bytes})` };
+  }
+  return { json };
 }
 
 /** The message fields of a send, shared by REST (`POST .../messages`) and WebSocket (`message:send`). */

@@ -15,11 +15,11 @@ import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, parseId, requireObject } from '../validation.js';
 import { decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } from './attention.js';
 import type { Message } from './message.js';
-import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput, isUuid, messageDataProblem } from '@agent-messaging/protocol';
+import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput, checkMessageData, isUuid } from '@agent-messaging/protocol';
 import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
 import type { MessageTask } from '../tasks/task.js';
 import { batchWrites } from './batch-writes.js';
-import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, tombstoneMessage, updateMessageBody } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, rememberDataJson, tombstoneMessage, updateMessageBody } from './messages.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import { removeSearchEntry, searchEntryStatement } from '../search/search.store.js';
 import { searchText } from '../search/search-text.js';
@@ -215,8 +215,11 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   /** A send's `data` and `attachments`, checked (docs/protocol.md, Messages); errors name `prefix` + the field. */
   const checkExtras = async (senderId: string, raw: Record<string, unknown>, prefix = ''): Promise<{ data: unknown; attachments: Message['attachments'] }> => {
     const data = raw.data ?? null;
-    const dataProblem = data === null ? null : messageDataProblem(data);
-    if (dataProblem !== null) throw validationError({ [`${prefix}data`]: dataProblem });
+    if (data !== null) {
+      const checked = checkMessageData(data);
+      if ('problem' in checked) throw validationError({ [`${prefix}data`]: checked.problem });
+      rememberDataJson(data as object, checked.json);
+    }
     const attachments = await findAttachable(db, senderId, parseAttachmentIds(raw.attachments, `${prefix}attachments`));
     if (attachments === null) throw validationError({ [`${prefix}attachments`]: 'must be ids of completed files you uploaded' });
     return { data, attachments };

@@ -60,6 +60,16 @@ const olderPageQuery = prepared((db, p: { roomId: string; before: string; rows: 
   db.selectFrom('messages').selectAll().where('room_id', '=', p.roomId).where('id', '<', p.before).orderBy('id', 'desc').limit(p.rows),
 );
 
+/**
+ * The compact JSON of a send's `data` as its check made it (checkMessageData, in the send path): the
+ * insert takes it instead of serialising the object a second time.
+ */
+const dataJson = new WeakMap<object, string>();
+export function rememberDataJson(data: object, json: string): void {
+  dataJson.set(data, json);
+}
+const jsonOfData = (data: Record<string, unknown>): string => dataJson.get(data) ?? JSON.stringify(data);
+
 /** For the transaction that bumps the room's counter (numberMessages): `seqFromEnd` is the message's `fromEnd`. */
 export function insertMessageStatement(db: Db, m: Message, seqFromEnd: number): CompiledQuery {
   return insertMessageQuery.compile(db, { ...messageColumns(m), seq_from_end: seqFromEnd });
@@ -77,7 +87,7 @@ function messageColumns(m: Message) {
     client_msg_id: m.clientMsgId ?? null,
     created_at: m.createdAt,
     thread_id: m.threadId,
-    data: m.data === null ? null : JSON.stringify(m.data),
+    data: m.data === null ? null : jsonOfData(m.data),
     task: m.task === null ? null : JSON.stringify(m.task),
   };
 }
@@ -129,7 +139,7 @@ export function insertBatchOnPostgres(db: Db, batch: {
       from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
         ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
         ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[],
-        ${col((m) => (m.data === null ? null : JSON.stringify(m.data)))}::text[], ${col((m) => (m.task === null ? null : JSON.stringify(m.task)))}::text[], ${batch.fromEnd}::int[])
+        ${col((m) => (m.data === null ? null : jsonOfData(m.data)))}::text[], ${col((m) => (m.task === null ? null : JSON.stringify(m.task)))}::text[], ${batch.fromEnd}::int[])
         as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, from_end)
       join bumped on bumped.id = m.room_id
     ), threaded as (
