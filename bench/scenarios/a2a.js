@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { alternate, cannon } from '../lib/http-load.js';
+import { cannon, cannonRounds } from '../lib/http-load.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
-import { combine } from './history.js';
 
 const A2A_HEADERS = { 'content-type': 'application/json', 'a2a-version': '1.0' };
 
@@ -56,16 +55,7 @@ export async function a2aScenario(bench) {
     const seconds = quick ? 1 : 4;
     const rounds = quick ? 1 : 3;
     for (const t of Object.values(targets)) await cannon({ ...t, durationSeconds: 1 }); // warm-up (JIT, the direct room)
-    const runs = await alternate(Object.keys(targets), rounds, async (name) => {
-      const proc = name.startsWith('bare') ? bare.proc : service.proc;
-      const cpu0 = proc.cpu();
-      const r = await cannon({ ...targets[name], durationSeconds: seconds });
-      r.cpuMsPerRequest = cpu0 === null ? null : Math.round(((proc.cpu() - cpu0) * 1e6) / (r.ok + r.non2xx)) / 1000;
-      log(`${name.padEnd(12)} ${r.rps} req/s  p50 ${r.p50} ms  p99 ${r.p99} ms  cpu ${r.cpuMsPerRequest} ms/req  non-2xx ${r.non2xx}  errors ${r.errors}`);
-      return r;
-    });
-    const result = Object.fromEntries(Object.entries(runs).map(([name, r]) => [name, combine(r)]));
-    for (const [name, r] of Object.entries(result)) if (r.non2xx > 0 || r.errors > 0) throw new Error(`${name}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+    const result = await cannonRounds(targets, { rounds, seconds, procOf: (name) => (name.startsWith('bare') ? bare.proc : service.proc), log });
     const ratio = result['a2a send'].rps / result['rest create'].rps;
     const bareRatio = result['bare a2a'].rps / result['bare rest'].rps;
     log(`A2A ${ratio.toFixed(2)} x REST (target >= 0.6); the SDK's ceiling: bare A2A ${bareRatio.toFixed(2)} x bare REST`);

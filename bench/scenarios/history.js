@@ -1,23 +1,7 @@
 import { join } from 'node:path';
-import { alternate, cannon } from '../lib/http-load.js';
+import { alternate, cannon, combine } from '../lib/http-load.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 
-/** Several rounds as one: total 2xx over total time; the median round's percentiles. */
-export function combine(runs) {
-  const ok = runs.reduce((a, r) => a + r.ok, 0);
-  const seconds = runs.reduce((a, r) => a + r.durationSeconds, 0);
-  const median = (key) => [...runs].map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
-  const cpu = runs.map((r) => r.cpuMsPerRequest).filter((v) => v !== null);
-  return {
-    rps: Math.round((ok / seconds) * 10) / 10,
-    cpuMsPerRequest: cpu.length > 0 ? Math.min(...cpu) : null,
-    p50: median('p50'),
-    p99: median('p99'),
-    non2xx: runs.reduce((a, r) => a + r.non2xx, 0),
-    errors: runs.reduce((a, r) => a + r.errors, 0),
-    rounds: runs,
-  };
-}
 
 /**
  * Scenario 3: `GET /api/v1/rooms/:id/messages?limit=50` (authenticated, the service's whole REST
