@@ -1,5 +1,5 @@
 import { io, type ManagerOptions, type Socket, type SocketOptions } from 'socket.io-client';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 
 /**
  * A small socket.io-client toolkit for integration tests: connect to `/agents`, await events,
@@ -112,4 +112,20 @@ export async function expectAuthFailed(socket: ClientSocket): Promise<string> {
   expect(order).toEqual(['error', 'disconnect']);
   expect(hellos).toEqual([]);
   return (await error).message as string;
+}
+
+/**
+ * In a describe block: a function that opens a ready socket to the suite's server for an agent (or a
+ * JWT), every socket disconnected after the block.
+ */
+export function useSockets(t: { server: { url: string } }): (who: string | { jwt: string }) => Promise<ClientSocket> {
+  const sockets: ClientSocket[] = [];
+  afterAll(() => {
+    for (const s of sockets.splice(0)) s.disconnect();
+  });
+  return async (who) => {
+    const { socket } = await connectReady(t.server.url, typeof who === 'string' ? who : who.jwt);
+    sockets.push(socket);
+    return socket;
+  };
 }

@@ -1,20 +1,14 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { newAdminAgentRoom, newAgent, type TestAgent } from '../helpers/api.js';
+import { describe, expect, it } from 'vitest';
+import { newAdminAgentRoom, newAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitToProveAbsence } from '../helpers/wait.js';
-import { connectReady, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { useSockets, waitFor, type Payload } from '../helpers/ws.js';
 
 // docs/protocol.md, Activity: typing and working, over REST and WebSocket, never stored.
 
 describe('activity', () => {
   const t = useTestServer();
-  const sockets: ClientSocket[] = [];
-  afterAll(() => { for (const s of sockets) s.disconnect(); });
-  const connect = async (agent: TestAgent): Promise<ClientSocket> => {
-    const { socket } = await connectReady(t.server.url, agent.jwt);
-    sockets.push(socket);
-    return socket;
-  };
+  const connect = useSockets(t);
 
   it('REST sets it for members only; the room hears activity:update and the members listing shows it; a message makes the sender idle', async () => {
     const { admin, agent, roomId } = await newAdminAgentRoom(t.api);

@@ -1,19 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newAgent, scopedSession, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
-import { connectReady, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { emitWithAck, useSockets, waitFor, type Payload } from '../helpers/ws.js';
 
 // docs/websocket.md, dm:open: the WebSocket twin of POST /api/v1/direct-rooms, on the suite's engine.
 
 describe('dm:open', () => {
   const t = useTestServer();
-  const sockets: ClientSocket[] = [];
-  afterAll(() => { for (const s of sockets) s.disconnect(); });
-  const connect = async (jwt: string): Promise<ClientSocket> => {
-    const { socket } = await connectReady(t.server.url, jwt);
-    sockets.push(socket);
-    return socket;
-  };
+  const connect = useSockets(t);
 
   it('acknowledges {room}, the same room REST gives either side; both sides hear room:added and receive its messages', async () => {
     const alice: TestAgent = await newAgent(t.api);

@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
+import { Api, newAdmin, newAgent, newRoom } from '../helpers/api.js';
 import { startCluster, type Cluster } from '../helpers/cluster.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { useTestServer } from '../helpers/suite.js';
-import { connectReady, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { connectReady, useSockets, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 
 // docs/websocket.md, room:added and room:removed: an agent's sockets hear of every room it joins
 // or leaves while connected, on every node.
 
 describe('room:added and room:removed (one node)', () => {
   const t = useTestServer();
-  const sockets: ClientSocket[] = [];
-  afterAll(() => { for (const s of sockets) s.disconnect(); });
-  const connect = async (agent: TestAgent): Promise<ClientSocket> => {
-    const { socket } = await connectReady(t.server.url, agent.jwt);
-    sockets.push(socket);
-    return socket;
-  };
+  const connect = useSockets(t);
 
   it('a direct room reaches both sides (every socket of the opener too), subscribed; added and removed members hear of it', async () => {
     const alice = await newAgent(t.api);

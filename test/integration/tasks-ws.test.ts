@@ -1,19 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, scopedSession, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
-import { connectReady, emitWithAck, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
+import { emitWithAck, useSockets, waitFor, type Payload } from '../helpers/ws.js';
 
 // docs/tasks.md: task:move over the WebSocket, the same move as POST /api/v1/tasks/:id/state.
 
 describe('task:move', () => {
   const t = useTestServer();
-  const sockets: ClientSocket[] = [];
-  afterAll(() => { for (const s of sockets) s.disconnect(); });
-  const connect = async (jwt: string): Promise<ClientSocket> => {
-    const { socket } = await connectReady(t.server.url, jwt);
-    sockets.push(socket);
-    return socket;
-  };
+  const connect = useSockets(t);
   const newTask = async (requester: TestAgent, assignee: TestAgent): Promise<Payload> => {
     const res = await t.api.post('/api/v1/tasks', { assignee: assignee.id, title: 'Over the socket' }, { jwt: requester.jwt });
     expect(res.status).toBe(201);
