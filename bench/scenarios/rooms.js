@@ -204,12 +204,32 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
     // Warm-up: JIT, statement caches, socket buffers.
     for (const t of targets) await t.load.step({ rate: startRate / 2, durationMs: quick ? 300 : 1500, drainMs });
 
-    const found = await searchMaxRates(
-      targets.map((t) => ({ name: t.name, run: (rate) => t.load.step({ rate, durationMs, drainMs }) })),
+    const search = (among) => searchMaxRates(
+      among.map((t) => ({ name: t.name, run: (rate) => t.load.step({ rate, durationMs, drainMs }) })),
       quick
         ? { start: startRate, growth: 2, precision: 1.5, confirmFail: false, maxSteps: 6, log }
         : { start: startRate, growth: 1.5, precision: 1.1, confirmFail: true, maxSteps: 14, log },
     );
+    let found = await search(targets);
+    // A with/without pair (scenarios 18, 20): one search moves a maximum by a step whenever a random
+    // pause hits a step (R1's too), so the full run searches the pair (and R1 with and without the
+    // data, its ceiling) twice more, and each of them reports its median maximum.
+    const paired = quick || (!data && !conversation) ? [] : targets.filter((t) => t.name.startsWith('service') || t.name.startsWith('R1'));
+    if (paired.length > 0) {
+      const more = [];
+      for (let r = 2; r <= 3; r++) {
+        log(`search ${r} of 3 (${paired.map((t) => t.name).join(', ')})`);
+        more.push(await search(paired));
+      }
+      found = found.map((f) => {
+        const again = more.map((m) => m.find((x) => x.name === f.name)).filter((x) => x !== undefined);
+        if (again.length === 0) return f;
+        const maxRates = [f, ...again].map((x) => x.maxRate);
+        const median = [...maxRates].sort((a, b) => a - b)[1];
+        return { ...f, maxRate: median, maxRates, steps: [...f.steps, ...again.flatMap((x) => x.steps)] };
+      });
+      for (const f of found) if (f.maxRates) log(`${f.name.padEnd(8)} maxima ${f.maxRates.join(', ')}: median ${f.maxRate}`);
+    }
 
     // Delivery latency at one common rate (half the lowest maximum): comparable across targets.
     const common = Math.max(1, Math.round(Math.min(...found.map((f) => f.maxRate || startRate)) / 2));
@@ -279,6 +299,7 @@ export async function roomsScenario(bench, { id, roomSize, rooms, startRate, web
           r1Ratio: r1WithData !== null && byName.R1.maxRate > 0 ? r1WithData / byName.R1.maxRate : null,
         },
       } : {}),
+      ...(paired.length > 0 ? { maxRates: Object.fromEntries(found.filter((f) => f.maxRates).map((f) => [f.name, f.maxRates])) } : {}),
       commonRate: common,
       atCommonRate: atCommon,
       steps: Object.fromEntries(found.map((f) => [f.name, f.steps])),
