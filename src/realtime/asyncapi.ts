@@ -77,7 +77,7 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     ack: { key: 'activitySetAck', schema: Type.Object({ ok: Type.Literal(true) }), summary: '{ok: true}' },
   }, {
     name: 'task:move', key: 'taskMove', payload: TaskMovePayload,
-    summary: 'Move a task of which the agent is the requester or the assignee (the same as REST POST /api/v1/tasks/{id}/state, docs/tasks.md): its state, the message the move posts, its result; the task:updated it publishes reaches both sides. Errors: VALIDATION_ERROR (details name the field), NOT_FOUND (unknown task, or one of others), FORBIDDEN (an admin who is neither side), CONFLICT (a move the table does not allow, or another move came first; details.state is the task\'s state). Scoped token: tasks:write.',
+    summary: 'Move a task of which the agent is the requester or the assignee (the same as REST POST /api/v1/tasks/{id}/state, docs/tasks.md): its state, the message the move posts, its result; the task:updated it publishes reaches both sides. Errors: VALIDATION_ERROR (the message names the field), NOT_FOUND (unknown task, or one of others), FORBIDDEN (an admin who is neither side), CONFLICT (a move the table does not allow, or another move came first; the message ends with state <the task\'s state>). Scoped token: tasks:write.',
     ack: { key: 'taskMoveAck', schema: TaskMoveAckSchema, summary: 'The task as it is after the move, its history included' },
   },
 ];

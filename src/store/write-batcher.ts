@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { isStorageUnavailable } from './errors.js';
 import type { DB } from './schema.js';
-import { SqliteKysely } from './sqlite.js';
+import { commitStatements } from './statements.js';
 
 /**
  * Group commit. Writes that arrive together (in one turn of the event loop, or while the previous
@@ -104,19 +104,8 @@ export function createWriteBatcher<T, P = void>(
   const commit = async (items: readonly T[]): Promise<() => void> => {
     const prepared = steps.prepare ? await steps.prepare(items) : undefined;
     const { statements, lastRead } = steps.write(db, items, prepared);
-    let rows: readonly unknown[];
-    if (db instanceof SqliteKysely) {
-      rows = await db.writeBatch(statements, lastRead?.query);
-    } else if (statements.length === 0 && lastRead !== undefined) {
-      // One statement (a batch written by data-modifying CTEs): alone, PostgreSQL runs it as its own
-      // transaction and answers after the commit, one round trip instead of three.
-      rows = (await db.executeQuery(lastRead.query)).rows;
-    } else {
-      rows = await db.transaction().execute(async (trx) => {
-        for (const statement of statements) await trx.executeQuery(statement);
-        return lastRead === undefined ? [] : (await trx.executeQuery(lastRead.query)).rows;
-      });
-    }
+    // A batch written by data-modifying CTEs is its last read alone: one round trip on PostgreSQL.
+    const rows = await commitStatements(db, statements, lastRead?.query);
     return () => lastRead?.committed(rows);
   };
 
