@@ -16,6 +16,10 @@ function upsert(list: Task[], task: Task): Task[] {
   return [task, ...list.filter((t) => t.id !== task.id)].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
 }
 
+/** A loaded list with the tasks heard live meanwhile: of two copies of a task, the later one. */
+const withLive = (loaded: Task[], live: Task[] | null): Task[] =>
+  (live ?? []).reduce((list, task) => (list.some((t) => t.id === task.id && t.updatedAt >= task.updatedAt) ? list : upsert(list, task)), loaded);
+
 /**
  * Tasks (docs/console.md): those assigned to the signed-in agent and those it requested, each with
  * its title and state, kept live by `task:updated`, with a button for every move open to its side;
@@ -30,7 +34,12 @@ export function TasksView({ session }: { session: Session }) {
   useEffect(() => {
     let current = true;
     Promise.all([session.client.tasks({ as: 'assignee', limit: 100 }), session.client.tasks({ as: 'requester', limit: 100 })]).then(
-      ([mine, theirs]) => { if (current) { setAssigned(mine.tasks); setRequested(theirs.tasks); } },
+      // A task heard live while the lists loaded is kept.
+      ([mine, theirs]) => {
+        if (!current) return;
+        setAssigned((live) => withLive(mine.tasks, live));
+        setRequested((live) => withLive(theirs.tasks, live));
+      },
       (err) => { if (current) setError(describeError(err)); },
     );
     const off = session.client.on('taskUpdated', ({ task }) => {
