@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3] [--r3-variants]`
+ * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3] [--r3-variants] [--postgres]`
  *
  * Server CPU per `message:send` at one fixed rate, every member of every room sending in turn (as
  * in scenario 1; `--senders=N`: the first N members of each room only), in alternating rounds: the service (dist/), optionally another build of it
@@ -11,6 +11,7 @@
  */
 import { basename, dirname, join, resolve } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createDatabase } from './lib/postgres.js';
 import { tmpdir } from 'node:os';
 import { pinSelf } from './lib/processes.js';
 import { RoomLoad } from './lib/room-load.js';
@@ -35,6 +36,8 @@ const jwtSecret = newJwtSecret();
 const mint = jwtMinter(jwtSecret);
 const procs = [];
 const clients = [];
+const onPostgres = process.argv.includes('--postgres');
+const databases = [];
 try {
   const targets = [];
   const add = async (name, proc, set) => {
@@ -42,18 +45,27 @@ try {
     clients.push(...set.clients);
     targets.push({ name, proc, load: new RoomLoad({ ...set, senders, serverCpu: () => proc.cpu() }), perMessageUs: [], deliveryP50: [] });
   };
-  const service = await startService({ name: 'service', databaseUrl: `sqlite:${join(tmp, 's.sqlite')}`, jwtSecret });
+  // --postgres: every service and R3 on a fresh PostgreSQL database of its own.
+  const databaseFor = async (file) => {
+    if (!onPostgres) return `sqlite:${join(tmp, file)}`;
+    const created = await createDatabase();
+    if (created.error) throw new Error(created.error);
+    databases.push(created);
+    return created.url;
+  };
+  const service = await startService({ name: 'service', databaseUrl: await databaseFor('s.sqlite'), jwtSecret });
   await add('service', service.proc, await serviceClients(service, { rooms, roomSize, mint }));
   // Several builds: --compare-dist=a/dist,b/dist, named after their folder.
   for (const [i, dist] of (compareDist ?? '').split(',').filter(Boolean).entries()) {
     const name = basename(dirname(resolve(dist))).slice(0, 12) || `compare${i + 1}`;
-    const other = await startService({ name, dist, databaseUrl: `sqlite:${join(tmp, `c${i}.sqlite`)}`, jwtSecret });
+    const other = await startService({ name, dist, databaseUrl: await databaseFor(`c${i}.sqlite`), jwtSecret });
     await add(name, other.proc, await serviceClients(other, { rooms, roomSize, mint }));
   }
   const r1 = await startBaseline({ name: 'r1', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
   await add('R1', r1.proc, await baselineClients(r1.url, { rooms, roomSize, mint }));
   if (process.argv.includes('--r3')) {
-    const r3 = await startBaseline({ name: 'r3', script: 'bench/baselines/persisted-relay.js', env: { BASELINE_DB: join(tmp, 'r3.sqlite') } });
+    const r3Db = onPostgres ? { BASELINE_PG_URL: await databaseFor('') } : { BASELINE_DB: join(tmp, 'r3.sqlite') };
+    const r3 = await startBaseline({ name: 'r3', script: 'bench/baselines/persisted-relay.js', env: r3Db });
     await add('R3', r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
   }
   // --r3-variants: R3 with its writes on the event loop, with Phase 1's writes only (message and
@@ -93,5 +105,6 @@ try {
 } finally {
   for (const c of clients) c.close();
   for (const p of procs) await p.stop();
+  for (const d of databases) await d.drop().catch(() => {});
   rmSync(tmp, { recursive: true, force: true });
 }

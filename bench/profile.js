@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2]`
+ * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2] [--postgres] [--nodes=2]`
  *
  * Where the service's time goes under `message:send` load: starts the built service with the
  * inspector, profiles it (DevTools protocol, like `--cpu-prof` but only during the measured step)
@@ -19,6 +19,8 @@ import { describe } from './lib/search.js';
 import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
 import { baselineClients, serviceClients } from './scenarios/rooms.js';
 import { arg } from './lib/args.js';
+import { createDatabase } from './lib/postgres.js';
+import { startRedis } from './lib/redis.js';
 
 const roomSize = Number(arg('room-size', 10));
 const rooms = Number(arg('rooms', 10));
@@ -32,13 +34,25 @@ mkdirSync(profileDir, { recursive: true });
 const jwtSecret = newJwtSecret();
 // --baseline=r1|r2: the same step against a baseline instead, for comparison.
 const baseline = process.argv.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
+// --nodes=2: two nodes on a fresh PostgreSQL database and a private Redis, a room's members
+// alternating between them; node A is profiled, the CPU is both nodes'. --postgres: one node on PostgreSQL.
+const nodes = Number(arg('nodes', 1));
+const onPostgres = nodes > 1 || process.argv.includes('--postgres');
+const database = onPostgres ? await createDatabase() : null;
+if (database?.error) throw new Error(database.error);
+const redis = nodes > 1 ? await startRedis() : null;
+if (redis?.error) throw new Error(redis.error);
+const databaseUrl = database ? database.url : `sqlite:${join(tmp, 'p.sqlite')}`;
 const service = baseline
   ? await startBaseline({ name: baseline, script: 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, 'r2.sqlite') }, nodeArgs: ['--inspect=127.0.0.1:0'] })
-  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl: `sqlite:${join(tmp, 'p.sqlite')}`, jwtSecret, nodeArgs: ['--inspect=127.0.0.1:0'] });
+  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl, redisUrl: redis?.url, jwtSecret, nodeArgs: ['--inspect=127.0.0.1:0'] });
+const others = [];
+for (let n = 1; n < nodes; n++) others.push(await startService({ name: `profile-node-${n}`, databaseUrl, redisUrl: redis.url, jwtSecret }));
 const set = baseline
   ? await baselineClients(service.url, { rooms, roomSize, mint: jwtMinter(jwtSecret) })
-  : await serviceClients(service, { rooms, roomSize, mint: jwtMinter(jwtSecret) });
-const load = new RoomLoad({ ...set, serverCpu: () => service.proc.cpu() });
+  : await serviceClients(service, { rooms, roomSize, mint: jwtMinter(jwtSecret) }, [service.url, ...others.map((o) => o.url)]);
+const allCpu = () => [service, ...others].reduce((sum, s) => sum + s.proc.cpu(), 0);
+const load = new RoomLoad({ ...set, serverCpu: allCpu });
 await load.step({ rate: rate / 2, durationMs: 2000 }); // warm-up
 const threads = () => {
   const out = {};
@@ -62,9 +76,13 @@ const th1 = threads();
 console.log('CPU ticks by thread:', Object.entries(th1).map(([k, v]) => [k, v - (th0[k] ?? 0)]).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', '));
 console.log(`${rate} msg/s in rooms of ${roomSize}: ${describe(result)}`);
 const perMessage = (t) => (((t1[t] - t0[t]) * 1e6) / result.sent).toFixed(0);
-console.log(`server CPU per message: ${perMessage('user')} us user + ${perMessage('system')} us system`);
+console.log(`server CPU per message${nodes > 1 ? ' (node A)' : ''}: ${perMessage('user')} us user + ${perMessage('system')} us system`);
+if (nodes > 1) console.log(`all ${nodes} nodes: ${describe(result)} (server cpu: the nodes' sum)`);
 for (const c of set.clients) c.close();
 await service.proc.stop();
+for (const o of others) await o.proc.stop();
+await redis?.stop();
+await database?.drop();
 rmSync(tmp, { recursive: true, force: true });
 const file = join(profileDir, `${baseline ?? 'service'}-rooms${roomSize}-${rate}-${Date.now()}.cpuprofile`);
 writeFileSync(file, JSON.stringify(profile));

@@ -1,8 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { createDatabase } from '../lib/postgres.js';
-import { freePort } from '../lib/processes.js';
+import { startRedis } from '../lib/redis.js';
 import { RoomLoad } from '../lib/room-load.js';
 import { describe } from '../lib/search.js';
 import { jwtMinter, startService } from '../lib/service.js';
@@ -12,35 +9,6 @@ const NSP = '/agents';
 const RECEIVERS = 3;
 /** The higher rate (messages per second into one room of RECEIVERS + 1); AMS_BENCH_CLUSTER_RATE=n for another. */
 const HIGH_RATE = Number(process.env.AMS_BENCH_CLUSTER_RATE ?? 200);
-
-/** A private Redis on a free port (the shared one carries other workers' adapters), or null. */
-async function startRedis() {
-  if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
-    return process.env.AMS_BENCH_REDIS_URL ? { url: process.env.AMS_BENCH_REDIS_URL, stop: async () => {} } : { error: 'redis-server not found and AMS_BENCH_REDIS_URL unset' };
-  }
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const url = `redis://127.0.0.1:${port}`;
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => {}); // refused until redis-server listens: retried below
-  for (let i = 0; i < 50; i++) {
-    try {
-      await client.connect();
-      await client.ping();
-      break;
-    } catch {
-      await sleep(100);
-    }
-  }
-  client.disconnect();
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
-}
 
 /** `members` connected clients of one room: the first on `senderNode`, the others on `receiverNode`. */
 async function roomOn(admin, senderNode, receiverNode, mint) {

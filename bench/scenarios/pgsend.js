@@ -1,6 +1,7 @@
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDatabase } from '../lib/postgres.js';
+import { startRedis } from '../lib/redis.js';
 import { RoomLoad, sendersOf } from '../lib/room-load.js';
 import { describe, searchMaxRates } from '../lib/search.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
@@ -67,6 +68,7 @@ export async function pgSendScenario(bench) {
   const procs = [];
   const allClients = [];
   const dropLater = [serviceDb, r3Db];
+  let redis = null;
   try {
     const fsyncUs = fsyncCost(tmp, log);
     const pgService = await startService({ name: 'service-pg', databaseUrl: serviceDb.url, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir });
@@ -86,6 +88,30 @@ export async function pgSendScenario(bench) {
     }
     const r1 = await startBaseline({ name: 'r1', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
     procs.push(r1.proc);
+    // Two nodes on one PostgreSQL database and a private Redis, a room's members alternating between
+    // them (so with 2 senders, one sends on each node), pinned to the same core as the others.
+    let twoNodes = null;
+    const started = await startRedis();
+    if (started.error) log(`two nodes: not run (${started.error})`);
+    else {
+      redis = started;
+      const pairDb = await createDatabase();
+      if (pairDb.error) throw new Error(pairDb.error);
+      dropLater.push(pairDb);
+      const common = { databaseUrl: pairDb.url, jwtSecret: bench.jwtSecret, profileDir: bench.profileDir, redisUrl: redis.url };
+      const a = await startService({ name: 'pg-node-a', ...common }); // migrates first
+      procs.push(a.proc);
+      const b = await startService({ name: 'pg-node-b', ...common });
+      procs.push(b.proc);
+      twoNodes = {
+        a,
+        b,
+        cpu: () => {
+          const [ca, cb] = [a.proc.cpu(), b.proc.cpu()];
+          return ca === null || cb === null ? null : ca + cb;
+        },
+      };
+    }
 
     // Quick (CI): about 45 s in all, three steps per target and shape.
     const durationMs = quick ? 300 : 3000;
@@ -102,6 +128,7 @@ export async function pgSendScenario(bench) {
           'R3-pg': { proc: r3.proc, set: await baselineClients(r3.url, fixture) },
           R1: { proc: r1.proc, set: await baselineClients(r1.url, fixture) },
           ...(compare ? { 'compare-pg': { proc: compare.proc, set: await serviceClients(compare, fixture) } } : {}),
+          ...(twoNodes ? { 'pg-2nodes': { proc: { cpu: twoNodes.cpu }, set: await serviceClients(twoNodes.a, fixture, [twoNodes.a.url, twoNodes.b.url]) } } : {}),
         };
         for (const { set } of Object.values(sets)) allClients.push(...set.clients);
         bySize.set(shape.roomSize, sets);
@@ -109,7 +136,9 @@ export async function pgSendScenario(bench) {
       const sets = bySize.get(shape.roomSize);
       const loads = Object.fromEntries(Object.entries(sets).map(([name, { proc, set }]) => [name, new RoomLoad({ ...set, senders: sendersOf(set.roomOf, shape.senders), serverCpu: () => proc.cpu() })]));
       log(`-- ${shape.label}`);
-      const searched = ['svc-pg', 'svc-sqlite', 'R3-pg', ...(compare ? ['compare-pg'] : [])];
+      // Two nodes where both send (2 senders per room).
+      const withPair = twoNodes !== null && shape.senders === 2;
+      const searched = ['svc-pg', 'svc-sqlite', 'R3-pg', ...(compare ? ['compare-pg'] : []), ...(withPair ? ['pg-2nodes'] : [])];
       for (const name of searched) await loads[name].step({ rate: shape.start / 2, durationMs: quick ? 200 : 1500, drainMs });
       const found = await searchMaxRates(
         searched.map((name) => ({ name, run: (rate) => loads[name].step({ rate, durationMs, drainMs }) })),
@@ -129,24 +158,30 @@ export async function pgSendScenario(bench) {
           vsR3pg: max['R3-pg'] > 0 ? max['svc-pg'] / max['R3-pg'] : null,
           vsSqlite: max['svc-sqlite'] > 0 ? max['svc-pg'] / max['svc-sqlite'] : null,
           ...(compare ? { vsCompare: max['compare-pg'] > 0 ? max['svc-pg'] / max['compare-pg'] : null } : {}),
+          ...(withPair ? { twoNodesVsOne: max['svc-pg'] > 0 ? max['pg-2nodes'] / max['svc-pg'] : null } : {}),
         },
         atMax: Object.fromEntries(found.map((f) => [f.name, f.atMax])),
         steps: Object.fromEntries(found.map((f) => [f.name, f.steps])),
       };
       if (shape.roomSize === 10 && shape.senders === 2) {
         result.atLatencyRate = {};
-        for (const name of ['svc-pg', 'R1', 'R3-pg', 'svc-sqlite', ...(compare ? ['compare-pg'] : [])]) {
+        for (const name of ['svc-pg', 'R1', 'R3-pg', 'svc-sqlite', ...(compare ? ['compare-pg'] : []), ...(withPair ? ['pg-2nodes'] : [])]) {
           result.atLatencyRate[name] = await loads[name].step({ rate: LATENCY_RATE, durationMs, drainMs });
           log(`${name.padEnd(10)} ${LATENCY_RATE} msg/s  ${describe(result.atLatencyRate[name])}`);
         }
         const p50 = (name) => result.atLatencyRate[name].delivery.p50;
         // Target: <= 3.
         result.ratio.deliveryP50VsR1 = p50('R1') ? p50('svc-pg') / p50('R1') : null;
+        // The floor of the design: R3 pays the same commit, flush included.
+        result.ratio.deliveryP50VsR3pg = p50('R3-pg') ? p50('svc-pg') / p50('R3-pg') : null;
+        if (withPair) result.ratio.twoNodesDeliveryP50VsR1 = p50('R1') ? p50('pg-2nodes') / p50('R1') : null;
       }
       const r = (v) => (v === null || v === undefined ? '-' : v.toFixed(2));
       log(`== ${shape.label}: PostgreSQL ${max['svc-pg']} msg/s = ${r(result.ratio.vsR3pg)} x R3-pg (${max['R3-pg']}; target 0.8), ${r(result.ratio.vsSqlite)} x SQLite (${max['svc-sqlite']}; target 0.5)`
         + (compare ? `, ${r(result.ratio.vsCompare)} x --compare-dist on PostgreSQL (${max['compare-pg']})` : '')
-        + (result.ratio.deliveryP50VsR1 !== undefined ? `; delivery p50 at ${LATENCY_RATE} msg/s ${r(result.ratio.deliveryP50VsR1)} x R1's (target 3)` : ''));
+        + (withPair ? `; two nodes ${max['pg-2nodes']} msg/s = ${r(result.ratio.twoNodesVsOne)} x one` : '')
+        + (result.ratio.deliveryP50VsR1 !== undefined ? `; delivery p50 at ${LATENCY_RATE} msg/s ${r(result.ratio.deliveryP50VsR1)} x R1's (target 3), ${r(result.ratio.deliveryP50VsR3pg)} x R3-pg's` : '')
+        + (result.ratio.twoNodesDeliveryP50VsR1 !== undefined ? `, two nodes ${r(result.ratio.twoNodesDeliveryP50VsR1)} x R1's` : ''));
       shapes.push(result);
     }
     return { fsyncUs, latencyRate: LATENCY_RATE, stepDurationMs: durationMs, shapes };
@@ -154,5 +189,6 @@ export async function pgSendScenario(bench) {
     for (const c of allClients) c.close();
     for (const p of procs) await p.stop();
     for (const db of dropLater) await db.drop().catch(() => {});
+    await redis?.stop();
   }
 }

@@ -8,8 +8,11 @@ import { SioClient, connectAll } from '../lib/sio-client.js';
 
 const NSP = '/agents';
 
-/** Service fixtures over REST: per room one admin (its creator) and roomSize - 1 agents, all connected. */
-export async function serviceClients(service, { rooms, roomSize, mint }) {
+/**
+ * Service fixtures over REST: per room one admin (its creator) and roomSize - 1 agents, all
+ * connected; member i of a room to nodeUrls[i % length] (several nodes: its first senders one per node).
+ */
+export async function serviceClients(service, { rooms, roomSize, mint }, nodeUrls = [service.url]) {
   const clients = [];
   const roomOf = [];
   const agentOf = [];
@@ -19,7 +22,7 @@ export async function serviceClients(service, { rooms, roomSize, mint }) {
     const members = await service.api.createAgents(roomSize - 1);
     const room = await service.api.createRoom(admin.id, members.map((m) => m.id));
     roomSize_.set(room.id, roomSize);
-    for (const agent of [admin, ...members]) {
+    for (const [member, agent] of [admin, ...members].entries()) {
       // One client authenticates the documented way (API token, session exchange); the others
       // use JWTs minted with the service's secret, which are indistinguishable to the service.
       let token;
@@ -29,7 +32,7 @@ export async function serviceClients(service, { rooms, roomSize, mint }) {
       } else {
         token = mint(agent.id, agent.role);
       }
-      clients.push(new SioClient(service.url, NSP, { token }));
+      clients.push(new SioClient(nodeUrls[member % nodeUrls.length], NSP, { token }));
       roomOf.push(room.id);
       agentOf.push(agent);
     }
