@@ -3,9 +3,10 @@ import WebSocket from 'ws';
 
 /**
  * The DevTools protocol of a child started with `--inspect=127.0.0.1:0` (its URL is read from the
- * child's output): `call(method, params)` resolves with the result; `close()` ends the session.
+ * child's output): `call(method, params)` resolves with the result; `close()` ends the session;
+ * `onEvent` gets the notifications.
  */
-export async function connectInspector(proc) {
+export async function connectInspector(proc, { onEvent = () => {} } = {}) {
   let url = null;
   for (let i = 0; i < 50 && url === null; i++) {
     url = /ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+/.exec(proc.tail())?.[0] ?? null;
@@ -21,6 +22,7 @@ export async function connectInspector(proc) {
   const pending = new Map();
   ws.on('message', (data) => {
     const msg = JSON.parse(data.toString());
+    if (msg.id === undefined) return onEvent(msg); // a notification (e.g. a heap snapshot's chunk)
     pending.get(msg.id)?.(msg);
     pending.delete(msg.id);
   });

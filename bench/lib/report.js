@@ -443,6 +443,11 @@ function pgSendRows(res) {
       met: s.ratio.deliveryP50VsR1 !== null && s.ratio.deliveryP50VsR1 <= 3,
       note: `R3-pg ${ms(s.atLatencyRate['R3-pg'])}, SQLite ${ms(s.atLatencyRate['svc-sqlite'])}; fsync ${res.fsyncUs === null ? '?' : fmt(res.fsyncUs / 1000, 2)} ms`,
     })] : []),
+    // Two nodes (both sending), reported: on the bench's machine they share the server's one core.
+    ...(s.ratio.twoNodesVsOne !== undefined ? [row(15, `PostgreSQL, ${s.label}, two nodes`, 'max msg/s, p99 ack < 50 ms, no loss', {
+      service: fmt(s.maxRate['pg-2nodes']), baseline: `one node ${fmt(s.maxRate['svc-pg'])}`, ratio: s.ratio.twoNodesVsOne, target: 'reported', met: null,
+      note: s.atLatencyRate?.['pg-2nodes'] ? `delivery p50 at ${res.latencyRate} msg/s ${ms(s.atLatencyRate['pg-2nodes'])}` : null,
+    })] : []),
   ]);
 }
 
