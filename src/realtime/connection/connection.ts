@@ -24,7 +24,7 @@ import {
 } from '../protocol.js';
 import { guardEvents } from './event-guard.js';
 import { authenticateHandshake } from './handshake.js';
-import { registerEvent } from './register-event.js';
+import { eventListener, listen, type EventSpec } from './register-event.js';
 import { SerialQueue } from './serial-queue.js';
 import { toWsError } from './ws-errors.js';
 
@@ -85,12 +85,13 @@ export interface ConnectionHandler {
  */
 export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler {
   const { logger, metrics, subscriptions } = deps;
-  const handlers: Record<ClientEventName, Parameters<typeof registerEvent>[4]> = {
+  const handlers: Record<ClientEventName, EventSpec> = {
     ...roomHandlers({ rooms: deps.rooms, readCursors: deps.readCursors, subscriptions }),
     ...messageHandlers({ messages: deps.messages }),
     ...activityHandlers({ activity: deps.activity }),
     ...taskHandlers({ tasks: deps.tasks }),
   };
+  const listeners = new Map(Object.entries(handlers).map(([name, spec]) => [name as ClientEventName, eventListener({ metrics }, name as ClientEventName, spec)]));
   const refused = new WeakMap<AgentSocket, WsError>();
   const maxConnections = deps.limits.connectionsPerAgent;
 
@@ -172,7 +173,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     coalesceWrites(socket);
     const queue = new SerialQueue(deps.inFlight);
     guardEvents(socket, queue, { config: deps.config, limits: deps.limits, metrics, logger: log, isClosing: deps.isClosing });
-    for (const [name, spec] of Object.entries(handlers)) registerEvent(socket, queue, { metrics, logger: log }, name as ClientEventName, spec);
+    listen(socket, { queue, logger: log }, listeners);
 
     queue.push(async () => {
       try {

@@ -75,54 +75,77 @@ function checkEnvelope(payload: unknown, spec: EventSpec): Record<string, unknow
 
 export interface EventDeps {
   metrics: Metrics;
+}
+
+/** What an event's listener needs of its socket's connection: its serial queue and its logger. */
+export interface ConnectionState {
+  queue: SerialQueue;
   logger: Logger;
 }
 
-/** Registers `spec` for `name` on the socket; its work runs in the socket's serial queue. */
-export function registerEvent(socket: AgentSocket, queue: SerialQueue, deps: EventDeps, name: ClientEventName, spec: EventSpec): void {
-  socket.on(name, (...args: unknown[]) => {
-    const received = performance.now();
-    const { payload, ack } = splitArgs(args);
-    const context = (): EventContext => {
-      const input = checkEnvelope(payload, spec);
-      if (spec.requiresAck && !ack) {
-        throw validationError({ ack: 'is required' }, `${name} replies only through an acknowledgement callback`);
-      }
-      return { socket, principal: socket.data.principal, payload: input };
-    };
-    // The acknowledgement, or the error (ws-errors.ts), as the task's last step.
-    const answer = (outcome: Promise<object | void>): Promise<Finish> => {
-      const observe = (): void => deps.metrics.wsLatency.observe({ event: name }, (performance.now() - received) / 1000);
-      return outcome.then(
-        (result) => () => {
-          ack?.(result ?? { ok: true });
-          observe();
-        },
-        (err: unknown) => () => {
-          reply(socket, toWsError(err, deps.logger, name), ack, requestIdOf(payload));
-          observe();
-        },
-      );
-    };
-    // Socket.IO drops packets after a disconnect; do the same for ones still waiting here.
-    const dropped: Finish = () => undefined;
+const connections = new WeakMap<AgentSocket, ConnectionState>();
 
-    if ('begin' in spec) {
-      queue.pipeline(async () => {
-        if (!socket.connected) return { rest: Promise.resolve(dropped) };
-        try {
-          const { done } = await spec.begin(context());
-          return { rest: answer(done) };
-        } catch (err) {
-          return { rest: answer(Promise.reject(err)) };
-        }
-      });
-    } else {
-      queue.push(async () => {
-        if (!socket.connected) return;
-        const finish = await answer((async () => spec.handle(context()))());
-        finish();
-      });
+/**
+ * The listener of `name`, made once per server and shared by every socket (it is called with the
+ * socket as `this`): a listener and its scope per event per socket cost about 1.5 KB of heap per
+ * connection (bench/heap-per-connection.js). Each socket's own state is `listen`'s.
+ */
+export function eventListener(deps: EventDeps, name: ClientEventName, spec: EventSpec): (this: AgentSocket, ...args: unknown[]) => void {
+  return function onEvent(this: AgentSocket, ...args: unknown[]): void {
+    const state = connections.get(this);
+    if (state !== undefined) runEvent(this, state, deps, name, spec, args);
+  };
+}
+
+/** Registers the shared listeners on `socket`; their work runs in `state.queue`. */
+export function listen(socket: AgentSocket, state: ConnectionState, listeners: ReadonlyMap<ClientEventName, (this: AgentSocket, ...args: unknown[]) => void>): void {
+  connections.set(socket, state);
+  for (const [name, listener] of listeners) socket.on(name, listener);
+}
+
+/** One event of `socket`: its work runs in the socket's serial queue. */
+function runEvent(socket: AgentSocket, { queue, logger }: ConnectionState, deps: EventDeps, name: ClientEventName, spec: EventSpec, args: unknown[]): void {
+  const received = performance.now();
+  const { payload, ack } = splitArgs(args);
+  const context = (): EventContext => {
+    const input = checkEnvelope(payload, spec);
+    if (spec.requiresAck && !ack) {
+      throw validationError({ ack: 'is required' }, `${name} replies only through an acknowledgement callback`);
     }
-  });
+    return { socket, principal: socket.data.principal, payload: input };
+  };
+  // The acknowledgement, or the error (ws-errors.ts), as the task's last step.
+  const answer = (outcome: Promise<object | void>): Promise<Finish> => {
+    const observe = (): void => deps.metrics.wsLatency.observe({ event: name }, (performance.now() - received) / 1000);
+    return outcome.then(
+      (result) => () => {
+        ack?.(result ?? { ok: true });
+        observe();
+      },
+      (err: unknown) => () => {
+        reply(socket, toWsError(err, logger, name), ack, requestIdOf(payload));
+        observe();
+      },
+    );
+  };
+  // Socket.IO drops packets after a disconnect; do the same for ones still waiting here.
+  const dropped: Finish = () => undefined;
+
+  if ('begin' in spec) {
+    queue.pipeline(async () => {
+      if (!socket.connected) return { rest: Promise.resolve(dropped) };
+      try {
+        const { done } = await spec.begin(context());
+        return { rest: answer(done) };
+      } catch (err) {
+        return { rest: answer(Promise.reject(err)) };
+      }
+    });
+  } else {
+    queue.push(async () => {
+      if (!socket.connected) return;
+      const finish = await answer((async () => spec.handle(context()))());
+      finish();
+    });
+  }
 }
