@@ -13,7 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { profileDuring } from './lib/inspector.js';
-import { pinSelf } from './lib/processes.js';
+import { pinSelf, summedCpu } from './lib/processes.js';
 import { RoomLoad } from './lib/room-load.js';
 import { describe } from './lib/search.js';
 import { jwtMinter, newJwtSecret, startBaseline, startService } from './lib/service.js';
@@ -51,8 +51,7 @@ for (let n = 1; n < nodes; n++) others.push(await startService({ name: `profile-
 const set = baseline
   ? await baselineClients(service.url, { rooms, roomSize, mint: jwtMinter(jwtSecret) })
   : await serviceClients(service, { rooms, roomSize, mint: jwtMinter(jwtSecret) }, [service.url, ...others.map((o) => o.url)]);
-const allCpu = () => [service, ...others].reduce((sum, s) => sum + s.proc.cpu(), 0);
-const load = new RoomLoad({ ...set, serverCpu: allCpu });
+const load = new RoomLoad({ ...set, serverCpu: summedCpu([service, ...others].map((s) => s.proc)) });
 await load.step({ rate: rate / 2, durationMs: 2000 }); // warm-up
 const threads = () => {
   const out = {};

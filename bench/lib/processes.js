@@ -67,6 +67,19 @@ export function cpuSeconds(pid) {
   return times === null ? null : times.user + times.system;
 }
 
+/** The CPU seconds of several processes together (several nodes of one service), null if any is unknown. */
+export function summedCpu(procs) {
+  return () => {
+    let sum = 0;
+    for (const proc of procs) {
+      const seconds = proc.cpu();
+      if (seconds === null) return null;
+      sum += seconds;
+    }
+    return sum;
+  };
+}
+
 /**
  * Starts `node <script>` pinned to the server core, through the tests' process harness (one
  * spawner for tests and bench). Output is kept (last lines only) to explain a crash; it is not

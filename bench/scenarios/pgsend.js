@@ -1,6 +1,7 @@
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { createDatabase } from '../lib/postgres.js';
+import { summedCpu } from '../lib/processes.js';
 import { startRedis } from '../lib/redis.js';
 import { RoomLoad, sendersOf } from '../lib/room-load.js';
 import { describe, searchMaxRates } from '../lib/search.js';
@@ -103,14 +104,7 @@ export async function pgSendScenario(bench) {
       procs.push(a.proc);
       const b = await startService({ name: 'pg-node-b', ...common });
       procs.push(b.proc);
-      twoNodes = {
-        a,
-        b,
-        cpu: () => {
-          const [ca, cb] = [a.proc.cpu(), b.proc.cpu()];
-          return ca === null || cb === null ? null : ca + cb;
-        },
-      };
+      twoNodes = { a, b, cpu: summedCpu([a.proc, b.proc]) };
     }
 
     // Quick (CI): about 45 s in all, three steps per target and shape.

@@ -272,32 +272,32 @@ describe('WebSocket fuzzing (fast-check)', () => {
     };
 
     const emitAndCheck = async ({ event, args, withAck }: Emission): Promise<void> => {
-        if (!withAck) {
-          try {
-            socket.emit(event, ...args);
-          } catch (err) {
-            if (unsendable(err)) return;
-            throw err;
-          }
-          counts.withoutAck++;
-          return;
-        }
-        let ack: unknown;
+      if (!withAck) {
         try {
-          ack = await socket.timeout(3000).emitWithAck(event, ...args);
+          socket.emit(event, ...args);
         } catch (err) {
           if (unsendable(err)) return;
           throw err;
         }
-        counts.acks++;
-        if (isErrorAck(ack)) {
-          counts.errorAcks++;
-          return;
-        }
-        const success = SUCCESS[event];
-        expect(success !== undefined && isObject(ack) && success(ack), `${event} ack ${JSON.stringify(ack)?.slice(0, 300)}`).toBe(true);
-        counts.successAcks++;
-        succeeded.set(event, (succeeded.get(event) ?? 0) + 1);
+        counts.withoutAck++;
+        return;
+      }
+      let ack: unknown;
+      try {
+        ack = await socket.timeout(3000).emitWithAck(event, ...args);
+      } catch (err) {
+        if (unsendable(err)) return;
+        throw err;
+      }
+      counts.acks++;
+      if (isErrorAck(ack)) {
+        counts.errorAcks++;
+        return;
+      }
+      const success = SUCCESS[event];
+      expect(success !== undefined && isObject(ack) && success(ack), `${event} ack ${JSON.stringify(ack)?.slice(0, 300)}`).toBe(true);
+      counts.successAcks++;
+      succeeded.set(event, (succeeded.get(event) ?? 0) + 1);
     };
     await fc.assert(fc.asyncProperty(emission(fixture), emitAndCheck), { seed: SEED, numRuns: RUNS, endOnFailure: true });
     // Then every event with valid-shaped payloads and an ack: among the hostile ones above, an event
