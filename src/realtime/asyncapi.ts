@@ -86,7 +86,7 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'agent:hello-ack', key: 'agentHelloAck', payload: HelloAckSchema, summary: 'After a successful handshake: the agent and the rooms it was joined to' },
   {
     name: 'room:positions', key: 'roomPositions', payload: RoomPositionsSchema,
-    summary: 'Periodically (POSITION_CHECK_INTERVAL_MS) and at once after the node lost its cluster bus or database for a while: the current lastSeq of each of the connection\'s rooms, to detect missed messages',
+    summary: 'Periodically (POSITION_CHECK_INTERVAL_MS) where the positions differ from those the connection was last told, and at once after the node lost its cluster bus or database for a while: the current lastSeq of each of the connection\'s rooms, to detect missed messages',
   },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
   { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt (with its data and attachments, unchanged)' },

@@ -26,6 +26,11 @@ export interface SocketData {
   subscribed?: boolean;
   /** Rooms this socket left with `room:leave`: the position check does not subscribe it again. */
   leftRooms?: Set<string>;
+  /**
+   * The positions this socket was last told (its `agent:hello-ack`'s `lastSeqs`, then each
+   * `room:positions`): a periodic position check sends it only what differs (position-check.ts).
+   */
+  toldPositions?: Record<string, number>;
 }
 
 export function toWsMessage(message: Message): WsMessage {

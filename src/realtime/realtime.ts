@@ -95,6 +95,8 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
   const inFlight = new InFlight();
+  /** Membership removals this node's sockets followed: a handshake's setup reads its rooms again after one (connection.ts). */
+  let removalsFollowed = 0;
   // Each node's part of a membership change: the agents' sockets here join or leave the room's
   // channel. The bridge applies it on every node before the change's request answers; the
   // adapter's own socketsJoin/socketsLeave would not wait for the other nodes, hence `local`.
@@ -115,6 +117,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
       void announceRoom(roomId, agentIds);
     },
     leaveRoom(roomId, agentIds) {
+      removalsFollowed++;
       for (const agentId of agentIds) {
         nsp.local.in(membershipFollowers(agentId, roomId)).emit('room:removed', { roomId });
         nsp.local.in(membershipFollowers(agentId, roomId)).socketsLeave(roomChannel(roomId));
@@ -143,6 +146,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     inFlight,
     isClosing: () => closing,
     maxConnections: capacity.maxConnections,
+    removalsFollowed: () => removalsFollowed,
   });
   nsp.use(connections.authenticate);
   nsp.on('connection', connections.connected);

@@ -261,6 +261,8 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
     // live broadcast (each socket follows its rooms), and the positions a node sends a recipe client
     // name exactly its agent's rooms.
     for (const node of cluster.nodes) expect((await fetch(`${node.url}/readyz`)).status).toBe(200);
+    // Cleared before the last sends: their new positions reach each recipe client in the next periodic run.
+    for (const r of recipeClients) r.lastPositions = [];
     const last = await Promise.all(rooms.map((room) => senders[1]!.send(room.id, 'after the chaos')));
     const nodeNames = ['A', 'B', 'C'];
     const missing = (): string[] => [
@@ -272,7 +274,6 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
       await sleep(12_000);
       throw new Error(`${err.message}: missing ${first.join('; ')}; 12 s later still missing: ${missing().join('; ') || 'none'}\n${cluster.nodes.map((n) => `${n.name}:\n${n.logs().split('\n').filter((l) => /"level":(40|50|60)/.test(l)).slice(-15).join('\n')}`).join('\n')}`);
     });
-    for (const r of recipeClients) r.lastPositions = [];
     await waitUntil('a periodic position check', () => recipeClients.every((r) => r.lastPositions.length > 0), 15_000, 100);
     for (const [i, r] of recipeClients.entries()) expect(r.lastPositions).toEqual([...roomsOf(3 + i)].sort());
     process.stdout.write(`chaos run: ${cycles} cycle(s) in ${Math.round((Date.now() - began) / 1000)} s, ${acknowledged.length} sends acknowledged, ${all.length} stored, library receivers ${[...received.values()].reduce((n, l) => n + l.length, 0)} deliveries, recipe receivers ${recipeClients.reduce((n, r) => n + [...r.delivered.values()].reduce((k, l) => k + l.length, 0), 0)} deliveries\n`);

@@ -2,13 +2,13 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { testConfig } from '../helpers/config.js';
 import { useTestServer } from '../helpers/suite.js';
-import { waitUntil } from '../helpers/wait.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { connectReady, emitWithAck, record, waitFor, type ClientSocket, type Payload } from '../helpers/ws.js';
 import { roomChannel } from '../../src/realtime/protocol.js';
 
 // docs/catch-up.md "Position checks": every POSITION_CHECK_INTERVAL_MS each socket receives
-// `room:positions {lastSeqs}` for its rooms, and its room subscriptions are made equal to its
-// memberships (except rooms it left itself).
+// `room:positions {lastSeqs}` for its rooms where they differ from what it was last told, and its
+// room subscriptions are made equal to its memberships (except rooms it left itself).
 describe('position check', () => {
   const t = useTestServer({ config: { ws: { ...testConfig().ws, positionCheckIntervalMs: 200 } } });
   let admin: TestAgent;
@@ -38,9 +38,12 @@ describe('position check', () => {
 
   it('tells a socket its rooms\' lastSeq, so a plain client that missed a broadcast sees it and syncs', async () => {
     const room = await newRoom(t.api, admin, [alice]);
-    const { socket } = await open(alice);
-    const first = await waitFor(socket, 'room:positions', (p: Payload) => p.lastSeqs[room.id] === 0);
-    expect(first).toEqual({ lastSeqs: { [room.id]: 0 } });
+    const { socket, hello } = await open(alice);
+    expect(hello.lastSeqs).toEqual({ [room.id]: 0 });
+    // Nothing new since the hello-ack told it: the periodic runs (every 200 ms here) send nothing.
+    const repeated = record(socket, 'room:positions');
+    await waitToProveAbsence(700);
+    expect(repeated).toEqual([]);
 
     // A broadcast lost on its way (as when the node's Redis adapter was cut off): the socket is
     // taken out of the room's channel, so the message is stored but never reaches it.
@@ -56,6 +59,7 @@ describe('position check', () => {
     expect(sync.messages.map((m: Payload) => [m.id, m.seq])).toEqual([[sent.id, sent.seq]]);
     expect(positions.lastSeqs[room.id]).toBe(sync.lastSeq);
     expect(live).toEqual([]);
+    expect(repeated).toEqual([positions]); // told once, not again while nothing changes
 
     // And later broadcasts reach it again.
     const next = waitFor(socket, 'message:new', (m: Payload) => m.body === 'after the repair');

@@ -47,8 +47,9 @@ export interface TaskUpdated {
 }
 
 /**
- * `room:positions`: the current `lastSeq` of the socket's rooms, sent periodically and at once after
- * the node's cluster bus or database was interrupted (docs/catch-up.md). A room whose `lastSeq` is
+ * `room:positions`: the current `lastSeq` of the socket's rooms, sent periodically when they differ
+ * from what the socket was last told, and at once after the node's cluster bus or database was
+ * interrupted (docs/catch-up.md). A room whose `lastSeq` is
  * above the last `seq` the client processed was missed: `room:sync` it.
  */
 export interface RoomPositions {

@@ -24,6 +24,8 @@ export interface Authenticators {
 export interface CredentialOptions {
   /** The entry point accepts an API token as the credential itself (`/mcp`), not only a session JWT. */
   apiToken?: boolean;
+  /** A session JWT's agent and token state are read, not taken from the per-node cache. */
+  fresh?: boolean;
 }
 
 /** The principal of one credential, or UNAUTHENTICATED saying why (missing, invalid, expired, revoked, disabled). */
@@ -32,7 +34,7 @@ export async function authenticateCredential(auth: Authenticators, credential: s
     if (options.apiToken !== true) throw unauthenticated('An API token cannot be used here; exchange it at POST /api/v1/sessions');
     return auth.apiTokenAuth.authenticate(credential);
   }
-  return auth.sessionAuth.authenticate(credential);
+  return auth.sessionAuth.authenticate(credential, { fresh: options.fresh === true });
 }
 
 /**

@@ -28,8 +28,11 @@ export type SessionPrincipal = Principal & { exp: number };
  * Checks that must not trust the cache (after a socket joined its agent's and token's channels) pass `fresh`.
  */
 export interface SessionAuth {
-  /** The principal of a session JWT, or UNAUTHENTICATED (an API token is not a session JWT). */
-  authenticate(jwt: string): Promise<SessionPrincipal>;
+  /**
+   * The principal of a session JWT, or UNAUTHENTICATED (an API token is not a session JWT). `fresh`:
+   * the agent's and token's state are read, not taken from the cache.
+   */
+  authenticate(jwt: string, options?: { fresh?: boolean }): Promise<SessionPrincipal>;
   /**
    * Throws UNAUTHENTICATED when the principal's agent does not exist or is disabled, or when the
    * policy ends sessions with their API token and that token was revoked.
@@ -39,6 +42,11 @@ export interface SessionAuth {
   revoked(tokenId: string): void;
   /** The agent was disabled or enabled (here or on another node): its state is read again. */
   agentChanged(agentId: string): void;
+  /**
+   * How many revocations and agent changes this node has heard of so far: a caller that read the
+   * state fresh and finds the count unchanged since before that read knows nothing changed meanwhile.
+   */
+  changesHeard(): number;
 }
 
 export const ACTIVE_TTL_MS = 5_000;
@@ -67,10 +75,12 @@ export function createSessionAuth(deps: { db: Kysely<DB>; authz: Authz; jwt: Jwt
   const activeAgents = new TrustCache(now);
   /** Bumped by every agent change: a lookup that overlapped one does not fill the cache. */
   let agentEpoch = 0;
+  let changesHeard = 0;
 
   const markRevoked = (id: string): void => {
     if (!isUuid(id)) return;
     const tokenId = id.toLowerCase();
+    changesHeard++;
     const t = now();
     activeTokens.forget(tokenId);
     revokedUntil.set(tokenId, t + deps.jwtTtlSeconds * 1000);
@@ -79,6 +89,7 @@ export function createSessionAuth(deps: { db: Kysely<DB>; authz: Authz; jwt: Jwt
 
   const agentChanged = (id: string): void => {
     agentEpoch++;
+    changesHeard++;
     activeAgents.forget(id.toLowerCase());
   };
 
@@ -117,14 +128,15 @@ export function createSessionAuth(deps: { db: Kysely<DB>; authz: Authz; jwt: Jwt
   };
 
   return {
-    async authenticate(token) {
+    async authenticate(token, options) {
       if (looksLikeApiToken(token)) throw unauthenticated('An API token cannot be used here; exchange it at POST /api/v1/sessions');
       const principal = jwt.verify(token);
-      await assertLive(principal);
+      await assertLive(principal, options);
       return principal;
     },
     assertLive,
     revoked: markRevoked,
     agentChanged,
+    changesHeard: () => changesHeard,
   };
 }

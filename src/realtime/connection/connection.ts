@@ -46,6 +46,8 @@ export interface ConnectionDeps {
   isClosing(): boolean;
   /** Connections admitted at most (connection-capacity.ts); null: no limit known. */
   maxConnections: number | null;
+  /** How many membership removals this node's sockets have followed so far (realtime.ts). */
+  removalsFollowed(): number;
 }
 
 /**
@@ -93,6 +95,8 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
   };
   const listeners = new Map(Object.entries(handlers).map(([name, spec]) => [name as ClientEventName, eventListener({ metrics }, name as ClientEventName, spec)]));
   const refused = new WeakMap<AgentSocket, WsError>();
+  /** The revocations and agent changes heard before the middleware's fresh read, until `connected`. */
+  const changesBeforeRead = new WeakMap<AgentSocket, number>();
   const maxConnections = deps.limits.connectionsPerAgent;
 
   /**
@@ -121,6 +125,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;
     socket.emit('agent:hello-ack', { agentId: socket.data.principal.agentId, rooms: [...roomIds], lastSeqs });
     socket.data.subscribed = true; // from now on the position check keeps its rooms right (position-check.ts)
+    socket.data.toldPositions = lastSeqs;
     subscriptions.announceOnline(socket, firstInRooms);
     return true;
   };
@@ -130,6 +135,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
 
   const authenticate: ConnectionHandler['authenticate'] = (socket, next) => {
     if (deps.isClosing()) return next(); // refused in `connected`
+    changesBeforeRead.set(socket, deps.auth.sessionAuth.changesHeard());
     authenticateHandshake(deps.auth, socket.handshake).then(
       (principal) => {
         socket.data.principal = principal;
@@ -160,6 +166,8 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
       return turnAway(toWsError(full, logger, 'connect'));
     }
     admitted++;
+    const heardBeforeRead = changesBeforeRead.get(socket);
+    changesBeforeRead.delete(socket);
     const principal = socket.data.principal;
     const { agentId } = principal;
     // Joined at once, so a membership change or a token revocation published during the setup below
@@ -177,14 +185,18 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
 
     queue.push(async () => {
       try {
-        // Again, now that the socket is in its token's channel: a revocation that committed after the
-        // middleware's check has published (or will publish) to a channel this socket is already in.
-        await deps.auth.sessionAuth.assertLive(principal, { fresh: true });
+        // The socket is now in its agent's and token's channels: a revocation or a disabling heard from
+        // now on ends it there. One heard since the middleware's fresh read (before the join) found it
+        // in neither: read the state again then; otherwise that read stands (one read per handshake).
+        if (heardBeforeRead !== deps.auth.sessionAuth.changesHeard()) await deps.auth.sessionAuth.assertLive(principal, { fresh: true });
+        const removalsBeforeRead = deps.removalsFollowed();
         const roomIds = (await deps.rooms.listForSocket(principal)).map((room) => room.id);
         if (!(await subscribeWithinLimit(socket, roomIds, log))) return;
         // A membership removed between the read above and the join found the socket not yet in the
-        // room (its socketsLeave was a no-op): read again and leave what is no longer ours. Removals
-        // committed after this read find the socket joined and unsubscribe it themselves.
+        // room (its socketsLeave was a no-op): when this node followed any removal meanwhile, read
+        // again and leave what is no longer ours. Removals followed after the join find the socket
+        // in the room and unsubscribe it themselves.
+        if (deps.removalsFollowed() === removalsBeforeRead) return;
         const current = new Set((await deps.rooms.listForSocket(principal)).map((room) => room.id));
         for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {

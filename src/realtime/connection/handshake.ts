@@ -20,9 +20,10 @@ export function handshakeTokens(handshake: Pick<Handshake, 'auth' | 'query'>): s
 
 /**
  * The handshake's principal: its candidate JWTs go to the one credential decision (core/auth), as
- * a REST request's bearer does; throws UNAUTHENTICATED otherwise, or the storage error when the
- * token state cannot be read.
+ * a REST request's bearer does, reading the agent's and token's state fresh (a connection lasts; the
+ * connection handler relies on this read to skip a second one); throws UNAUTHENTICATED otherwise, or
+ * the storage error when the token state cannot be read.
  */
 export function authenticateHandshake(auth: Authenticators, handshake: Pick<Handshake, 'auth' | 'query'>): Promise<Principal> {
-  return authenticateFirst(auth, handshakeTokens(handshake), 'A session JWT is required: connect with ?token=<JWT> or auth: {token}');
+  return authenticateFirst(auth, handshakeTokens(handshake), 'A session JWT is required: connect with ?token=<JWT> or auth: {token}', { fresh: true });
 }

@@ -7,6 +7,7 @@ import type { Subscriptions } from './room-subscriptions.js';
 const BATCH = 500;
 /** After a check failed (database away), the next one comes this soon rather than at the interval. */
 const RETRY_MS = 2000;
+const PERIODIC = 'periodic';
 
 export interface PositionCheckOptions {
   nsp: AgentsNamespace;
@@ -22,6 +23,8 @@ export interface CheckOutcome {
   /** Room subscriptions added (a membership the socket was not following) or removed (no longer a member). */
   joined: number;
   left: number;
+  /** Sockets sent `room:positions`. */
+  told: number;
 }
 
 export interface PositionCheck {
@@ -34,6 +37,13 @@ export interface PositionCheck {
   databaseInterrupted(): void;
   stop(): void;
 }
+
+/** Whether `told` names exactly the rooms of `positions`, each at the same `lastSeq`. */
+const samePositions = (told: Record<string, number> | undefined, positions: Record<string, number>, rooms: number): boolean => {
+  if (told === undefined || Object.keys(told).length !== rooms) return false;
+  for (const roomId in positions) if (told[roomId] !== positions[roomId]) return false;
+  return true;
+};
 
 const roomsOf = (socket: AgentSocket): string[] => {
   const out: string[] = [];
@@ -65,7 +75,12 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
     logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'position check: presence update of a repair failed');
   });
 
-  const checkBatch = async (sockets: AgentSocket[], outcome: CheckOutcome): Promise<void> => {
+  /**
+   * `everyone`: after an interruption every socket gets its positions. A periodic run sends them
+   * only to a socket whose rooms or positions differ from what it was last told: a broadcast it
+   * missed numbered a message above that, and an idle socket (most of a large fleet) costs no frame.
+   */
+  const checkBatch = async (sockets: AgentSocket[], outcome: CheckOutcome, everyone: boolean): Promise<void> => {
     const wanted = await rooms.roomIdsForSockets(sockets.map((s) => s.data.principal));
     const repairs: Promise<void>[] = [];
     sockets.forEach((socket, i) => {
@@ -91,20 +106,23 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
     for (const socket of sockets) {
       if (!socket.connected) continue;
       const positions: Record<string, number> = {};
-      let any = false;
+      let count = 0;
       for (const roomId of roomsOf(socket)) {
         positions[roomId] = lastSeqs[roomId] ?? 0;
-        any = true;
+        count++;
       }
-      if (any) socket.emit('room:positions', { lastSeqs: positions });
+      if (count === 0 || (!everyone && samePositions(socket.data.toldPositions, positions, count))) continue;
+      socket.data.toldPositions = positions;
+      outcome.told++;
+      socket.emit('room:positions', { lastSeqs: positions });
     }
   };
 
   const run = async (reason: string): Promise<CheckOutcome> => {
-    const outcome: CheckOutcome = { sockets: 0, joined: 0, left: 0 };
+    const outcome: CheckOutcome = { sockets: 0, joined: 0, left: 0, told: 0 };
     const sockets = [...nsp.sockets.values()].filter((s) => s.connected && s.data.subscribed === true);
     outcome.sockets = sockets.length;
-    for (let i = 0; i < sockets.length && !stopped; i += BATCH) await checkBatch(sockets.slice(i, i + BATCH), outcome);
+    for (let i = 0; i < sockets.length && !stopped; i += BATCH) await checkBatch(sockets.slice(i, i + BATCH), outcome, reason !== PERIODIC);
     if (outcome.joined > 0 || outcome.left > 0) logger.warn({ reason, ...outcome }, 'position check repaired room subscriptions');
     return outcome;
   };
@@ -130,7 +148,7 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
       (err: unknown) => {
         logger.warn({ reason, err: { message: err instanceof Error ? err.message : String(err) } }, 'position check failed; retrying');
         scheduleRetry(`retry after ${reason}`);
-        return { sockets: 0, joined: 0, left: 0 };
+        return { sockets: 0, joined: 0, left: 0, told: 0 };
       },
     ).finally(() => {
       running = undefined;
@@ -143,7 +161,7 @@ export function startPositionChecks(options: PositionCheckOptions): PositionChec
     return running;
   };
 
-  const timer = intervalMs > 0 ? setInterval(() => void checkNow('periodic'), intervalMs).unref() : undefined;
+  const timer = intervalMs > 0 ? setInterval(() => void checkNow(PERIODIC), intervalMs).unref() : undefined;
 
   return {
     checkNow,
