@@ -11,7 +11,7 @@ import { InFlight } from './drain.js';
 import { createRealtimePublisher } from './outbound/fan-out.js';
 import type { PresenceTracker } from '../presence/presence-tracker.js';
 import { startPositionChecks } from './presence/position-check.js';
-import { announcePresence, createSubscriptions } from './presence/room-subscriptions.js';
+import { createPresenceAnnouncer, createSubscriptions } from './presence/room-subscriptions.js';
 import {
   membershipFollowers, NAMESPACE, ROOM_PREFIX, roomChannel,
   type AgentsNamespace, type ClientToServerEvents, type InterServerEvents, type ServerToClientEvents, type SocketData,
@@ -124,7 +124,8 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
       }
     },
   });
-  const subscriptions = createSubscriptions(nsp, presence, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds));
+  const announcer = createPresenceAnnouncer(nsp);
+  const subscriptions = createSubscriptions(presence, announcer, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds));
   const capacity = connectionCapacity();
   if (capacity.maxConnections !== null) ctx.metrics.connectionCapacity.set(capacity.maxConnections);
   const capacityLog = { openFileLimit: capacity.openFileLimit, maxConnections: capacity.maxConnections };
@@ -150,7 +151,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   });
   nsp.use(connections.authenticate);
   nsp.on('connection', connections.connected);
-  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, log));
+  ctx.events.attach(createRealtimePublisher(nsp, subscriptions, announcer, log));
   // Broadcasts lost while this node's bus or adapter was cut off are announced at once; the periodic
   // run bounds every other blind spot (docs/catch-up.md "Position checks").
   const positions = startPositionChecks({ nsp, rooms: ctx.rooms, subscriptions, logger: log, intervalMs: config.ws.positionCheckIntervalMs });
@@ -171,7 +172,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
         socketId: s.id,
         roomIds: [...s.rooms].filter((r) => r.startsWith(ROOM_PREFIX)).map((r) => r.slice(ROOM_PREFIX.length)),
       })),
-    announce: (agentId, roomId, status) => announcePresence(nsp, roomId, agentId, status),
+    announce: (agentId, roomId, status) => announcer.announce(roomId, agentId, status),
   });
 
   let closed: Promise<void> | undefined;
@@ -192,6 +193,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
         io.engine.close(); // whatever is left: dead peers, transports that never joined a namespace
         await inFlight.idle(DISCONNECT_TIMEOUT_MS); // presence updates of the disconnects
         await presence.stop();
+        announcer.close();
         await Promise.allSettled([io.of('/'), nsp].map((n) => n.adapter.close()));
         await redisAdapter?.close();
       })();

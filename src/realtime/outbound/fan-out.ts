@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { DomainEvent, EventPublisher } from '../../core/events.js';
 import { unauthenticated } from '../../errors.js';
 import { toWsError } from '../connection/ws-errors.js';
-import type { Subscriptions } from '../presence/room-subscriptions.js';
+import type { PresenceAnnouncer, Subscriptions } from '../presence/room-subscriptions.js';
 import { agentChannel, roomChannel, scopedAgentChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
 
 type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { type: K }>) => void | Promise<void> };
@@ -11,20 +11,25 @@ type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { ty
  * The realtime side of the fan-out port: what live sockets see of each domain event, published
  * after commit by whichever transport caused it (a REST-sent message reaches sockets like a
  * WebSocket-sent one). It never fails the caller: the change is committed, and a broadcast problem
- * is logged.
+ * is logged. A room's events go out after the `presence:update`s waiting for the room
+ * (room-subscriptions.ts): `toRoom` flushes them first.
  */
-export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Subscriptions, logger: Logger): EventPublisher {
+export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Subscriptions, presence: Pick<PresenceAnnouncer, 'flush'>, logger: Logger): EventPublisher {
+  const toRoom = (roomId: string) => {
+    presence.flush(roomId);
+    return nsp.to(roomChannel(roomId));
+  };
   const reactions: Reactions = {
     'message.created': ({ message }) => {
-      nsp.to(roomChannel(message.roomId)).emit('message:new', toWsMessage(message));
+      toRoom(message.roomId).emit('message:new', toWsMessage(message));
     },
     // To the room's sockets on every node, as message:new goes (the adapter carries room broadcasts).
     'message.updated': ({ message }) => {
       const { id, roomId, seq, body, data, attachments } = message;
-      nsp.to(roomChannel(roomId)).emit('message:updated', { id, roomId, seq, body, editedAt: message.editedAt!, data, attachments });
+      toRoom(roomId).emit('message:updated', { id, roomId, seq, body, editedAt: message.editedAt!, data, attachments });
     },
     'message.deleted': ({ message }) => {
-      nsp.to(roomChannel(message.roomId)).emit('message:deleted', { id: message.id, roomId: message.roomId, seq: message.seq, deletedAt: message.deletedAt! });
+      toRoom(message.roomId).emit('message:deleted', { id: message.id, roomId: message.roomId, seq: message.seq, deletedAt: message.deletedAt! });
     },
     // The sockets moved already, on every node, through the event bridge (cluster/event-bridge.ts).
     'membership.added': async ({ agentIds, roomId }) => {
@@ -52,7 +57,7 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'webhook.created': () => undefined,
     // The room's channel reaches every node's sockets through the adapter (docs/protocol.md, Activity).
     'activity.changed': ({ update }) => {
-      nsp.to(roomChannel(update.roomId)).emit('activity:update', update);
+      toRoom(update.roomId).emit('activity:update', update);
     },
     // Every socket of the two agents, on every node (the adapter carries the agents' channels).
     'task.updated': ({ task }) => {

@@ -1,9 +1,71 @@
 import { roomChannel, type AgentsNamespace, type AgentSocket, type PresenceUpdate } from '../protocol.js';
 import type { PresenceTracker } from '../../presence/presence-tracker.js';
 
-/** The one place `presence:update` is sent from: to everyone subscribed to the room. */
-export function announcePresence(nsp: AgentsNamespace, roomId: string, agentId: string, status: PresenceUpdate['status']): void {
-  nsp.to(roomChannel(roomId)).emit('presence:update', { agentId, status });
+/** How long a room's later presence updates wait to go out together, in a burst. */
+export const PRESENCE_WINDOW_MS = 50;
+
+export interface PresenceAnnouncer {
+  /** `presence:update` to everyone subscribed to the room: at once, or with the room's burst. */
+  announce(roomId: string, agentId: string, status: PresenceUpdate['status']): void;
+  /** Sends what waits for the room now: called before any other event of the room goes out from this node. */
+  flush(roomId: string): void;
+  /** Sends everything waiting and stops the windows. */
+  close(): void;
+}
+
+/**
+ * The one place `presence:update` is sent from, to everyone subscribed to the room. Updates are
+ * coalesced per room under bursts: a room's first update goes out at once and opens a window of
+ * PRESENCE_WINDOW_MS; updates during the window wait and go out together, in order, when it ends
+ * (which opens the next). When a room's members come online together (a fleet starting, a node's
+ * sockets reconnecting after a restart), each of n arrivals went to every member already there:
+ * n²/2 frames and as many writes. Sent together, each member socket gets a window's updates in
+ * two writes (engine.io buffers the packets that follow its first write until that completes).
+ * An update alone is not delayed, and the room's other events (messages, edits, activity) flush
+ * the room first, so a member's message never overtakes its `online`.
+ */
+export function createPresenceAnnouncer(nsp: AgentsNamespace, windowMs = PRESENCE_WINDOW_MS): PresenceAnnouncer {
+  /** Rooms whose window is open, with the updates waiting for its end. */
+  const windows = new Map<string, { waiting: PresenceUpdate[]; timer: NodeJS.Timeout }>();
+  const send = (roomId: string, updates: readonly PresenceUpdate[]): void => {
+    const room = nsp.to(roomChannel(roomId));
+    for (const update of updates) room.emit('presence:update', update);
+  };
+  const open = (roomId: string): void => {
+    const timer = setTimeout(() => {
+      const waiting = windows.get(roomId)?.waiting ?? [];
+      windows.delete(roomId);
+      if (waiting.length === 0) return;
+      send(roomId, waiting);
+      open(roomId); // still busy: the next updates wait for the next window
+    }, windowMs).unref();
+    windows.set(roomId, { waiting: [], timer });
+  };
+  return {
+    announce(roomId, agentId, status) {
+      const window = windows.get(roomId);
+      if (window !== undefined) {
+        window.waiting.push({ agentId, status });
+        return;
+      }
+      send(roomId, [{ agentId, status }]);
+      open(roomId);
+    },
+    flush(roomId) {
+      const window = windows.get(roomId);
+      if (window === undefined || window.waiting.length === 0) return;
+      const waiting = window.waiting;
+      window.waiting = [];
+      send(roomId, waiting);
+    },
+    close() {
+      for (const [roomId, window] of windows) {
+        clearTimeout(window.timer);
+        send(roomId, window.waiting);
+      }
+      windows.clear();
+    },
+  };
 }
 
 /**
@@ -40,8 +102,8 @@ export interface Subscriptions {
 }
 
 /** `offline`: the agent's last socket in those rooms went (its activity there becomes `idle`). */
-export function createSubscriptions(nsp: AgentsNamespace, presence: PresenceTracker, offline: (agentId: string, roomIds: string[]) => void = () => undefined): Subscriptions {
-  const announce = (roomId: string, agentId: string, status: PresenceUpdate['status']): void => announcePresence(nsp, roomId, agentId, status);
+export function createSubscriptions(presence: PresenceTracker, presenceAnnouncer: PresenceAnnouncer, offline: (agentId: string, roomIds: string[]) => void = () => undefined): Subscriptions {
+  const announce = presenceAnnouncer.announce;
 
   return {
     async register(socket, roomIds) {
