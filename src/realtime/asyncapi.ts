@@ -91,7 +91,7 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
   { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt (with its data and attachments, unchanged)' },
   { name: 'message:deleted', key: 'messageDeleted', payload: MessageDeletedSchema, summary: 'A message of one of the connection\'s rooms was deleted: it stays as a tombstone (body "", deletedAt set)' },
-  { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms' },
+  { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms; in a burst a room\'s updates go out together, in order, at most 50 ms late' },
   {
     name: 'room:added', key: 'roomAdded', payload: RoomAddedSchema,
     summary: 'The agent became a member of a room while connected (a direct room opened by either side, POST /rooms with members, POST /rooms/{id}/members), on any node: the connection is already subscribed to it. The Room carries kind and lastSeq.',
