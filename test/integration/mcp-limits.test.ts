@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -99,13 +100,26 @@ describe('long-poll waits per agent', () => {
     const admin = await newAdmin(t.api);
     const [reader, writer] = [await newAgent(t.api), await newAgent(t.api)];
     const room = await newRoom(t.api, admin, [reader, writer]);
-    const batch = rpc(t.server.url, reader.apiToken, Array.from({ length: 5 }, (_, i) => toolCall(i, 'fetch_inbox', { wait_seconds: 20 })));
-    await waitUntil('the cap of waits held', () => t.server.app.ctx.limits.waits.heldBy(reader.id) === CAP);
-    await sendMessage(t.api, writer, room.id, 'wake');
-    const answers = (await batch).body as { result: { isError?: boolean; content: { text: string }[] } }[];
-    expect(answers).toHaveLength(5);
-    expect(answers.filter((a) => a.result.isError === true).map((a) => a.result.content[0]!.text)).toEqual(Array(5 - CAP).fill(expect.stringMatching(/^RATE_LIMITED: /)));
-    expect(answers.filter((a) => a.result.isError !== true)).toHaveLength(CAP);
+    // The calls beyond the cap find nothing unread and are refused; the wake is sent only once they
+    // have answered (on a slow database their read could otherwise see it and answer it instead).
+    const inbox = t.server.app.ctx.inbox;
+    const fetch = inbox.fetch.bind(inbox);
+    let refused = 0;
+    inbox.fetch = (principal, query, signal) => fetch(principal, query, signal).catch((err: unknown) => {
+      if (principal?.agentId === reader.id && err instanceof AppError && err.code === 'RATE_LIMITED') refused++;
+      throw err;
+    });
+    try {
+      const batch = rpc(t.server.url, reader.apiToken, Array.from({ length: 5 }, (_, i) => toolCall(i, 'fetch_inbox', { wait_seconds: 20 })));
+      await waitUntil('the cap of waits held, the others refused', () => t.server.app.ctx.limits.waits.heldBy(reader.id) === CAP && refused === 5 - CAP);
+      await sendMessage(t.api, writer, room.id, 'wake');
+      const answers = (await batch).body as { result: { isError?: boolean; content: { text: string }[] } }[];
+      expect(answers).toHaveLength(5);
+      expect(answers.filter((a) => a.result.isError === true).map((a) => a.result.content[0]!.text)).toEqual(Array(5 - CAP).fill(expect.stringMatching(/^RATE_LIMITED: /)));
+      expect(answers.filter((a) => a.result.isError !== true)).toHaveLength(CAP);
+    } finally {
+      inbox.fetch = fetch;
+    }
   });
 });
 

@@ -46,8 +46,11 @@ describe('position check', () => {
     expect(repeated).toEqual([]);
 
     // A broadcast lost on its way (as when the node's Redis adapter was cut off): the socket is
-    // taken out of the room's channel, so the message is stored but never reaches it.
+    // taken out of the room's channel, so the message is stored but never reaches it. In step with
+    // the periodic run: once a run has repaired a first removal, the next is an interval away.
     const server = serverSocket(socket);
+    server.leave(roomChannel(room.id));
+    await waitUntil('a run repaired the subscription', () => server.rooms.has(roomChannel(room.id)), 5000, 2);
     server.leave(roomChannel(room.id));
     const live = record(socket, 'message:new');
     const sent = await sendMessage(t.api, admin, room.id, 'missed');
@@ -71,7 +74,9 @@ describe('position check', () => {
     const carol = await newAgent(t.api);
     const kept = await newRoom(t.api, admin, [carol]);
     const left = await newRoom(t.api, admin, [carol]);
-    const { socket } = await open(carol);
+    const { socket, hello } = await open(carol);
+    expect(hello.lastSeqs).toEqual({ [kept.id]: 0, [left.id]: 0 });
+    const positions = record<Payload>(socket, 'room:positions');
     await emitWithAck(socket, 'room:leave', { roomId: left.id }).catch(() => undefined);
     await waitUntil('left', () => !serverSocket(socket).rooms.has(roomChannel(left.id)));
 
@@ -79,10 +84,14 @@ describe('position check', () => {
     const foreign = await newRoom(t.api, admin, []);
     serverSocket(socket).join(roomChannel(foreign.id));
 
-    const positions = await waitFor(socket, 'room:positions', (p: Payload) => !(foreign.id in p.lastSeqs), 5000);
-    expect(positions.lastSeqs).toEqual({ [kept.id]: 0 });
+    await waitUntil('the stale subscription dropped', () => !serverSocket(socket).rooms.has(roomChannel(foreign.id)), 5000);
     const rooms = serverSocket(socket).rooms;
     expect([kept.id, left.id, foreign.id].map((id) => rooms.has(roomChannel(id)))).toEqual([true, false, false]);
+    // Told once that its rooms are now the kept one alone (whether a run came between the leave and
+    // the stale join or not), and not again while nothing changes.
+    await waitUntil('told its rooms', () => positions.length > 0, 5000);
+    await waitToProveAbsence(500);
+    expect(positions).toEqual([{ lastSeqs: { [kept.id]: 0 } }]);
   });
 });
 
