@@ -5,6 +5,7 @@ import { ensureBuilt } from '../helpers/build.js';
 import { Api, newAdmin, newAgent, newRoom, type TestAgent } from '../helpers/api.js';
 import { createTestDatabase, startServerProcess, startTestServer, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { connectReady, disconnected, emitWithAck, record, type Payload } from '../helpers/ws.js';
+import { eventsInFlightOf } from '../../src/realtime/connection/event-guard.js';
 import { waitUntil } from '../helpers/wait.js';
 import { servicesAvailable } from '../helpers/services.js';
 
@@ -43,15 +44,13 @@ describe('graceful close with WebSocket events in flight (in process)', () => {
       }
       return realSubmit(...args);
     };
-    // Admitted events reach every listener of the server's socket; this one counts them.
+    // Admitted events are in the socket's queue until answered: both, once the second is admitted.
     const serverSocket = [...server.app.realtime.namespace.sockets.values()].find((s) => s.data.principal.agentId === alice.id)!;
-    let admitted = 0;
-    serverSocket.on('message:send', () => admitted++);
 
     const first = emitWithAck(a.socket, 'message:send', { roomId: room.id, body: 'in flight', clientMsgId: 'shutdown-1' });
     await running;
     const second = emitWithAck(a.socket, 'message:send', { roomId: room.id, body: 'queued behind it', clientMsgId: 'shutdown-2' });
-    await waitUntil('both events admitted', () => admitted === 2);
+    await waitUntil('both events admitted', () => eventsInFlightOf(serverSocket) === 2);
     for (const [p, name] of [[first, 'ack 1'], [second, 'ack 2']] as const) void p.then(() => order.push(name));
 
     const closed = server.app.close();

@@ -85,7 +85,7 @@ describe('SerialQueue', () => {
     const queue = new SerialQueue(inFlight);
     const log: string[] = [];
     let settledCount = 0;
-    queue.whenSettled(() => settledCount++);
+    queue.whenSettled({ settled: () => settledCount++ });
     queue.pipeline(() => {
       throw new Error('begin threw');
     });

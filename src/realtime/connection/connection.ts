@@ -24,9 +24,9 @@ import {
 } from '../protocol.js';
 import { guardEvents } from './event-guard.js';
 import { authenticateHandshake } from './handshake.js';
-import { eventListener, listen, type EventSpec } from './register-event.js';
+import { eventRunner, type EventSpec } from './register-event.js';
 import { SerialQueue } from './serial-queue.js';
-import { toWsError } from './ws-errors.js';
+import { socketFields, toWsError } from './ws-errors.js';
 
 export interface ConnectionDeps {
   config: Config['ws'];
@@ -93,7 +93,8 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     ...activityHandlers({ activity: deps.activity }),
     ...taskHandlers({ tasks: deps.tasks }),
   };
-  const listeners = new Map(Object.entries(handlers).map(([name, spec]) => [name as ClientEventName, eventListener({ metrics }, name as ClientEventName, spec)]));
+  const guardDeps = { config: deps.config, limits: deps.limits, metrics, logger, isClosing: deps.isClosing, run: eventRunner({ metrics, logger }, handlers) };
+  const outgoingBound = { maxBytes: deps.limits.slowConsumerBytes, logger };
   const refused = new WeakMap<AgentSocket, WsError>();
   /** The revocations and agent changes heard before the middleware's fresh read, until `connected`. */
   const changesBeforeRead = new WeakMap<AgentSocket, number>();
@@ -107,14 +108,14 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
    * message numbered above them reaches the socket as `message:new`, so a client that catches up to
    * `lastSeqs` misses nothing.
    */
-  const subscribeWithinLimit = async (socket: AgentSocket, roomIds: readonly string[], log: Logger): Promise<boolean> => {
+  const subscribeWithinLimit = async (socket: AgentSocket, roomIds: readonly string[]): Promise<boolean> => {
     const { connections, firstInRooms } = await subscriptions.register(socket, roomIds);
     if (connections > maxConnections || !socket.connected) {
       await subscriptions.withdraw(socket);
       if (socket.connected) {
         metrics.rateLimitExceeded.inc({ transport: 'ws' });
         const tooMany = new AppError('RATE_LIMITED', `Too many connections for this agent (at most ${maxConnections})`);
-        socket.emit('error', toWsError(tooMany, log, 'connect'));
+        socket.emit('error', toWsError(tooMany, logger, 'connect', socket));
         socket.disconnect(true);
       }
       return false;
@@ -174,14 +175,12 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     // already finds the socket.
     socket.join(lifetimeChannels(principal));
     metrics.agentsConnected.inc();
-    const log = logger.child({ agentId, socketId: socket.id });
-    log.debug('websocket connected');
+    logger.debug({ agentId, socketId: socket.id }, 'websocket connected');
 
-    boundOutgoing(socket, { maxBytes: deps.limits.slowConsumerBytes, logger: log });
+    boundOutgoing(socket, outgoingBound);
     coalesceWrites(socket);
     const queue = new SerialQueue(deps.inFlight);
-    guardEvents(socket, queue, { config: deps.config, limits: deps.limits, metrics, logger: log, isClosing: deps.isClosing });
-    listen(socket, { queue, logger: log }, listeners);
+    guardEvents(socket, queue, guardDeps);
 
     queue.push(async () => {
       try {
@@ -191,7 +190,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         if (heardBeforeRead !== deps.auth.sessionAuth.changesHeard()) await deps.auth.sessionAuth.assertLive(principal, { fresh: true });
         const removalsBeforeRead = deps.removalsFollowed();
         const roomIds = (await deps.rooms.listForSocket(principal)).map((room) => room.id);
-        if (!(await subscribeWithinLimit(socket, roomIds, log))) return;
+        if (!(await subscribeWithinLimit(socket, roomIds))) return;
         // A membership removed between the read above and the join found the socket not yet in the
         // room (its socketsLeave was a no-op): when this node followed any removal meanwhile, read
         // again and leave what is no longer ours. Removals followed after the join find the socket
@@ -200,23 +199,29 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         const current = new Set((await deps.rooms.listForSocket(principal)).map((room) => room.id));
         for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {
-        turnAway(toWsError(err, log, 'connect'));
+        turnAway(toWsError(err, logger, 'connect', socket));
       }
     });
 
-    socket.on('disconnect', (reason) => {
-      admitted--;
-      metrics.agentsConnected.dec();
-      log.debug({ reason }, 'websocket disconnected');
-      queue.push(async () => {
-        try {
-          await subscriptions.disconnect(socket);
-        } catch (err) {
-          log.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'presence update on disconnect failed');
-        }
-      });
-    });
+    queues.set(socket, queue);
+    socket.on('disconnect', disconnected);
   };
+
+  // Shared by every socket (`this`): a listener per socket would keep the setup's scope with it for
+  // as long as the connection is held.
+  const queues = new WeakMap<AgentSocket, SerialQueue>();
+  function disconnected(this: AgentSocket, reason: string): void {
+    admitted--;
+    metrics.agentsConnected.dec();
+    logger.debug({ ...socketFields(this), reason }, 'websocket disconnected');
+    queues.get(this)?.push(async () => {
+      try {
+        await subscriptions.disconnect(this);
+      } catch (err) {
+        logger.warn({ ...socketFields(this), err: { message: err instanceof Error ? err.message : String(err) } }, 'presence update on disconnect failed');
+      }
+    });
+  }
 
   return { authenticate, connected };
 }

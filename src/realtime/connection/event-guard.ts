@@ -3,12 +3,14 @@ import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
 import { admit, type Limits } from '../../limits/index.js';
+import type { AbuseDetector, EventBudget } from '../../limits/rate-limits.js';
 import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
 import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
-import { requestIdOf, splitArgs } from './register-event.js';
+import { requestIdOf, splitArgs, type EventRunner } from './register-event.js';
 import type { SerialQueue } from './serial-queue.js';
-import { refuse, reply, toWsError } from './ws-errors.js';
+import { refuse, reply, socketFields, toWsError } from './ws-errors.js';
 
+/** What every socket's guard shares: made once per server. */
 export interface GuardDeps {
   config: Config['ws'];
   limits: Limits;
@@ -16,6 +18,8 @@ export interface GuardDeps {
   logger: Logger;
   /** True once a graceful shutdown began: new events are refused, in-flight ones finish. */
   isClosing(): boolean;
+  /** Hands an admitted event (`[name, ...args]`) to its handler (register-event.ts). */
+  run: EventRunner;
 }
 
 const KNOWN_EVENTS = new Set<string>(CLIENT_EVENTS);
@@ -27,11 +31,11 @@ const KNOWN_EVENTS = new Set<string>(CLIENT_EVENTS);
  */
 const PAUSE_OVERSHOOT = 4096;
 
-const inFlightReaders = new WeakMap<AgentSocket, () => number>();
+const guards = new WeakMap<AgentSocket, EventGuard>();
 
 /** Events of this socket received and not yet answered (for tests and diagnostics). */
 export function eventsInFlightOf(socket: AgentSocket): number {
-  return inFlightReaders.get(socket)?.() ?? 0;
+  return guards.get(socket)?.inFlight() ?? 0;
 }
 
 /**
@@ -39,7 +43,8 @@ export function eventsInFlightOf(socket: AgentSocket): number {
  * per connection and per agent (limiters of src/limits/), the in-flight bound and unknown
  * event names. A refused event is not processed; each refusal is an AppError of the catalog, answered
  * as any error is (ws-errors.ts): into the acknowledgement when there is one, as an `error` event
- * (with `requestId`) otherwise; rate refusals go both ways.
+ * (with `requestId`) otherwise; rate refusals go both ways. An admitted event is handed to its
+ * handler from here (`deps.run`), so a socket registers no listener per event name.
  *
  * The in-flight bound (`WS_MAX_EVENTS_IN_FLIGHT`): once that many events of the connection are
  * received and not answered (sends are pipelined, so a fast client has many), the server stops
@@ -50,90 +55,113 @@ export function eventsInFlightOf(socket: AgentSocket): number {
  * answers is bounded by WS_MAX_BUFFERED_BYTES (outbound/slow-consumers.ts).
  */
 export function guardEvents(socket: AgentSocket, queue: SerialQueue, deps: GuardDeps): void {
-  const { config, limits, metrics, logger } = deps;
-  const { agentId } = socket.data.principal;
-  const abuse = limits.abuseDetector();
-  const ownBudget = limits.connectionEvents();
-  const maxInFlight = limits.eventsInFlight;
-  const resumeBelow = Math.max(1, Math.floor((maxInFlight * 3) / 4));
-  let admitting = 0; // in the rate limiter, not yet queued
-  let dispatching = 0; // admitted in this read, not yet handed to their handlers
-  const dispatched = (): void => {
-    dispatching = 0;
-  };
-  let paused: RawWebSocket | undefined;
-  const inFlight = (): number => admitting + dispatching + queue.pending;
-  inFlightReaders.set(socket, inFlight);
-  const resumeIfDrained = (): void => {
-    if (paused === undefined || inFlight() >= resumeBelow) return;
+  const guard = new EventGuard(socket, queue, deps);
+  guards.set(socket, guard);
+  queue.whenSettled(guard);
+  socket.use(guard.check.bind(guard));
+}
+
+/**
+ * One socket's guard, a class rather than closures: it lives as long as the connection, and one
+ * object with fields is a fraction of the functions and scopes closures would hold per connection
+ * (bench/heap-per-connection.js).
+ */
+class EventGuard {
+  private readonly abuse: AbuseDetector;
+  private readonly ownBudget: EventBudget;
+  /** In the agent's rate limiter, not yet handed to their handlers. */
+  private admitting = 0;
+  /** The WebSocket this guard stopped reading, until it resumes it. */
+  private paused: RawWebSocket | undefined = undefined;
+
+  constructor(
+    private readonly socket: AgentSocket,
+    private readonly queue: SerialQueue,
+    private readonly deps: GuardDeps,
+  ) {
+    this.abuse = deps.limits.abuseDetector();
+    this.ownBudget = deps.limits.connectionEvents();
+  }
+
+  inFlight(): number {
+    return this.admitting + this.queue.pending;
+  }
+
+  /** A task of the queue finished (serial-queue.ts `whenSettled`). */
+  settled(): void {
+    const { paused } = this;
+    if (paused === undefined || this.inFlight() >= Math.max(1, Math.floor((this.deps.limits.eventsInFlight * 3) / 4))) return;
     paused.resume();
-    paused = undefined;
-  };
-  queue.whenSettled(resumeIfDrained);
-  // The agent's budget (several connections' worth) cannot bind while this is its only connection
-  // and every connection is on this node: the connection's own budget is smaller. So in that common
-  // case an event is admitted synchronously, by the connection's budget alone; once the agent opens
-  // another connection, or counters are shared (Redis), the agent's budget is consulted too.
-  const agentBudget = [limits.wsAgentEvents, agentId] as const;
-  const ownChannel = agentChannel(agentId);
-  const agentBudgetMayBind = (): boolean => limits.shared || (socket.nsp.adapter.rooms.get(ownChannel)?.size ?? 0) > 1;
-  const tooMany = `Too many events: at most ${config.eventsPerSecond} per second per connection, and a bounded number per agent`;
+    this.paused = undefined;
+  }
 
-  socket.use((packet, next) => {
+  /**
+   * The agent's budget (several connections' worth) cannot bind while this is its only connection
+   * and every connection is on this node: the connection's own budget is smaller. So in that common
+   * case an event is admitted synchronously, by the connection's budget alone; once the agent opens
+   * another connection, or counters are shared (Redis), the agent's budget is consulted too.
+   */
+  private agentBudgetMayBind(): boolean {
+    return this.deps.limits.shared || (this.socket.nsp.adapter.rooms.get(agentChannel(this.socket.data.principal.agentId))?.size ?? 0) > 1;
+  }
+
+  /** Socket.IO's middleware for each event packet (`[name, ...args, ack?]`); `next` is never called: admitted events go to `deps.run`. */
+  check(packet: unknown[]): void {
+    const { socket, deps } = this;
+    const { config, limits, logger } = deps;
     if (!socket.connected) return;
-    if (paused === undefined && inFlight() + 1 >= maxInFlight) {
-      paused = webSocketOf(socket);
-      paused?.pause();
+    const maxInFlight = limits.eventsInFlight;
+    if (this.paused === undefined && this.inFlight() + 1 >= maxInFlight) {
+      this.paused = webSocketOf(socket);
+      this.paused?.pause();
     }
-    const event = packet[0] as unknown;
-    // A refusal's answer; what it needs is read from the packet only then (most events pass).
-    const answer = (err: AppError): void => {
-      const { payload, ack } = splitArgs(packet.slice(1));
-      const name = typeof event === 'string' ? event.slice(0, 64) : String(event);
-      const wsError = toWsError(err, logger, name);
-      if (err.code === 'RATE_LIMITED') {
-        metrics.rateLimitExceeded.inc({ transport: 'ws' });
-        refuse(socket, wsError, ack, requestIdOf(payload));
-      } else {
-        reply(socket, wsError, ack, requestIdOf(payload));
-      }
-      // A refused event may have been the last in flight of a paused connection.
-      resumeIfDrained();
-    };
-
-    if (abuse.hit()) {
-      logger.warn({ agentId }, 'websocket disconnected for sustained event abuse');
-      answer(new AppError('RATE_LIMITED', `Disconnected: more than ${config.abuseEventsPerSecond} events per second for more than ${config.abuseSeconds} seconds`));
+    const event = packet[0];
+    if (this.abuse.hit()) {
+      logger.warn(socketFields(socket), 'websocket disconnected for sustained event abuse');
+      this.refuse(packet, new AppError('RATE_LIMITED', `Disconnected: more than ${config.abuseEventsPerSecond} events per second for more than ${config.abuseSeconds} seconds`));
       socket.disconnect(true);
       return;
     }
-    if (deps.isClosing()) return answer(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));
+    if (deps.isClosing()) return this.refuse(packet, new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));
 
-    if (inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return answer(new AppError('RATE_LIMITED', 'Too many events waiting on this connection'));
-    if (!ownBudget.take()) return answer(new AppError('RATE_LIMITED', tooMany));
+    if (this.inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return this.refuse(packet, new AppError('RATE_LIMITED', 'Too many events waiting on this connection'));
+    if (!this.ownBudget.take()) return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(config)));
     if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
-      return answer(new AppError('VALIDATION_ERROR', `Unknown event "${typeof event === 'string' ? event.slice(0, 64) : String(event)}"; known events: ${CLIENT_EVENTS.join(', ')}`));
+      return this.refuse(packet, new AppError('VALIDATION_ERROR', `Unknown event "${typeof event === 'string' ? event.slice(0, 64) : String(event)}"; known events: ${CLIENT_EVENTS.join(', ')}`));
     }
-    if (!agentBudgetMayBind()) {
-      // Socket.IO hands the event to its handler on the next tick; it counts as in flight until
-      // then, or a whole read of frames would pass here before the bound saw any of them. The
-      // frames of one read all pass here before any of those ticks: one reset per read.
-      if (dispatching++ === 0) process.nextTick(dispatched);
-      next();
-      return;
-    }
-    admitting++;
-    void admit(agentBudget).then((admission) => {
-      admitting--;
+    // Handed over synchronously: its handler queues it at once, so it counts as in flight from here on.
+    if (!this.agentBudgetMayBind()) return deps.run(socket, this.queue, packet);
+    this.admitting++;
+    void admit([limits.wsAgentEvents, socket.data.principal.agentId]).then((admission) => {
+      this.admitting--;
       if (!socket.connected) return;
-      if (!admission.admitted) {
-        if (admission.reason === 'limited') return answer(new AppError('RATE_LIMITED', tooMany));
-        // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
-        const { error } = admission;
-        logger.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
-        return answer(new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
-      }
-      next();
+      if (admission.admitted) return deps.run(socket, this.queue, packet);
+      if (admission.reason === 'limited') return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(config)));
+      // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
+      const { error } = admission;
+      logger.warn({ ...socketFields(socket), err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
+      this.refuse(packet, new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
     });
-  });
+  }
+
+  /** A refused event's answer; what it needs is read from the packet only then (most events pass). */
+  private refuse(packet: unknown[], err: AppError): void {
+    const { socket, deps } = this;
+    const event = packet[0];
+    const { payload, ack } = splitArgs(packet.slice(1));
+    const name = typeof event === 'string' ? event.slice(0, 64) : String(event);
+    const wsError = toWsError(err, deps.logger, name, socket);
+    if (err.code === 'RATE_LIMITED') {
+      deps.metrics.rateLimitExceeded.inc({ transport: 'ws' });
+      refuse(socket, wsError, ack, requestIdOf(payload));
+    } else {
+      reply(socket, wsError, ack, requestIdOf(payload));
+    }
+    // A refused event may have been the last in flight of a paused connection.
+    this.settled();
+  }
+}
+
+function tooManyText(config: Config['ws']): string {
+  return `Too many events: at most ${config.eventsPerSecond} per second per connection, and a bounded number per agent`;
 }

@@ -75,36 +75,28 @@ function checkEnvelope(payload: unknown, spec: EventSpec): Record<string, unknow
 
 export interface EventDeps {
   metrics: Metrics;
-}
-
-/** What an event's listener needs of its socket's connection: its serial queue and its logger. */
-export interface ConnectionState {
-  queue: SerialQueue;
   logger: Logger;
 }
 
-const connections = new WeakMap<AgentSocket, ConnectionState>();
+/** Runs an admitted event (`[name, ...args, ack?]`) of `socket` in the socket's serial queue. */
+export type EventRunner = (socket: AgentSocket, queue: SerialQueue, packet: readonly unknown[]) => void;
 
 /**
- * The listener of `name`, made once per server and shared by every socket (it is called with the
- * socket as `this`): a listener and its scope per event per socket cost about 1.5 KB of heap per
- * connection (bench/heap-per-connection.js). Each socket's own state is `listen`'s.
+ * The one runner of every socket's events, made once per server: the socket's guard
+ * (event-guard.ts) hands it each event it admits, so a socket holds no listener per event name (a
+ * listener per name per socket cost about 1 KB of heap per connection, bench/heap-per-connection.js).
  */
-export function eventListener(deps: EventDeps, name: ClientEventName, spec: EventSpec): (this: AgentSocket, ...args: unknown[]) => void {
-  return function onEvent(this: AgentSocket, ...args: unknown[]): void {
-    const state = connections.get(this);
-    if (state !== undefined) runEvent(this, state, deps, name, spec, args);
+export function eventRunner(deps: EventDeps, handlers: Readonly<Record<ClientEventName, EventSpec>>): EventRunner {
+  const specs = new Map<string, EventSpec>(Object.entries(handlers));
+  return (socket, queue, packet) => {
+    const name = packet[0];
+    const spec = typeof name === 'string' ? specs.get(name) : undefined;
+    if (spec !== undefined) runEvent(socket, queue, deps, name as ClientEventName, spec, packet.slice(1));
   };
 }
 
-/** Registers the shared listeners on `socket`; their work runs in `state.queue`. */
-export function listen(socket: AgentSocket, state: ConnectionState, listeners: ReadonlyMap<ClientEventName, (this: AgentSocket, ...args: unknown[]) => void>): void {
-  connections.set(socket, state);
-  for (const [name, listener] of listeners) socket.on(name, listener);
-}
-
 /** One event of `socket`: its work runs in the socket's serial queue. */
-function runEvent(socket: AgentSocket, { queue, logger }: ConnectionState, deps: EventDeps, name: ClientEventName, spec: EventSpec, args: unknown[]): void {
+function runEvent(socket: AgentSocket, queue: SerialQueue, deps: EventDeps, name: ClientEventName, spec: EventSpec, args: readonly unknown[]): void {
   const received = performance.now();
   const { payload, ack } = splitArgs(args);
   const context = (): EventContext => {
@@ -123,7 +115,7 @@ function runEvent(socket: AgentSocket, { queue, logger }: ConnectionState, deps:
         observe();
       },
       (err: unknown) => () => {
-        reply(socket, toWsError(err, logger, name), ack, requestIdOf(payload));
+        reply(socket, toWsError(err, deps.logger, name, socket), ack, requestIdOf(payload));
         observe();
       },
     );

@@ -5,6 +5,13 @@ export type Finish = () => void;
 
 const ignore = (): void => undefined;
 
+/** Told each time a task of the queue finishes (the in-flight bound resumes reading with it). */
+export interface SettledListener {
+  settled(): void;
+}
+
+const NOBODY: SettledListener = { settled: ignore };
+
 /** A task of the queue, from the moment it is pushed until it has finished. */
 interface Slot {
   /** An exclusive task; null for a pipelined one. */
@@ -42,12 +49,12 @@ export class SerialQueue {
   private busy = false;
   private pumping = false;
   private pumpAgain = false;
-  private onSettled: () => void = ignore;
+  private onSettled: SettledListener = NOBODY;
 
   constructor(private readonly inFlight: InFlight) {}
 
-  /** `listener` is told each time a task finishes (the in-flight bound resumes reading with it). */
-  whenSettled(listener: () => void): void {
+  /** `listener` is told each time a task finishes (an object, not a closure: one per held connection). */
+  whenSettled(listener: SettledListener): void {
     this.onSettled = listener;
   }
 
@@ -101,7 +108,7 @@ export class SerialQueue {
       }
       this.inFlight.leave();
       try {
-        this.onSettled();
+        this.onSettled.settled();
       } catch {
         // A listener's failure neither: the task has finished.
       }

@@ -31,7 +31,7 @@ export interface RawWebSocket {
   resume(): void;
 }
 
-const trackers = new WeakMap<AgentSocket, () => number>();
+const bounds = new WeakMap<AgentSocket, OutgoingBound>();
 
 function sizeOf(data: unknown): number {
   if (typeof data === 'string') return data.length;
@@ -48,56 +48,75 @@ export function webSocketOf(socket: AgentSocket): RawWebSocket | undefined {
 
 /** Outgoing data the server holds for this socket right now (0 for a socket not bounded here). */
 export function bufferedBytesOf(socket: AgentSocket): number {
-  return trackers.get(socket)?.() ?? 0;
+  return bounds.get(socket)?.buffered() ?? 0;
 }
 
 export function boundOutgoing(socket: AgentSocket, deps: { maxBytes: number; logger: Logger }): void {
-  const { maxBytes, logger } = deps;
-  const conn = socket.conn;
-  let queued = 0; // packets in engine.io's write buffer, not yet handed to the transport
+  const bound = new OutgoingBound(socket, deps);
+  bounds.set(socket, bound);
+  socket.conn.on('packetCreate', bound.packetCreated.bind(bound));
+  socket.conn.on('flush', bound.flushed.bind(bound));
+}
+
+/** One connection's bound: a class, so a held connection keeps one object, not a closure per step. */
+class OutgoingBound {
+  /** Packets in engine.io's write buffer, not yet handed to the transport. */
+  private queued = 0;
   // An upper bound of the WebSocket's own buffers, so that a packet (one per delivery) need not read
   // them: what they held when last read, plus what was flushed to them since, counted high (3 bytes
   // per UTF-16 unit, 16 for the packet type and the frame header). They only shrink between
   // flushes. While the bound stays under the limit the real figure is too; once it does not, the
   // real figure decides and becomes the new bound. So a packet is refused exactly when it would be
   // with the real figure, which is read once per third of `maxBytes` flushed or so, not per packet.
-  let flushedBound = 0;
-  let queuedBound = 0;
-  let dropped = false;
-  const webSocketBuffered = (): number => webSocketOf(socket)?.bufferedAmount ?? 0;
-  const buffered = (): number => (dropped ? 0 : queued + webSocketBuffered());
-  trackers.set(socket, buffered);
+  private flushedBound = 0;
+  private queuedBound = 0;
+  private dropped = false;
 
-  const drop = (): void => {
-    const ws = webSocketOf(socket);
-    // engine.io: closed at once, its write buffer discarded, nothing more is queued.
-    conn.close(true);
-    // And the TCP socket destroyed: a close handshake would wait behind the unread data.
-    ws?.terminate();
-    queued = 0;
-  };
+  constructor(
+    private readonly socket: AgentSocket,
+    private readonly deps: { maxBytes: number; logger: Logger },
+  ) {}
 
-  conn.on('packetCreate', (packet: EnginePacket) => {
-    if (dropped) return;
+  private webSocketBuffered(): number {
+    return webSocketOf(this.socket)?.bufferedAmount ?? 0;
+  }
+
+  buffered(): number {
+    return this.dropped ? 0 : this.queued + this.webSocketBuffered();
+  }
+
+  packetCreated(packet: EnginePacket): void {
+    if (this.dropped) return;
+    const { maxBytes, logger } = this.deps;
     const size = sizeOf(packet.data);
-    if (queued + flushedBound > maxBytes) {
-      flushedBound = webSocketBuffered();
-      const before = queued + flushedBound;
+    if (this.queued + this.flushedBound > maxBytes) {
+      this.flushedBound = this.webSocketBuffered();
+      const before = this.queued + this.flushedBound;
       if (before > maxBytes) {
-        dropped = true;
-        logger.warn({ agentId: socket.data.principal.agentId, bufferedBytes: before, limit: maxBytes }, 'websocket dropped: slow consumer (outgoing data over the limit)');
+        this.dropped = true;
+        logger.warn({ agentId: this.socket.data.principal.agentId, socketId: this.socket.id, bufferedBytes: before, limit: maxBytes }, 'websocket dropped: slow consumer (outgoing data over the limit)');
         // Not from inside engine.io's sendPacket (still running) nor a broadcast loop over the sockets.
-        queueMicrotask(drop);
+        queueMicrotask(() => this.drop());
         return;
       }
     }
-    queued += size;
-    queuedBound += 3 * size + 16;
-  });
-  // The write buffer was handed to the transport (and so to the WebSocket's buffers).
-  conn.on('flush', () => {
-    flushedBound += queuedBound;
-    queued = 0;
-    queuedBound = 0;
-  });
+    this.queued += size;
+    this.queuedBound += 3 * size + 16;
+  }
+
+  /** The write buffer was handed to the transport (and so to the WebSocket's buffers). */
+  flushed(): void {
+    this.flushedBound += this.queuedBound;
+    this.queued = 0;
+    this.queuedBound = 0;
+  }
+
+  private drop(): void {
+    const ws = webSocketOf(this.socket);
+    // engine.io: closed at once, its write buffer discarded, nothing more is queued.
+    this.socket.conn.close(true);
+    // And the TCP socket destroyed: a close handshake would wait behind the unread data.
+    ws?.terminate();
+    this.queued = 0;
+  }
 }

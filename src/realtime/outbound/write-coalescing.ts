@@ -13,22 +13,27 @@ interface EngineTransport {
  * commit a socket is due several frames at once (its acks and the room's `message:new`), so the
  * TCP socket is corked for the whole call: the frames leave in one system call and one segment,
  * unchanged and in order, and the client wakes once.
+ *
+ * The functions are shared by every connection (`this` is the transport, the engine.io socket for
+ * the listener): closures per connection would cost heap for as long as it is held.
  */
 export function coalesceWrites(socket: AgentSocket): void {
-  const wrap = (transport: EngineTransport): void => {
-    // engine.io does not type its transports' sockets; `socket._socket` is ws's net.Socket.
-    const tcp = transport.name === 'websocket' ? transport.socket?._socket : undefined;
-    if (tcp === undefined) return;
-    const send = transport.send.bind(transport);
-    transport.send = (packets) => {
-      tcp.cork();
-      try {
-        send(packets);
-      } finally {
-        tcp.uncork();
-      }
-    };
-  };
-  wrap(socket.conn.transport as unknown as EngineTransport);
-  socket.conn.on('upgrade', (transport: unknown) => wrap(transport as EngineTransport));
+  corkSends(socket.conn.transport as unknown as EngineTransport);
+  socket.conn.on('upgrade', corkSends);
+}
+
+function corkSends(transport: EngineTransport): void {
+  // engine.io does not type its transports' sockets; `socket._socket` is ws's net.Socket.
+  if (transport.name === 'websocket' && transport.socket?._socket !== undefined) transport.send = corkedSend;
+}
+
+/** The transport's own `send` (engine.io's WebSocket transport class), inside one cork. */
+function corkedSend(this: EngineTransport, packets: unknown[]): void {
+  const tcp = this.socket!._socket!;
+  tcp.cork();
+  try {
+    (Object.getPrototypeOf(this) as EngineTransport).send.call(this, packets);
+  } finally {
+    tcp.uncork();
+  }
 }
