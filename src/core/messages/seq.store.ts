@@ -105,11 +105,11 @@ export async function findLastSeq(db: Db, roomId: string): Promise<number | null
   return row === undefined ? null : Number(row.last_seq);
 }
 
-/** `{roomId: lastSeq}` for the given rooms (those that exist). */
+/** `{roomId: lastSeq}` for the given rooms (those that exist); every handshake's hello-ack reads it. */
 export async function findLastSeqs(db: Db, roomIds: readonly string[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   if (roomIds.length === 0) return out;
-  const rows = await db.selectFrom('rooms').select(['id', 'last_seq']).where('id', 'in', [...roomIds]).execute();
+  const { rows } = await lastSeqsQuery(db, { rooms: dialectOf(db).idList(roomIds) });
   for (const row of rows) out[row.id] = Number(row.last_seq);
   return out;
 }

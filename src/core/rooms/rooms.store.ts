@@ -117,15 +117,12 @@ export async function listRoomIdsOfAgents(db: Db, agentIds: readonly string[]): 
   return out;
 }
 
+// Every WebSocket handshake reads it: compiled once.
+const roomsOfAgentQuery = prepared((db, p: { agentId: string }) =>
+  db.selectFrom('rooms').innerJoin('room_members', 'room_members.room_id', 'rooms.id').selectAll('rooms').where('room_members.agent_id', '=', p.agentId).orderBy('rooms.id'));
+
 export async function listRoomsOfAgent(db: Db, agentId: string): Promise<Room[]> {
-  const rows = await db
-    .selectFrom('rooms')
-    .innerJoin('room_members', 'room_members.room_id', 'rooms.id')
-    .selectAll('rooms')
-    .where('room_members.agent_id', '=', agentId)
-    .orderBy('rooms.id')
-    .execute();
-  return rows.map(toRoom);
+  return (await roomsOfAgentQuery(db, { agentId })).rows.map(toRoom);
 }
 
 export async function isMember(db: Db, roomId: string, agentId: string): Promise<boolean> {
