@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2] [--postgres] [--nodes=2]`
+ * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2|r3] [--postgres] [--nodes=2]`
  *
  * Where the service's time goes under `message:send` load: starts the built service with the
  * inspector, profiles it (DevTools protocol, like `--cpu-prof` but only during the measured step)
@@ -32,7 +32,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'ams-profile-'));
 const profileDir = join('bench', 'results', 'profiles');
 mkdirSync(profileDir, { recursive: true });
 const jwtSecret = newJwtSecret();
-// --baseline=r1|r2: the same step against a baseline instead, for comparison.
+// --baseline=r1|r2|r3: the same step against a baseline instead, for comparison (r3: persisted-relay.js).
 const baseline = process.argv.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
 // --nodes=2: two nodes on a fresh PostgreSQL database and a private Redis, a room's members
 // alternating between them; node A is profiled, the CPU is both nodes'. --postgres: one node on PostgreSQL.
@@ -44,7 +44,7 @@ const redis = nodes > 1 ? await startRedis() : null;
 if (redis?.error) throw new Error(redis.error);
 const databaseUrl = database ? database.url : `sqlite:${join(tmp, 'p.sqlite')}`;
 const service = baseline
-  ? await startBaseline({ name: baseline, script: 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, 'r2.sqlite') }, nodeArgs: ['--inspect=127.0.0.1:0'] })
+  ? await startBaseline({ name: baseline, script: baseline === 'r3' ? 'bench/baselines/persisted-relay.js' : 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, `${baseline}.sqlite`) }, nodeArgs: ['--inspect=127.0.0.1:0'] })
   : await startService({ name: `profile-rooms${roomSize}`, databaseUrl, redisUrl: redis?.url, jwtSecret, nodeArgs: ['--inspect=127.0.0.1:0'] });
 const others = [];
 for (let n = 1; n < nodes; n++) others.push(await startService({ name: `profile-node-${n}`, databaseUrl, redisUrl: redis.url, jwtSecret }));

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { newHistogram, recordMs, summarize } from '../lib/histogram.js';
@@ -9,7 +10,7 @@ import { RoomLoad, sendersOf } from '../lib/room-load.js';
 import { describe } from '../lib/search.js';
 import { jwtMinter, startBaseline, startService } from '../lib/service.js';
 import { idleFixtures, settledRss } from './memory.js';
-import { serviceClients } from './rooms.js';
+import { baselineClients, serviceClients } from './rooms.js';
 
 const NSP = '/agents';
 /** Handshakes per second of the storm, all generators together. */
@@ -108,6 +109,13 @@ class Generators {
   }
 }
 
+/** Scenario 1's step (rooms of 10, 2 senders) at 4,000 msg/s on `set`'s clients, after a warm-up at 1,000. */
+async function sendStep(set, proc, { quick, stepMs }) {
+  const load = new RoomLoad({ ...set, senders: sendersOf(set.roomOf, 2), serverCpu: () => proc.cpu() });
+  await load.step({ rate: 1000, durationMs: quick ? 300 : 1500, drainMs: 2000 });
+  return load.step({ rate: 4000, durationMs: stepMs, drainMs: 2000 });
+}
+
 /** Server CPU (fraction of one core) over `seconds` of nothing but heartbeats. */
 async function idleCpu(proc, seconds) {
   const c0 = proc.cpu();
@@ -203,9 +211,7 @@ export async function idleScenario(bench) {
 
     const set = await serviceClients(service, { rooms: 10, roomSize: 10, mint });
     roomClients.push(...set.clients);
-    const load = new RoomLoad({ ...set, senders: sendersOf(set.roomOf, 2), serverCpu: () => service.proc.cpu() });
-    await load.step({ rate: 1000, durationMs: quick ? 300 : 1500, drainMs: 2000 }); // warm-up
-    svc.step = await load.step({ rate: 4000, durationMs: stepMs, drainMs: 2000 });
+    svc.step = await sendStep(set, service.proc, { quick, stepMs });
     log(`service  4000 msg/s rooms of 10, 2 senders, while held: ${describe(svc.step)}`);
     for (const c of set.clients) c.close();
     svc.openAfterStep = await gens.open();
@@ -258,6 +264,25 @@ export async function idleScenario(bench) {
     log(`R1       ${base.kbPerConnection} KB/connection (RSS ${base.rssStartMiB} -> ${base.rssHeldMiB} MiB), idle CPU ${base.idleCpu}, connected in ${base.connectSeconds} s, hello-ack p50 ${base.helloAck.p50} p99 ${base.helloAck.p99} ms, generator lateness p99 ${base.openLag.p99} ms, server CPU ${base.cpuMsPerHandshake} ms per handshake`);
     result.R1 = base;
     await r1Gens.closeAll();
+    r1Gens.stop();
+    await r1.proc.stop();
+
+    // R3, the ceiling of the design (R1 plus the service's writes, made its way): the same step alone,
+    // then while as many idle connections are held. What holding them costs a bare persisting relay
+    // on this machine is what the service's step while held can be held to.
+    const r3 = await startBaseline({ name: 'r3-idle', script: 'bench/baselines/persisted-relay.js', env: { BASELINE_DB: join(bench.tmp, 'idle-r3.sqlite') } });
+    procs.push(r3.proc);
+    const r3Set = await baselineClients(r3.url, { rooms: 10, roomSize: 10, mint });
+    roomClients.push(...r3Set.clients);
+    const r3Alone = await sendStep(r3Set, r3.proc, { quick, stepMs });
+    log(`R3       4000 msg/s rooms of 10, 2 senders, alone: ${describe(r3Alone)}`);
+    const r3Gens = new Generators(generatorCount, 2 + 2 * generatorCount);
+    generators.push(r3Gens);
+    const r3Storm = await r3Gens.storm(r3.url, agents.map((a, i) => ({ token: mint(a.id), agentId: a.id, rooms: `idle-room-${Math.floor(i / roomSize)}` })), timeoutMs, r3.proc);
+    const r3Held = await sendStep(r3Set, r3.proc, { quick, stepMs });
+    log(`R3       4000 msg/s rooms of 10, 2 senders, while ${r3Storm.connected} held: ${describe(r3Held)}`);
+    result.R3 = { connected: r3Storm.connected, stepAlone: r3Alone, stepHeld: r3Held };
+    await r3Gens.closeAll();
 
     // Slopes, projected: what a node would need for 50,000 and 100,000 idle agents.
     const cpuPerConnection = svc.idleCpu === null ? null : svc.idleCpu / Math.max(1, storm.connected);
