@@ -34,24 +34,27 @@ export async function completeFile(db: Kysely<DB>, file: { id: string; uploaderI
   });
 }
 
-/** Deletes a file and its chunks; deleting one already gone is a no-op (several nodes may clean up at once). */
 /**
  * The clean-up's delete of one file it found expired: the row goes only if it is still incomplete
- * or still attached to nothing (a send may have attached it since it was found), then its chunks.
- * True when it went.
+ * or still attached to nothing (a send may have attached it since it was found), and its chunks with
+ * it, in one transaction: a process stopped in between leaves both (found again next time), never
+ * chunks without their row, which nothing would find again. True when it went.
  */
-export async function deleteExpiredFile(db: Db, id: string): Promise<boolean> {
-  const gone = await db.deleteFrom('files').where('id', '=', id)
-    .where(({ or, eb, not, exists, selectFrom }) => or([
-      eb('completed_at', 'is', null),
-      not(exists(selectFrom('message_attachments').select('file_id').whereRef('message_attachments.file_id', '=', 'files.id'))),
-    ]))
-    .executeTakeFirst();
-  if (Number(gone.numDeletedRows) === 0) return false;
-  await db.deleteFrom('file_chunks').where('file_id', '=', id).execute();
-  return true;
+export async function deleteExpiredFile(db: Kysely<DB>, id: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const gone = await trx.deleteFrom('files').where('id', '=', id)
+      .where(({ or, eb, not, exists, selectFrom }) => or([
+        eb('completed_at', 'is', null),
+        not(exists(selectFrom('message_attachments').select('file_id').whereRef('message_attachments.file_id', '=', 'files.id'))),
+      ]))
+      .executeTakeFirst();
+    if (Number(gone.numDeletedRows) === 0) return false;
+    await trx.deleteFrom('file_chunks').where('file_id', '=', id).execute();
+    return true;
+  });
 }
 
+/** Deletes a file and its chunks; deleting one already gone is a no-op (several nodes may clean up at once). */
 export async function deleteFiles(db: Db, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
   await db.deleteFrom('file_chunks').where('file_id', 'in', ids).execute();
