@@ -2,7 +2,9 @@ import type { Redis } from 'ioredis';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
 import { exchangeGateFor, type ExchangeGate } from './exchange-gate.js';
-import { createAbuseDetector, createEventBudget, createLimiter, WS_AGENT_EVENTS_CONNECTIONS, type AbuseDetector, type EventBudget } from './rate-limits.js';
+import {
+  createAbuseDetector, createEventBudget, createLimiter, createSharedEventBudget, WS_AGENT_EVENTS_CONNECTIONS, type AbuseDetector, type EventBudget, type SharedEventBudget,
+} from './rate-limits.js';
 import { createWaitSlots, type WaitSlots } from './wait-slots.js';
 
 export { admit, type Admission } from './rate-limits.js';
@@ -26,9 +28,9 @@ export interface Limits {
   connectionEvents(): EventBudget;
   /**
    * WebSocket events, per agent over all its connections: what one agent can make the server do and
-   * send to others stays bounded however many sockets it opens.
+   * send to others stays bounded however many sockets it opens. Taken in shares (SharedEventBudget).
    */
-  wsAgentEvents: RateLimiterAbstract;
+  agentEvents: SharedEventBudget;
   /** Per connection: the sustained-abuse rule (docs/websocket.md), which disconnects. */
   abuseDetector(): AbuseDetector;
   /** Live WebSocket connections one agent may hold (over every node when presence is in Redis). */
@@ -51,7 +53,8 @@ export function createLimits(config: Config, redis: Redis | null): Limits {
     restAnon: make('rest-anon', config.rateLimit.anonPerMinute, 60),
     restAgent: make('rest-agent', config.rateLimit.agentPerMinute, 60),
     connectionEvents: () => createEventBudget(config.ws.eventsPerSecond),
-    wsAgentEvents: make('ws-agent-events', config.ws.eventsPerSecond * WS_AGENT_EVENTS_CONNECTIONS, 1),
+    // While Redis is away no share is used: events are refused UNAVAILABLE, as REST requests are.
+    agentEvents: createSharedEventBudget(make('ws-agent-events', config.ws.eventsPerSecond * WS_AGENT_EVENTS_CONNECTIONS, 1), () => redis === null || redis.status === 'ready'),
     abuseDetector: () => createAbuseDetector(config.ws.abuseEventsPerSecond, config.ws.abuseSeconds),
     connectionsPerAgent: config.ws.maxConnectionsPerAgent,
     slowConsumerBytes: config.ws.maxBufferedBytes,

@@ -121,3 +121,102 @@ class StreakDetector implements AbuseDetector {
 export function createAbuseDetector(eventsPerSecond: number, seconds: number, now: () => number = Date.now): AbuseDetector {
   return new StreakDetector(eventsPerSecond, seconds, now);
 }
+
+/**
+ * An agent's WebSocket event budget over all its connections and nodes (its limiter, in Redis when
+ * shared), taken in shares: a node takes `shareSize` points of the limiter's current window in one
+ * call and admits that many of the agent's events from memory, synchronously, until the window ends.
+ * One limiter call (a Redis round trip with several nodes) per share instead of per event: it was
+ * about 9 % of a message's busy time on a node of two (bench/profile.js --nodes=2).
+ *
+ * Never more than the budget in a window: the points are counted in the limiter when taken. A share
+ * that crosses the limit keeps the points of it that were within (the limiter counted them all), and
+ * the node then refuses the agent's events until the window ends without asking again. What a node
+ * took and did not use when the window ends is lost, so an agent at its limit with connections on n
+ * nodes may be refused up to n x (shareSize - 1) events early in a window. While the limiter's store is
+ * away (`usable` false) no share is used: every event asks the store, and is refused UNAVAILABLE.
+ */
+export interface SharedEventBudget {
+  /** One event of `key`'s: decided at once from this node's share when it can be, else once the limiter answered. */
+  take(key: string): Admission | Promise<Admission>;
+}
+
+interface Share {
+  /** Points of the limiter's current window taken by this node and not used yet. */
+  left: number;
+  /** When that window ends (Date.now() time; never later than the limiter's own end). */
+  until: number;
+  /** The window has no points left on any node: refused until it ends. */
+  spent: boolean;
+  /** The share being taken: the agent's later events wait for it, in their order. */
+  taking: Promise<Admission> | undefined;
+}
+
+const ADMITTED: Admission = { admitted: true };
+const LIMITED: Admission = { admitted: false, reason: 'limited' };
+/** Shares of ended windows are dropped once this many are held (at most once a second). */
+const SHARES_KEPT = 10_000;
+
+class ShareTaker implements SharedEventBudget {
+  private readonly shares = new Map<string, Share>();
+  private lastPrune = 0;
+
+  constructor(
+    private readonly limiter: RateLimiterAbstract,
+    private readonly shareSize: number,
+    private readonly usable: () => boolean,
+    private readonly now: () => number,
+  ) {}
+
+  take(key: string): Admission | Promise<Admission> {
+    if (!this.usable()) {
+      this.shares.delete(key);
+      return admit([this.limiter, key]);
+    }
+    const share = this.shares.get(key);
+    if (share?.taking !== undefined) return share.taking.then(() => this.take(key));
+    if (share !== undefined && this.now() < share.until) {
+      if (share.left > 0) {
+        share.left--;
+        return ADMITTED;
+      }
+      if (share.spent) return LIMITED;
+    }
+    return this.takeShare(key, share ?? { left: 0, until: 0, spent: false, taking: undefined });
+  }
+
+  private takeShare(key: string, share: Share): Promise<Admission> {
+    const size = this.shareSize;
+    const asked = this.now();
+    share.taking = this.limiter.consume(key, size).then(
+      (res): Admission => {
+        Object.assign(share, { left: size - 1, until: asked + res.msBeforeNext, spent: res.remainingPoints === 0, taking: undefined });
+        return ADMITTED;
+      },
+      (err: unknown): Admission => {
+        if (!isOverLimit(err)) {
+          this.shares.delete(key);
+          return { admitted: false, reason: 'unavailable', error: err };
+        }
+        // Counted whole by the limiter: the points of the share that were still within the window are ours.
+        const within = this.limiter.points - (err.consumedPoints - size);
+        Object.assign(share, { left: Math.max(0, within - 1), until: asked + err.msBeforeNext, spent: true, taking: undefined });
+        return within > 0 ? ADMITTED : LIMITED;
+      },
+    );
+    this.shares.set(key, share);
+    this.prune(asked);
+    return share.taking;
+  }
+
+  private prune(now: number): void {
+    if (this.shares.size <= SHARES_KEPT || now - this.lastPrune < 1000) return;
+    this.lastPrune = now;
+    for (const [key, share] of this.shares) if (share.taking === undefined && share.until <= now) this.shares.delete(key);
+  }
+}
+
+/** Shares of about an eighth of the budget, at most 16 events (1 when the budget is under 16: every event asks). */
+export function createSharedEventBudget(limiter: RateLimiterAbstract, usable: () => boolean = () => true, now: () => number = Date.now): SharedEventBudget {
+  return new ShareTaker(limiter, Math.max(1, Math.min(16, Math.floor(limiter.points / 8))), usable, now);
+}

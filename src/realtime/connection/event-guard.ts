@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
-import { admit, type Limits } from '../../limits/index.js';
+import type { Admission, Limits } from '../../limits/index.js';
 import type { AbuseDetector, EventBudget } from '../../limits/rate-limits.js';
 import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
 import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
@@ -131,17 +131,23 @@ class EventGuard {
     }
     // Handed over synchronously: its handler queues it at once, so it counts as in flight from here on.
     if (!this.agentBudgetMayBind()) return deps.run(socket, this.queue, packet);
+    const admission = limits.agentEvents.take(socket.data.principal.agentId);
+    if (!(admission instanceof Promise)) return this.admitted(packet, admission);
     this.admitting++;
-    void admit([limits.wsAgentEvents, socket.data.principal.agentId]).then((admission) => {
+    void admission.then((answer) => {
       this.admitting--;
-      if (!socket.connected) return;
-      if (admission.admitted) return deps.run(socket, this.queue, packet);
-      if (admission.reason === 'limited') return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(config)));
-      // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
-      const { error } = admission;
-      logger.warn({ ...socketFields(socket), err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
-      this.refuse(packet, new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
+      if (socket.connected) this.admitted(packet, answer);
     });
+  }
+
+  /** An event through the agent's budget: run, or refused. */
+  private admitted(packet: unknown[], admission: Admission): void {
+    if (admission.admitted) return this.deps.run(this.socket, this.queue, packet);
+    if (admission.reason === 'limited') return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(this.deps.config)));
+    // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
+    const { error } = admission;
+    this.deps.logger.warn({ ...socketFields(this.socket), err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
+    this.refuse(packet, new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
   }
 
   /** A refused event's answer; what it needs is read from the packet only then (most events pass). */
