@@ -22,7 +22,20 @@ export interface Metrics {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const messages = new Counter({ name: 'service_messages_total', help: 'Messages sent, by room', labelNames: ['room'], registers: [registry] });
+  // Messages are counted per room here and added to the counter when it is read (prom-client calls
+  // `collect` on every scrape) rather than through prom-client's label hashing per message (0.6 % of
+  // the main thread at 1,000 msg/s, perf).
+  const unscraped = new Map<string, number>();
+  const messages = new Counter({
+    name: 'service_messages_total',
+    help: 'Messages sent, by room',
+    labelNames: ['room'],
+    registers: [registry],
+    collect() {
+      for (const [room, count] of unscraped) this.inc({ room }, count);
+      unscraped.clear();
+    },
+  });
   return {
     registry,
     httpRequests: new Counter({
@@ -56,7 +69,7 @@ export function createMetrics(): Metrics {
     }),
     publisher: {
       publish(event: DomainEvent) {
-        if (event.type === 'message.created') messages.inc({ room: event.message.roomId });
+        if (event.type === 'message.created') unscraped.set(event.message.roomId, (unscraped.get(event.message.roomId) ?? 0) + 1);
       },
     },
   };

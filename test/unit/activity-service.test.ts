@@ -19,7 +19,12 @@ describe('activity service', () => {
     sent = [];
     activity = createActivityService({
       authz: createAuthz('open'),
-      rooms: { assertMember: async (_roomId, agentId) => { if (agentId === OUTSIDER) throw forbidden('Not a member of this room'); } },
+      rooms: {
+        assertMember: async (_roomId, agentId) => {
+          if (agentId === OUTSIDER) throw forbidden('Not a member of this room');
+          return 'group';
+        },
+      },
       events: { publish: (e) => void sent.push(e) },
     });
   });

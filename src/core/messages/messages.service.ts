@@ -201,14 +201,14 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   }, { minIntervalMs: COMMIT_SPACING_MS, spaceFromRate: SPACED_FROM_RATE });
 
   /** What attention.ts needs besides the message: read before the write, never inside it. */
-  const attentionCauses = async (roomId: string, repliedTo: Message | null): Promise<AttentionCauses> => {
+  const attentionCauses = async (roomId: string, direct: boolean, repliedTo: Message | null): Promise<AttentionCauses> => {
     const causes: AttentionCauses = {};
     if (repliedTo) {
       causes.replyToSender = repliedTo.senderId;
       const rootId = threadRootOf(repliedTo);
       if (rootId !== null && rootId !== repliedTo.id) causes.threadRootSender = (await findMessageInRoom(db, roomId, rootId))?.senderId ?? null;
     }
-    if (isDirectRoom(await rooms.get(roomId))) causes.directMembers = await listMemberIds(db, roomId);
+    if (direct) causes.directMembers = await listMemberIds(db, roomId);
     return causes;
   };
 
@@ -220,7 +220,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       if ('problem' in checked) throw validationError({ [`${prefix}data`]: checked.problem });
       rememberDataJson(data as object, checked.json);
     }
-    const attachments = await findAttachable(db, senderId, parseAttachmentIds(raw.attachments, `${prefix}attachments`));
+    const ids = parseAttachmentIds(raw.attachments, `${prefix}attachments`);
+    const attachments = ids.length === 0 ? [] : await findAttachable(db, senderId, ids);
     if (attachments === null) throw validationError({ [`${prefix}attachments`]: 'must be ids of completed files you uploaded' });
     return { data, attachments };
   };
@@ -232,7 +233,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     // data and attachments first, so that their errors name the field itself (not an item of it).
     const { data, attachments } = await checkExtras(sender.agentId, raw);
     const fields = sendInput.parse(raw);
-    await rooms.assertMember(roomId, sender.agentId);
+    const direct = (await rooms.assertMember(roomId, sender.agentId)) === 'direct';
     requireRoom(sender, roomId);
 
     // docs/protocol.md, Mentions: a repeated id counts once; at most MENTIONS_MAX, each a member.
@@ -265,7 +266,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     if (mentions !== undefined) message.mentions = mentions;
     if (replyTo !== undefined) message.replyTo = replyTo;
     if (fields.clientMsgId !== undefined) message.clientMsgId = fields.clientMsgId;
-    const causes = await attentionCauses(roomId, repliedTo);
+    // Most sends have no cause to read: they spare the call and its await.
+    const causes = direct || repliedTo !== null ? await attentionCauses(roomId, direct, repliedTo) : {};
     // A task's message is for its assignee's attention when the requester sent it (docs/tasks.md).
     if (post?.attentionOf !== undefined) causes.taskAssignee = post.attentionOf;
     const attention = decideAttention(message, causes);

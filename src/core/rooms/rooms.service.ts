@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { conflict, forbidden, notFound, roomNotFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
-import type { DB } from '../../store/schema.js';
+import type { DB, RoomKind } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -74,9 +74,10 @@ export interface RoomsService {
   lastSeqs(roomIds: readonly string[]): Promise<Record<string, number>>;
   /**
    * Throws ROOM_NOT_FOUND / FORBIDDEN unless the room exists and the agent is a member (a direct
-   * room answers ROOM_NOT_FOUND to anyone else: it is private).
+   * room answers ROOM_NOT_FOUND to anyone else: it is private). Resolves to the room's kind (a send
+   * needs it and would read the room again).
    */
-  assertMember(roomId: string, agentId: string): Promise<void>;
+  assertMember(roomId: string, agentId: string): Promise<RoomKind>;
   /** Those of `agentIds` that are not members of the room (a message's mentions), in their order. */
   nonMembers(roomId: string, agentIds: readonly string[]): Promise<string[]>;
   /**
@@ -118,18 +119,19 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     return room;
   };
 
-  const assertMember = async (rawRoomId: string, agentId: string): Promise<void> => {
+  const assertMember = async (rawRoomId: string, agentId: string): Promise<RoomKind> => {
     const roomId = parseId(rawRoomId, 'roomId');
     // Every message sent asks: a known room costs no lookup, copy or await.
-    if (!knownRooms.has(roomId)) await getRoomOr404(roomId);
+    const { kind } = knownRooms.get(roomId) ?? await getRoomOr404(roomId);
     // With several nodes the cache answers only while other nodes' removals reach it (membership-cache.ts).
-    if (cache?.has(roomId, agentId)) return;
+    if (cache?.has(roomId, agentId)) return kind;
     const since = cache?.begin() ?? 0;
     if (!(await isMember(db, roomId, agentId))) {
-      if ((await getRoomOr404(roomId)).kind === 'direct') throw roomNotFound();
+      if (kind === 'direct') throw roomNotFound();
       throw forbidden('Not a member of this room');
     }
     cache?.remember(since, roomId, agentId);
+    return kind;
   };
 
   const assertReadable = async (roomId: string, agentId: string): Promise<void> => {
