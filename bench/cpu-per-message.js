@@ -69,9 +69,11 @@ try {
     await add('R3', r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
   }
   // --r3-variants: R3 with its writes on the event loop, with Phase 1's writes only (message and
-  // audit record), and both (the reference build's write design): what the write design costs.
+  // audit record), and both (the reference build's write design): what the write design costs;
+  // and R3 as it was before Phase 3 (one audit index, SQLite's own checkpoints).
   if (process.argv.includes('--r3-variants')) {
     const variants = [
+      ['R3 phase2', { BASELINE_SCHEMA: 'phase2' }],
       ['R3 loop', { BASELINE_WRITER: 'loop' }],
       ['R3 phase1', { BASELINE_WRITES: 'phase1' }],
       ['R3 p1 loop', { BASELINE_WRITER: 'loop', BASELINE_WRITES: 'phase1' }],

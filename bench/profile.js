@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2|r3] [--postgres] [--nodes=2]`
+ * `node bench/profile.js [--room-size=10] [--rooms=10] [--rate=800] [--seconds=10] [--baseline=r1|r2|r3] [--postgres] [--nodes=2] [--node-args="--perf-basic-prof"]`
  *
  * Where the service's time goes under `message:send` load: starts the built service with the
  * inspector, profiles it (DevTools protocol, like `--cpu-prof` but only during the measured step)
@@ -32,6 +32,9 @@ const tmp = mkdtempSync(join(tmpdir(), 'ams-profile-'));
 const profileDir = join('bench', 'results', 'profiles');
 mkdirSync(profileDir, { recursive: true });
 const jwtSecret = newJwtSecret();
+// --node-args: more flags for the profiled process, e.g. --perf-basic-prof for `perf record -p` on it
+// (its JavaScript named in perf's report), or V8's --trace-opt.
+const profiledNodeArgs = ['--inspect=127.0.0.1:0', ...String(arg('node-args', '')).split(' ').filter(Boolean)];
 // --baseline=r1|r2|r3: the same step against a baseline instead, for comparison (r3: persisted-relay.js).
 const baseline = process.argv.find((a) => a.startsWith('--baseline='))?.slice('--baseline='.length);
 // --nodes=2: two nodes on a fresh PostgreSQL database and a private Redis, a room's members
@@ -44,8 +47,8 @@ const redis = nodes > 1 ? await startRedis() : null;
 if (redis?.error) throw new Error(redis.error);
 const databaseUrl = database ? database.url : `sqlite:${join(tmp, 'p.sqlite')}`;
 const service = baseline
-  ? await startBaseline({ name: baseline, script: baseline === 'r3' ? 'bench/baselines/persisted-relay.js' : 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, `${baseline}.sqlite`) }, nodeArgs: ['--inspect=127.0.0.1:0'] })
-  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl, redisUrl: redis?.url, jwtSecret, nodeArgs: ['--inspect=127.0.0.1:0'] });
+  ? await startBaseline({ name: baseline, script: baseline === 'r3' ? 'bench/baselines/persisted-relay.js' : 'bench/baselines/relay.js', env: { BASELINE_MODE: baseline, BASELINE_DB: join(tmp, `${baseline}.sqlite`) }, nodeArgs: profiledNodeArgs })
+  : await startService({ name: `profile-rooms${roomSize}`, databaseUrl, redisUrl: redis?.url, jwtSecret, nodeArgs: profiledNodeArgs });
 const others = [];
 for (let n = 1; n < nodes; n++) others.push(await startService({ name: `profile-node-${n}`, databaseUrl, redisUrl: redis.url, jwtSecret }));
 const set = baseline
@@ -60,19 +63,30 @@ const threads = () => {
       const stat = readFileSync(`/proc/${service.proc.pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[`${name}#${tid}`] = Number(f[11]) + Number(f[12]);
+      const status = readFileSync(`/proc/${service.proc.pid}/task/${tid}/status`, 'utf8');
+      const switches = (kind) => Number(new RegExp(`^${kind}_ctxt_switches:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+      out[`${name}#${tid}`] = { cpu: Number(f[11]) + Number(f[12]), switches: switches('voluntary') + switches('nonvoluntary') };
     } catch {
       // thread gone
     }
   }
   return out;
 };
+// /proc/<pid>/io: the process's read and write system calls (sockets, the database, every thread).
+const syscalls = (io) => Object.fromEntries(io.trim().split('\n').map((line) => line.split(': ')).map(([k, v]) => [k, Number(v)]));
 const th0 = threads();
+const io0 = syscalls(readFileSync(`/proc/${service.proc.pid}/io`, 'utf8'));
 const t0 = service.proc.cpuTimes();
 const { result, profile } = await profileDuring(service.proc, () => load.step({ rate, durationMs: seconds * 1000 }));
 const t1 = service.proc.cpuTimes();
 const th1 = threads();
-console.log('CPU ticks by thread:', Object.entries(th1).map(([k, v]) => [k, v - (th0[k] ?? 0)]).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', '));
+const io1 = syscalls(readFileSync(`/proc/${service.proc.pid}/io`, 'utf8'));
+// Per thread: CPU ticks, and context switches (each a wake-up or a preemption) per message sent.
+console.log('CPU ticks, context switches per message, by thread:', Object.entries(th1)
+  .map(([k, v]) => [k, v.cpu - (th0[k]?.cpu ?? 0), v.switches - (th0[k]?.switches ?? 0)])
+  .filter(([, cpu]) => cpu > 0)
+  .map(([k, cpu, switches]) => `${k} ${cpu} (${(switches / result.sent).toFixed(2)})`).join(', '));
+console.log(`read and write system calls per message: ${(['syscr', 'syscw'].map((k) => ((io1[k] - io0[k]) / result.sent).toFixed(2))).join(', ')}`);
 console.log(`${rate} msg/s in rooms of ${roomSize}: ${describe(result)}`);
 const perMessage = (t) => (((t1[t] - t0[t]) * 1e6) / result.sent).toFixed(0);
 console.log(`server CPU per message${nodes > 1 ? ' (node A)' : ''}: ${perMessage('user')} us user + ${perMessage('system')} us system`);

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { v7 as uuidv7 } from 'uuid';
 import { searchText } from '../../dist/core/search/search-text.js';
 import { coalesceWrites } from '../../dist/realtime/outbound/write-coalescing.js';
+import { startCheckpointer } from '../../dist/store/sqlite-checkpointer.js';
 import { serveRelay, startSocketServer } from './socket-server.js';
 
 /**
@@ -11,13 +12,17 @@ import { serveRelay, startSocketServer } from './socket-server.js';
  * and nothing else (no authentication, rate limit, validation beyond shape, membership check,
  * idempotency, webhooks, inbox or metrics):
  * - in the service's tables and indexes (messages with `seq`, the FTS5 search entry, the audit
- *   record; rooms' `last_seq`), on SQLite with the service's pragmas (WAL, synchronous=NORMAL);
+ *   record under the audit log's four reading orders; rooms' `last_seq`), on SQLite with the
+ *   service's pragmas (WAL, synchronous=NORMAL) and its checkpoints (a passive checkpoint every
+ *   200 ms on a thread of their own, sqlite-checkpointer.ts);
  * - group-committed on a worker thread that owns the write connection (the event loop never waits on
  *   the disk), one message to the thread per batch, `seq` computed in SQL, commits spaced by 4 ms
  *   while at least 1,000 messages a second arrive (the service's policy, write-batcher.ts);
  * - acknowledged `{messageId, seq}` and broadcast after the commit, in order, with the socket's
  *   frames of one send corked into one write (the service's write-coalescing.ts).
  * BASELINE_DB: the SQLite file (created). BASELINE_WRITER=loop and BASELINE_WRITES=phase1: see openWriter.
+ * BASELINE_SCHEMA=phase2: R3 as it was until Phase 3 read the audit log (one audit index, on
+ * (event, id); SQLite's own checkpoints every 1,000 pages, on the writer thread).
  * BASELINE_PG_URL: R3 on PostgreSQL instead (openPostgresWriter): the same writes, batches and policy.
  */
 const SPACING_MS = 4;
@@ -29,12 +34,15 @@ const SPACED_FROM_RATE = 1000;
  * `phase2` false (`BASELINE_WRITES=phase1`): the message and its audit record only, as before
  * Phase 2 (no search entry, no `seq`, no counter): with both knobs, the price of the writes that
  * the design prescribes is R3's cost less this one's, measured in the same run.
+ * `today` false (`BASELINE_SCHEMA=phase2`): the audit index of Phase 2 only.
  * Its source is also the worker's (Function#toString): it may use only its parameters.
  */
-function openWriter(Database, path, phase2) {
+function openWriter(Database, path, phase2, today) {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // The checkpoints are the checkpointer thread's (below); SQLite's own only as the service's safety net.
+  if (today) db.pragma('wal_autocheckpoint = 20000');
   db.exec(`
     create table if not exists rooms (id text primary key, last_seq bigint default 0 not null);
     create table if not exists messages (id text primary key, room_id text not null references rooms (id), sender_id text not null,
@@ -42,8 +50,14 @@ function openWriter(Database, path, phase2) {
     create index if not exists messages_room_id_idx on messages (room_id, id);
     create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
     create table if not exists audit_log (id text primary key, event text not null, actor_id text, subject_id text, detail text not null, created_at text not null);
-    create index if not exists audit_log_event_idx on audit_log (event, id);
   `);
+  // The audit log's reading orders (the service's migration 014), or Phase 2's one index.
+  db.exec(today
+    ? `create index if not exists audit_log_time_idx on audit_log (created_at, id);
+       create index if not exists audit_log_event_time_idx on audit_log (event, created_at, id);
+       create index if not exists audit_log_actor_time_idx on audit_log (actor_id, created_at, id);
+       create index if not exists audit_log_subject_time_idx on audit_log (subject_id, created_at, id);`
+    : 'create index if not exists audit_log_event_idx on audit_log (event, id);');
   if (phase2) {
     db.exec(`
       create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
@@ -91,7 +105,7 @@ function openWriter(Database, path, phase2) {
  * whole batch (the counters, locked in id order, returning their new values; the messages, their
  * `seq` from those; the search entries; the audit records). `synchronous_commit` on.
  */
-async function openPostgresWriter(url) {
+async function openPostgresWriter(url, today) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -106,8 +120,13 @@ async function openPostgresWriter(url) {
       tsv tsvector not null generated always as (array_to_tsvector(string_to_array(words, ' '))) stored);
     create index if not exists message_search_tsv_idx on message_search using gin (tsv);
     create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail jsonb not null, created_at timestamptz not null);
-    create index if not exists audit_log_event_idx on audit_log (event, id);
   `);
+  await client.query(today
+    ? `create index if not exists audit_log_time_idx on audit_log (created_at, id);
+       create index if not exists audit_log_event_time_idx on audit_log (event, created_at, id);
+       create index if not exists audit_log_actor_time_idx on audit_log (actor_id, created_at, id);
+       create index if not exists audit_log_subject_time_idx on audit_log (subject_id, created_at, id);`
+    : 'create index if not exists audit_log_event_idx on audit_log (event, id);');
   // One statement per batch, as the service's (insertBatchOnPostgres, messages.store.ts): alone its
   // own transaction, answered after the commit.
   const batchSql = `with bumped as (
@@ -153,21 +172,23 @@ async function openPostgresWriter(url) {
 }
 
 const phase2 = process.env.BASELINE_WRITES !== 'phase1';
+const today = process.env.BASELINE_SCHEMA !== 'phase2';
 const path = process.env.BASELINE_DB ?? ':memory:';
 const driver = createRequire(import.meta.url).resolve('better-sqlite3');
 let post;
 if (process.env.BASELINE_PG_URL) {
-  post = await openPostgresWriter(process.env.BASELINE_PG_URL);
+  post = await openPostgresWriter(process.env.BASELINE_PG_URL, today);
 } else if (process.env.BASELINE_WRITER === 'loop') {
-  const write = openWriter(createRequire(import.meta.url)(driver), path, phase2);
+  const write = openWriter(createRequire(import.meta.url)(driver), path, phase2, today);
   post = async (batch) => write(batch);
 } else {
   const writer = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
-     const write = (${openWriter.toString()})(require(workerData.driver), workerData.path, workerData.phase2);
+     const write = (${openWriter.toString()})(require(workerData.driver), workerData.path, workerData.phase2, workerData.today);
      parentPort.on('message', (batch) => parentPort.postMessage(write(batch)));`,
-    { eval: true, workerData: { path, driver, phase2 } },
+    { eval: true, workerData: { path, driver, phase2, today } },
   );
+  if (today && path !== ':memory:') startCheckpointer(path, 'normal');
   const replies = [];
   writer.on('message', (reply) => replies.shift()(reply));
   post = (batch) => new Promise((resolve) => {
