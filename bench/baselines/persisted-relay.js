@@ -26,6 +26,14 @@ import { serveRelay, startSocketServer } from './socket-server.js';
  * BASELINE_PG_URL: R3 on PostgreSQL instead (openPostgresWriter): the same writes, batches and policy.
  */
 const SPACING_MS = 4;
+
+/** The audit log's reading orders (the service's migration 014), or Phase 2's one index; the same SQL on both engines. */
+const auditIndexesFor = (today) => (today
+  ? `create index if not exists audit_log_time_idx on audit_log (created_at, id);
+     create index if not exists audit_log_event_time_idx on audit_log (event, created_at, id);
+     create index if not exists audit_log_actor_time_idx on audit_log (actor_id, created_at, id);
+     create index if not exists audit_log_subject_time_idx on audit_log (subject_id, created_at, id);`
+  : 'create index if not exists audit_log_event_idx on audit_log (event, id);');
 const SPACED_FROM_RATE = 1000;
 
 /**
@@ -34,10 +42,10 @@ const SPACED_FROM_RATE = 1000;
  * `phase2` false (`BASELINE_WRITES=phase1`): the message and its audit record only, as before
  * Phase 2 (no search entry, no `seq`, no counter): with both knobs, the price of the writes that
  * the design prescribes is R3's cost less this one's, measured in the same run.
- * `today` false (`BASELINE_SCHEMA=phase2`): the audit index of Phase 2 only.
+ * `today` false (`BASELINE_SCHEMA=phase2`): SQLite's own checkpoints; `auditIndexes`: auditIndexesFor(today).
  * Its source is also the worker's (Function#toString): it may use only its parameters.
  */
-function openWriter(Database, path, phase2, today) {
+function openWriter(Database, path, phase2, today, auditIndexes) {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -51,13 +59,7 @@ function openWriter(Database, path, phase2, today) {
     create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
     create table if not exists audit_log (id text primary key, event text not null, actor_id text, subject_id text, detail text not null, created_at text not null);
   `);
-  // The audit log's reading orders (the service's migration 014), or Phase 2's one index.
-  db.exec(today
-    ? `create index if not exists audit_log_time_idx on audit_log (created_at, id);
-       create index if not exists audit_log_event_time_idx on audit_log (event, created_at, id);
-       create index if not exists audit_log_actor_time_idx on audit_log (actor_id, created_at, id);
-       create index if not exists audit_log_subject_time_idx on audit_log (subject_id, created_at, id);`
-    : 'create index if not exists audit_log_event_idx on audit_log (event, id);');
+  db.exec(auditIndexes);
   if (phase2) {
     db.exec(`
       create unique index if not exists messages_room_seq_uq on messages (room_id, seq);
@@ -121,12 +123,7 @@ async function openPostgresWriter(url, today) {
     create index if not exists message_search_tsv_idx on message_search using gin (tsv);
     create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail jsonb not null, created_at timestamptz not null);
   `);
-  await client.query(today
-    ? `create index if not exists audit_log_time_idx on audit_log (created_at, id);
-       create index if not exists audit_log_event_time_idx on audit_log (event, created_at, id);
-       create index if not exists audit_log_actor_time_idx on audit_log (actor_id, created_at, id);
-       create index if not exists audit_log_subject_time_idx on audit_log (subject_id, created_at, id);`
-    : 'create index if not exists audit_log_event_idx on audit_log (event, id);');
+  await client.query(auditIndexesFor(today));
   // One statement per batch, as the service's (insertBatchOnPostgres, messages.store.ts): alone its
   // own transaction, answered after the commit.
   const batchSql = `with bumped as (
@@ -179,14 +176,14 @@ let post;
 if (process.env.BASELINE_PG_URL) {
   post = await openPostgresWriter(process.env.BASELINE_PG_URL, today);
 } else if (process.env.BASELINE_WRITER === 'loop') {
-  const write = openWriter(createRequire(import.meta.url)(driver), path, phase2, today);
+  const write = openWriter(createRequire(import.meta.url)(driver), path, phase2, today, auditIndexesFor(today));
   post = async (batch) => write(batch);
 } else {
   const writer = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
-     const write = (${openWriter.toString()})(require(workerData.driver), workerData.path, workerData.phase2, workerData.today);
+     const write = (${openWriter.toString()})(require(workerData.driver), workerData.path, workerData.phase2, workerData.today, workerData.auditIndexes);
      parentPort.on('message', (batch) => parentPort.postMessage(write(batch)));`,
-    { eval: true, workerData: { path, driver, phase2, today } },
+    { eval: true, workerData: { path, driver, phase2, today, auditIndexes: auditIndexesFor(today) } },
   );
   if (today && path !== ':memory:') startCheckpointer(path, 'normal');
   const replies = [];
