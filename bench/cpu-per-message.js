@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3] [--r3-variants] [--postgres]`
+ * `node bench/cpu-per-message.js [--rate=1000] [--seconds=5] [--rounds=4] [--room-size=10] [--rooms=10] [--senders=N] [--compare-dist=../old/dist,../other/dist] [--r3] [--r3-checks] [--r3-variants] [--postgres]`
  *
  * Server CPU per `message:send` at one fixed rate, every member of every room sending in turn (as
  * in scenario 1; `--senders=N`: the first N members of each room only), in alternating rounds: the service (dist/), optionally another build of it
@@ -68,12 +68,20 @@ try {
     const r3 = await startBaseline({ name: 'r3', script: 'bench/baselines/persisted-relay.js', env: r3Db });
     await add('R3', r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
   }
+  // --r3-checks: R3 plus the checks the specification requires of every send (BASELINE_CHECKS=spec).
+  if (process.argv.includes('--r3-checks')) {
+    const r3Db = onPostgres ? { BASELINE_PG_URL: await databaseFor('checks') } : { BASELINE_DB: join(tmp, 'r3-checks.sqlite') };
+    const r3 = await startBaseline({ name: 'r3-checks', script: 'bench/baselines/persisted-relay.js', env: { ...r3Db, BASELINE_CHECKS: 'spec' } });
+    await add('R3 checks', r3.proc, await baselineClients(r3.url, { rooms, roomSize, mint }));
+  }
   // --r3-variants: R3 with its writes on the event loop, with Phase 1's writes only (message and
   // audit record), and both (the reference build's write design): what the write design costs;
-  // and R3 as it was before Phase 3 (one audit index, SQLite's own checkpoints).
+  // and R3 as it was before Phase 3 (one audit index, SQLite's own checkpoints, Phase 2's message),
+  // or today's R3 delivering Phase 2's message.
   if (process.argv.includes('--r3-variants')) {
     const variants = [
       ['R3 phase2', { BASELINE_SCHEMA: 'phase2' }],
+      ['R3 wire2', { BASELINE_WIRE: 'phase2' }],
       ['R3 loop', { BASELINE_WRITER: 'loop' }],
       ['R3 phase1', { BASELINE_WRITES: 'phase1' }],
       ['R3 p1 loop', { BASELINE_WRITER: 'loop', BASELINE_WRITES: 'phase1' }],

@@ -21,8 +21,14 @@ import { serveRelay, startSocketServer } from './socket-server.js';
  * - acknowledged `{messageId, seq}` and broadcast after the commit, in order, with the socket's
  *   frames of one send corked into one write (the service's write-coalescing.ts).
  * BASELINE_DB: the SQLite file (created). BASELINE_WRITER=loop and BASELINE_WRITES=phase1: see openWriter.
- * BASELINE_SCHEMA=phase2: R3 as it was until Phase 3 read the audit log (one audit index, on
- * (event, id); SQLite's own checkpoints every 1,000 pages, on the writer thread).
+ * Today's message (Phase 3): its columns (thread, edits, `data`, task; the thread index) and its
+ * wire shape in `message:new` (threadId, editedAt, deletedAt, data, attachments, task, replyCount,
+ * lastReplyAt), a send's `data` stored as JSON.
+ * BASELINE_SCHEMA=phase2: R3 as it was until Phase 3 (one audit index, on (event, id); SQLite's own
+ * checkpoints every 1,000 pages, on the writer thread; Phase 2's message, columns and wire).
+ * BASELINE_WIRE=phase2: today's R3 but `message:new` in Phase 2's shape (what today's fields cost).
+ * BASELINE_CHECKS=spec: R3 plus the checks the specification requires of every send, each made the
+ * minimal way (specChecks): a ceiling for the service with its per-event duties, not only its writes.
  * BASELINE_PG_URL: R3 on PostgreSQL instead (openPostgresWriter): the same writes, batches and policy.
  */
 const SPACING_MS = 4;
@@ -51,6 +57,9 @@ function openWriter(Database, path, phase2, today, auditIndexes) {
   db.pragma('synchronous = NORMAL');
   // The checkpoints are the checkpointer thread's (below); SQLite's own only as the service's safety net.
   if (today) db.pragma('wal_autocheckpoint = 20000');
+  // As the service's writer (sqlite.ts): SQLite's busy handler would sleep (1, 2, 5, 10 ... ms) each
+  // time a commit meets the checkpointer, where restarting the WAL can simply wait for a later commit.
+  if (today) db.pragma('busy_timeout = 0');
   db.exec(`
     create table if not exists rooms (id text primary key, last_seq bigint default 0 not null);
     create table if not exists messages (id text primary key, room_id text not null references rooms (id), sender_id text not null,
@@ -59,6 +68,20 @@ function openWriter(Database, path, phase2, today, auditIndexes) {
     create unique index if not exists messages_client_msg_id_uq on messages (room_id, sender_id, client_msg_id) where client_msg_id is not null;
     create table if not exists audit_log (id text primary key, event text not null, actor_id text, subject_id text, detail text not null, created_at text not null);
   `);
+  const hasColumn = (name) => db.prepare("select 1 from pragma_table_info('messages') where name = ?").get(name) !== undefined;
+  if (today && !hasColumn('thread_id')) {
+    // Phase 3's columns of a message (migrations 010, 012, 013), as the service's.
+    db.exec(`
+      alter table messages add column thread_id text;
+      alter table messages add column reply_count integer default 0 not null;
+      alter table messages add column last_reply_at text;
+      alter table messages add column edited_at text;
+      alter table messages add column deleted_at text;
+      alter table messages add column data text;
+      alter table messages add column task text;
+      create index if not exists messages_thread_seq_idx on messages (thread_id, seq) where thread_id is not null;
+    `);
+  }
   db.exec(auditIndexes);
   if (phase2) {
     db.exec(`
@@ -69,7 +92,9 @@ function openWriter(Database, path, phase2, today, auditIndexes) {
   db.pragma('foreign_keys = ON');
   const addRoom = db.prepare('insert or ignore into rooms (id) values (?)');
   const bump = db.prepare('update rooms set last_seq = last_seq + ? where id = ?');
-  const insertMessage = phase2
+  const insertMessage = today && phase2
+    ? db.prepare('insert into messages (id, room_id, sender_id, body, created_at, thread_id, data, task, seq) values (?, ?, ?, ?, ?, null, ?, null, (select last_seq from rooms where id = ?) - ?)')
+    : phase2
     ? db.prepare('insert into messages (id, room_id, sender_id, body, created_at, seq) values (?, ?, ?, ?, ?, (select last_seq from rooms where id = ?) - ?)')
     : db.prepare('insert into messages (id, room_id, sender_id, body, created_at) values (?, ?, ?, ?, ?)');
   const insertWords = phase2 ? db.prepare('insert into message_search (message_id, words) values (?, ?)') : null;
@@ -80,12 +105,13 @@ function openWriter(Database, path, phase2, today, auditIndexes) {
       for (const room of batch.rooms) addRoom.run(room);
       return {};
     }
-    // batch: { counts: [[roomId, count]], rows: [[id, roomId, senderId, body, createdAt, fromEnd, words, auditId, detail]] }
+    // batch: { counts: [[roomId, count]], rows: [[id, roomId, senderId, body, createdAt, fromEnd, words, auditId, detail, data]] }
     db.exec('begin immediate');
     try {
       if (phase2) for (const [room, count] of batch.counts) bump.run(count, room);
-      for (const [id, room, sender, body, createdAt, fromEnd, words, auditId, detail] of batch.rows) {
-        if (phase2) insertMessage.run(id, room, sender, body, createdAt, room, fromEnd);
+      for (const [id, room, sender, body, createdAt, fromEnd, words, auditId, detail, data] of batch.rows) {
+        if (today && phase2) insertMessage.run(id, room, sender, body, createdAt, data, room, fromEnd);
+        else if (phase2) insertMessage.run(id, room, sender, body, createdAt, room, fromEnd);
         else insertMessage.run(id, room, sender, body, createdAt);
         if (phase2 && words !== '') insertWords.run(id, words);
         insertAudit.run(auditId, sender, id, detail, createdAt);
@@ -124,6 +150,14 @@ async function openPostgresWriter(url, today) {
     create table if not exists audit_log (id uuid primary key, event text not null, actor_id uuid, subject_id uuid, detail jsonb not null, created_at timestamptz not null);
   `);
   await client.query(auditIndexesFor(today));
+  if (today) {
+    await client.query(`
+      alter table messages add column if not exists thread_id uuid, add column if not exists reply_count integer default 0 not null,
+        add column if not exists last_reply_at timestamptz, add column if not exists edited_at timestamptz,
+        add column if not exists deleted_at timestamptz, add column if not exists data jsonb, add column if not exists task jsonb;
+      create index if not exists messages_thread_seq_idx on messages (thread_id, seq) where thread_id is not null;
+    `);
+  }
   // One statement per batch, as the service's (insertBatchOnPostgres, messages.store.ts): alone its
   // own transaction, answered after the commit.
   const batchSql = `with bumped as (
@@ -133,9 +167,9 @@ async function openPostgresWriter(url, today) {
       where rooms.id = c.id
       returning rooms.id, rooms.last_seq
     ), inserted as (
-      insert into messages (id, room_id, sender_id, body, created_at, seq)
-      select m.id, m.room_id, m.sender_id, m.body, m.created_at, bumped.last_seq - m.from_end
-      from unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::timestamptz[], $8::int[]) as m (id, room_id, sender_id, body, created_at, from_end)
+      insert into messages (id, room_id, sender_id, body, created_at, seq${today ? ', data' : ''})
+      select m.id, m.room_id, m.sender_id, m.body, m.created_at, bumped.last_seq - m.from_end${today ? ', m.data::jsonb' : ''}
+      from unnest($3::uuid[], $4::uuid[], $5::uuid[], $6::text[], $7::timestamptz[], $8::int[]${today ? ', $13::text[]' : ''}) as m (id, room_id, sender_id, body, created_at, from_end${today ? ', data' : ''})
       join bumped on bumped.id = m.room_id
     ), searched as (
       insert into message_search (message_id, words) select * from unnest($9::uuid[], $10::text[])
@@ -159,6 +193,7 @@ async function openPostgresWriter(url, today) {
         col(0), col(1), col(2), col(3), col(4), col(5),
         words.map((row) => row[0]), words.map((row) => row[6]),
         col(7), col(8),
+        ...(today ? [col(9)] : []),
       ]);
       const lastSeqs = new Map(rows.map((row) => [row.id, Number(row.last_seq)]));
       return { lastSeqs: rooms.map((room) => lastSeqs.get(room)) };
@@ -213,22 +248,26 @@ async function flush() {
   const counts = new Map();
   for (const { message } of batch) counts.set(message.roomId, (counts.get(message.roomId) ?? 0) + 1);
   const left = new Map(counts);
-  const rows = batch.map(({ message }) => {
+  // Each message's place from the end of its room's run in the batch (its `seq` is the room's new last less that).
+  const fromEnds = batch.map(({ message }) => {
     const fromEnd = left.get(message.roomId) - 1;
     left.set(message.roomId, fromEnd);
-    message.fromEnd = fromEnd;
-    return [message.id, message.roomId, message.authorAgentId, message.body, message.createdAt, fromEnd, phase2 ? searchText(message.body) : '', uuidv7(), JSON.stringify({ roomId: message.roomId })];
+    return fromEnd;
+  });
+  const rows = batch.map(({ message }, i) => {
+    const fromEnd = fromEnds[i];
+    const data = today && message.data !== null && message.data !== undefined ? JSON.stringify(message.data) : null;
+    return [message.id, message.roomId, message.authorAgentId, message.body, message.createdAt, fromEnd, phase2 ? searchText(message.body) : '', uuidv7(), JSON.stringify({ roomId: message.roomId }), data];
   });
   const order = [...counts.keys()];
   const reply = await post({ counts: order.map((room) => [room, counts.get(room)]), rows });
   const lastSeqs = new Map(order.map((room, i) => [room, reply.lastSeqs?.[i]]));
-  for (const { message, ack } of batch) {
+  for (const [i, { message, ack }] of batch.entries()) {
     if (reply.error) {
       ack({ error: { code: 'INTERNAL_ERROR', message: 'not stored' } });
       continue;
     }
-    const fromEnd = message.fromEnd;
-    delete message.fromEnd;
+    const fromEnd = fromEnds[i];
     if (!phase2) {
       ack({ messageId: message.id });
     } else {
@@ -261,9 +300,69 @@ function enqueue(entry) {
   schedule();
 }
 
+/**
+ * A message as `message:new` carries it today (the service's toWsMessage): Phase 3's fields, with
+ * the values a plain send has. `seq` is set after the commit.
+ */
+const todaysMessage = ({ id, roomId, authorAgentId, body, createdAt, data }) => ({
+  id, roomId, authorAgentId, body, createdAt, seq: 0, threadId: null, editedAt: null, deletedAt: null,
+  data: data ?? null, attachments: [], task: null, replyCount: 0, lastReplyAt: null,
+});
+
+/**
+ * BASELINE_CHECKS=spec: what the specification requires of every send before it is stored, each
+ * done the minimal way, synchronously: the connection's event budget (a fixed window), the payload
+ * checked by the service's own compiled schema (SendMessageInput: its Text kind counts code points
+ * and refuses NUL), membership (the socket's rooms), and the latency histogram and the per-room
+ * message count the metrics endpoint must serve. What the service does besides (authorisation
+ * state, the agent's budget across connections, idempotency, attention, the per-socket queue,
+ * webhooks, the cluster's bus) is not here.
+ */
+async function specChecks() {
+  const { compile } = await import('../../dist/core/validation.js');
+  const { SendMessageInput } = await import('@agent-messaging/protocol');
+  const { Histogram, Registry } = await import('prom-client');
+  const sendInput = compile(SendMessageInput);
+  const latency = new Histogram({
+    name: 'r3_websocket_latency_seconds', help: 'as the service', labelNames: ['event'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [new Registry()],
+  });
+  const perRoom = new Map();
+  const EVENTS_PER_SECOND = 1_000_000; // counted, never reached by the bench
+  return (socket, payload, ack) => {
+    const received = performance.now();
+    const budget = (socket.data.budget ??= { from: received, count: 0 });
+    if (received - budget.from >= 1000) {
+      budget.from = received;
+      budget.count = 0;
+    }
+    if (++budget.count > EVENTS_PER_SECOND) {
+      ack({ error: { code: 'RATE_LIMITED', message: 'Too many events' } });
+      return undefined;
+    }
+    try {
+      sendInput.parse(payload);
+    } catch (err) {
+      ack({ error: { code: 'VALIDATION_ERROR', message: err.message, details: err.details } });
+      return undefined;
+    }
+    if (!socket.rooms.has(payload.roomId)) {
+      ack({ error: { code: 'FORBIDDEN', message: 'Not a member of this room' } });
+      return undefined;
+    }
+    return (answer) => {
+      ack(answer);
+      if (answer.error === undefined) perRoom.set(payload.roomId, (perRoom.get(payload.roomId) ?? 0) + 1);
+      latency.observe({ event: 'message:send' }, (performance.now() - received) / 1000);
+    };
+  };
+}
+
+const admit = process.env.BASELINE_CHECKS === 'spec' ? await specChecks() : undefined;
 const nsp = startSocketServer();
 
-serveRelay(nsp, (message, ack) => enqueue({ message, ack }), async (socket, roomIds) => {
+const todaysWire = today && process.env.BASELINE_WIRE !== 'phase2';
+serveRelay(nsp, (message, ack) => enqueue({ message: todaysWire ? todaysMessage(message) : message, ack }), async (socket, roomIds) => {
   coalesceWrites(socket);
   await post({ rooms: roomIds });
-});
+}, admit);

@@ -32,16 +32,20 @@ export function startSocketServer(options = {}) {
  * The relays' protocol (R1, R2, R3): rooms from the handshake query, `agent:hello-ack`, and each
  * `message:send` of the right shape made into a message handed to `relay(message, ack)`.
  * `setup(socket, roomIds)`, awaited first, is what a relay must do before a connection may send.
+ * `admit(socket, payload, ack)`, when given, checks a send first: it returns the ack to use (the
+ * same or a wrapped one), or undefined once it has refused the send itself.
  */
-export function serveRelay(nsp, relay, setup = async () => undefined) {
+export function serveRelay(nsp, relay, setup = async () => undefined, admit = undefined) {
   nsp.on('connection', async (socket) => {
     const { agentId = socket.id, rooms = '' } = socket.handshake.query;
     const roomIds = String(rooms).split(',').filter((r) => r !== '');
     await setup(socket, roomIds);
     socket.join(roomIds);
     socket.emit('agent:hello-ack', { agentId, rooms: roomIds });
-    socket.on('message:send', (payload, ack) => {
-      if (typeof ack !== 'function') return;
+    socket.on('message:send', (payload, given) => {
+      if (typeof given !== 'function') return;
+      const ack = admit === undefined ? given : admit(socket, payload, given);
+      if (ack === undefined) return;
       if (typeof payload !== 'object' || payload === null || typeof payload.roomId !== 'string' || typeof payload.body !== 'string') {
         ack({ error: { code: 'VALIDATION_ERROR', message: 'roomId and body are required' } });
         return;
