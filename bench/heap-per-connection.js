@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
- * `node bench/heap-per-connection.js [--connections=2000] [--room-size=50] [--top=40]`
+ * `node bench/heap-per-connection.js [--connections=2000] [--room-size=50] [--top=40] [--owners]`
  *
  * What an idle authenticated connection keeps in the JS heap, by constructor: the service (SQLite)
  * and R1 (the bare Socket.IO relay) each take a heap snapshot (through the inspector, after a full
  * GC) before and after `--connections` clients connect in rooms of `--room-size`; the difference of
  * the two, per connection, grouped by the snapshot's node type and name. What the service holds
  * above R1 is its own per-connection state (scenario 17's KB per connection, docs/benchmarks.md).
+ * `--owners`: arrays (property and element stores, closures' arrays) are grouped by the object that
+ * holds them, so that a dictionary-mode object or a growing list shows under its own constructor.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +22,7 @@ import { baselineClients, serviceClients } from './scenarios/rooms.js';
 const connections = Number(arg('connections', 2000));
 const roomSize = Number(arg('room-size', 50));
 const top = Number(arg('top', 40));
+const byOwner = process.argv.includes('--owners');
 
 /** A heap snapshot after a full GC: {`type:name`: {count, bytes}}. */
 async function heapByConstructor(proc) {
@@ -34,12 +37,30 @@ async function heapByConstructor(proc) {
   const types = snapshot.snapshot.meta.node_types[0];
   const [typeAt, nameAt, sizeAt] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f));
   const out = new Map();
-  const { nodes, strings } = snapshot;
-  for (let i = 0; i < nodes.length; i += fields.length) {
+  const { nodes, strings, edges } = snapshot;
+  const nameOf = (i) => {
     const type = types[nodes[i + typeAt]];
     // Strings are grouped by type only: their names are their contents.
-    const name = type === 'string' || type === 'concatenated string' || type === 'sliced string' || type === 'number' ? '' : strings[nodes[i + nameAt]].slice(0, 60);
-    const key = `${type}:${name}`;
+    return type === 'string' || type === 'concatenated string' || type === 'sliced string' || type === 'number' ? '' : strings[nodes[i + nameAt]].slice(0, 60);
+  };
+  // --owners: the first object found holding each array (node offset of the array -> of its owner).
+  const owner = new Map();
+  if (byOwner) {
+    const edgeFields = snapshot.snapshot.meta.edge_fields.length;
+    const toAt = snapshot.snapshot.meta.edge_fields.indexOf('to_node');
+    const countAt = fields.indexOf('edge_count');
+    for (let i = 0, e = 0; i < nodes.length; i += fields.length) {
+      const ownerType = types[nodes[i + typeAt]];
+      for (let k = 0; k < nodes[i + countAt]; k++, e += edgeFields) {
+        const to = edges[e + toAt];
+        if (ownerType !== 'array' && types[nodes[to + typeAt]] === 'array' && !owner.has(to)) owner.set(to, i);
+      }
+    }
+  }
+  for (let i = 0; i < nodes.length; i += fields.length) {
+    const type = types[nodes[i + typeAt]];
+    const held = owner.get(i);
+    const key = held === undefined ? `${type}:${nameOf(i)}` : `${type}:${nameOf(i)} of ${types[nodes[held + typeAt]]}:${nameOf(held)}`;
     const entry = out.get(key) ?? { count: 0, bytes: 0 };
     entry.count++;
     entry.bytes += nodes[i + sizeAt];

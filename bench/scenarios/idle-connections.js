@@ -144,6 +144,21 @@ async function metric(url, name) {
 }
 
 /**
+ * After every connection closed: RSS sampled until within 10 % of `rssStart` or 30 s (memory is given
+ * back as the collector runs), then a full collection forced through the inspector and RSS again.
+ */
+async function memoryBack(proc, inspector, rssStart, quick) {
+  let rssEnd = await settledRss(proc);
+  const memoryDeadline = performance.now() + (quick ? 0 : 30_000);
+  while (rssEnd > rssStart * 1.1 && performance.now() < memoryDeadline) rssEnd = await settledRss(proc);
+  await inspector.call('HeapProfiler.collectGarbage');
+  const heapEnd = (await inspector.call('Runtime.getHeapUsage')).usedSize;
+  const rssAfterGc = await settledRss(proc);
+  const ratio = (rss) => Math.round((rss / rssStart) * 100) / 100;
+  return { rssEndMiB: mib(rssEnd), rssEndRatio: ratio(rssEnd), heapEnd, rssAfterGcMiB: mib(rssAfterGc), rssAfterGcRatio: ratio(rssAfterGc) };
+}
+
+/**
  * Scenario 17: as many idle authenticated connections as one node may hold. The count follows the
  * machine's open-file limit (hard limit less a reserve; quick mode a small count), opened at 1,000
  * handshakes/s by several generator processes from several loopback source addresses. Measured:
@@ -226,17 +241,9 @@ export async function idleScenario(bench) {
     }
     svc.onlineAfterClose = online;
     svc.offlineSeconds = round1((performance.now() - closedAt) / 1000);
-    // Memory is given back as the collector runs: sampled until within 10 % or the deadline.
-    let rssEnd = await settledRss(service.proc);
-    const memoryDeadline = performance.now() + (quick ? 0 : 30_000);
-    while (rssEnd > rssStart * 1.1 && performance.now() < memoryDeadline) rssEnd = await settledRss(service.proc);
-    svc.rssEndMiB = mib(rssEnd);
-    svc.rssEndRatio = Math.round((rssEnd / rssStart) * 100) / 100;
-    const heapEnd = await heapAfterGc();
-    svc.heapKbPerConnection = round1((heapHeld - heapEnd) / Math.max(1, storm.connected) / 1024);
-    const rssAfterGc = await settledRss(service.proc);
-    svc.rssAfterGcMiB = mib(rssAfterGc);
-    svc.rssAfterGcRatio = Math.round((rssAfterGc / rssStart) * 100) / 100;
+    const back = await memoryBack(service.proc, inspector, rssStart, quick);
+    Object.assign(svc, back);
+    svc.heapKbPerConnection = round1((heapHeld - back.heapEnd) / Math.max(1, storm.connected) / 1024);
     svc.connectedGaugeAfterClose = await metric(service.url, 'service_agents_connected');
     log(`service  all closed: ${online} still online after ${svc.offlineSeconds} s, RSS ${svc.rssEndMiB} MiB (${svc.rssEndRatio} x start), ${svc.rssAfterGcMiB} MiB after a full GC (${svc.rssAfterGcRatio} x); JS heap ${svc.heapKbPerConnection} KB per connection held`);
     result.service = svc;
@@ -245,9 +252,11 @@ export async function idleScenario(bench) {
     gens.stop();
     await service.proc.stop();
 
-    // R1 at the same count, same storm, fresh source addresses (the first run's ports may be in TIME_WAIT).
-    const r1 = await startBaseline({ name: 'r1-idle', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' } });
+    // R1 at the same count, same storm, fresh source addresses (the first run's ports may be in TIME_WAIT);
+    // with the inspector as the service, to force the same full collection once all are closed.
+    const r1 = await startBaseline({ name: 'r1-idle', script: 'bench/baselines/relay.js', env: { BASELINE_MODE: 'r1' }, nodeArgs: ['--inspect=127.0.0.1:0'] });
     procs.push(r1.proc);
+    inspector = await connectInspector(r1.proc);
     const r1Gens = new Generators(generatorCount, 2 + generatorCount);
     generators.push(r1Gens);
     const r1Start = await settledRss(r1.proc);
@@ -264,6 +273,11 @@ export async function idleScenario(bench) {
     log(`R1       ${base.kbPerConnection} KB/connection (RSS ${base.rssStartMiB} -> ${base.rssHeldMiB} MiB), idle CPU ${base.idleCpu}, connected in ${base.connectSeconds} s, hello-ack p50 ${base.helloAck.p50} p99 ${base.helloAck.p99} ms, generator lateness p99 ${base.openLag.p99} ms, server CPU ${base.cpuMsPerHandshake} ms per handshake`);
     result.R1 = base;
     await r1Gens.closeAll();
+    // What the transport alone gives back (the memory target's ceiling).
+    Object.assign(base, await memoryBack(r1.proc, inspector, r1Start, quick));
+    log(`R1       all closed: RSS ${base.rssEndMiB} MiB (${base.rssEndRatio} x start), ${base.rssAfterGcMiB} MiB after a full GC (${base.rssAfterGcRatio} x)`);
+    inspector.close();
+    inspector = null;
     r1Gens.stop();
     await r1.proc.stop();
 
