@@ -98,6 +98,25 @@ describe('engine.io internals used by outbound/slow-consumers.ts and outbound/wr
     }
   });
 
+  it('coalescing is installed on a WebSocket connection without an upgrade listener, and on a long-polling one once it upgrades', async () => {
+    const direct = serverSocket();
+    expect(Object.hasOwn(direct.conn.transport, 'send')).toBe(true); // corkedSend, over the prototype's
+    // A WebSocket connection is never upgraded: no listener (one more name doubles the listener table).
+    expect(direct.conn.listenerCount('upgrade')).toBe(0);
+
+    const other = await newAgent(api);
+    const { socket: polling } = await connectReady(server.url, other.jwt, { transports: ['polling', 'websocket'] });
+    try {
+      if (polling.io.engine.transport.name !== 'websocket') await new Promise((resolve) => polling.io.engine.once('upgrade', resolve));
+      const upgraded = [...server.app.realtime.namespace.sockets.values()].find((s) => s.data.principal?.agentId === other.id)!;
+      await waitUntil('the server side upgraded', () => (upgraded.conn.transport as unknown as EngineTransport).name === 'websocket');
+      expect(Object.hasOwn(upgraded.conn.transport, 'send')).toBe(true);
+      expect(upgraded.conn.listenerCount('upgrade')).toBe(0); // once: gone after the upgrade
+    } finally {
+      polling.disconnect();
+    }
+  });
+
   it('event-guard.ts pauses the ws WebSocket under the transport: pause() stops reading the connection, resume() reads on', async () => {
     const ws = webSocketOf(serverSocket());
     expect(ws).toBe((serverSocket().conn.transport as unknown as EngineTransport).socket);

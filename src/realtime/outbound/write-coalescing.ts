@@ -18,8 +18,11 @@ interface EngineTransport {
  * the listener): closures per connection would cost heap for as long as it is held.
  */
 export function coalesceWrites(socket: AgentSocket): void {
-  corkSends(socket.conn.transport as unknown as EngineTransport);
-  socket.conn.on('upgrade', corkSends);
+  const transport = socket.conn.transport as unknown as EngineTransport;
+  // A WebSocket connection is never upgraded again (the transports are polling and websocket), and
+  // one more listener name on the connection doubles its listener table: only polling listens.
+  if (transport.name === 'websocket') corkSends(transport);
+  else socket.conn.once('upgrade', corkSends);
 }
 
 function corkSends(transport: EngineTransport): void {
