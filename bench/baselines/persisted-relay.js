@@ -313,21 +313,17 @@ const todaysMessage = ({ id, roomId, authorAgentId, body, createdAt, data }) => 
  * BASELINE_CHECKS=spec: what the specification requires of every send before it is stored, each
  * done the minimal way, synchronously: the connection's event budget (a fixed window), the payload
  * checked by the service's own compiled schema (SendMessageInput: its Text kind counts code points
- * and refuses NUL), membership (the socket's rooms), and the latency histogram and the per-room
- * message count the metrics endpoint must serve. What the service does besides (authorisation
+ * and refuses NUL), membership (the socket's rooms), and the service's own metrics (its latency
+ * histogram, its per-room message count). What the service does besides (authorisation
  * state, the agent's budget across connections, idempotency, attention, the per-socket queue,
  * webhooks, the cluster's bus) is not here.
  */
 async function specChecks() {
   const { compile } = await import('../../dist/core/validation.js');
   const { SendMessageInput } = await import('@agent-messaging/protocol');
-  const { Histogram, Registry } = await import('prom-client');
+  const { createMetrics } = await import('../../dist/ops/metrics.js');
   const sendInput = compile(SendMessageInput);
-  const latency = new Histogram({
-    name: 'r3_websocket_latency_seconds', help: 'as the service', labelNames: ['event'],
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [new Registry()],
-  });
-  const perRoom = new Map();
+  const metrics = createMetrics();
   const EVENTS_PER_SECOND = 1_000_000; // counted, never reached by the bench
   return (socket, payload, ack) => {
     const received = performance.now();
@@ -352,8 +348,8 @@ async function specChecks() {
     }
     return (answer) => {
       ack(answer);
-      if (answer.error === undefined) perRoom.set(payload.roomId, (perRoom.get(payload.roomId) ?? 0) + 1);
-      latency.observe({ event: 'message:send' }, (performance.now() - received) / 1000);
+      if (answer.error === undefined) metrics.publisher.publish({ type: 'message.created', message: { roomId: payload.roomId } });
+      metrics.wsLatency.observe({ event: 'message:send' }, (performance.now() - received) / 1000);
     };
   };
 }

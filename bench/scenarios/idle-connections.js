@@ -143,6 +143,12 @@ async function metric(url, name) {
   }
 }
 
+/** Live JS heap (bytes) after a full collection forced through the inspector. */
+async function heapAfterGc(inspector) {
+  await inspector.call('HeapProfiler.collectGarbage');
+  return (await inspector.call('Runtime.getHeapUsage')).usedSize;
+}
+
 /**
  * After every connection closed: RSS sampled until within 10 % of `rssStart` or 30 s (memory is given
  * back as the collector runs), then a full collection forced through the inspector and RSS again.
@@ -151,8 +157,7 @@ async function memoryBack(proc, inspector, rssStart, quick) {
   let rssEnd = await settledRss(proc);
   const memoryDeadline = performance.now() + (quick ? 0 : 30_000);
   while (rssEnd > rssStart * 1.1 && performance.now() < memoryDeadline) rssEnd = await settledRss(proc);
-  await inspector.call('HeapProfiler.collectGarbage');
-  const heapEnd = (await inspector.call('Runtime.getHeapUsage')).usedSize;
+  const heapEnd = await heapAfterGc(inspector);
   const rssAfterGc = await settledRss(proc);
   const ratio = (rss) => Math.round((rss / rssStart) * 100) / 100;
   return { rssEndMiB: mib(rssEnd), rssEndRatio: ratio(rssEnd), heapEnd, rssAfterGcMiB: mib(rssAfterGc), rssAfterGcRatio: ratio(rssAfterGc) };
@@ -198,10 +203,6 @@ export async function idleScenario(bench) {
     // The service: storm, hold, idle, load, disconnect.
     const gens = new Generators(generatorCount, 2);
     generators.push(gens);
-    const heapAfterGc = async () => {
-      await inspector.call('HeapProfiler.collectGarbage');
-      return (await inspector.call('Runtime.getHeapUsage')).usedSize;
-    };
     const rssStart = await settledRss(service.proc);
     const storm = await gens.storm(service.url, agents.map((a) => ({ token: mint(a.id) })), timeoutMs, service.proc);
     log(`service  ${storm.connected}/${connections} connected in ${storm.connectSeconds} s, hello-ack p50 ${storm.helloAck.p50} p99 ${storm.helloAck.p99} ms, generator lateness p99 ${storm.openLag.p99} ms, server CPU ${storm.cpuMsPerHandshake} ms per handshake${storm.firstError ? ` (first error: ${storm.firstError})` : ''}`);
@@ -209,7 +210,7 @@ export async function idleScenario(bench) {
     const rssHeld = await settledRss(service.proc);
     // Live JS objects (after a full GC), forced only after both RSS readings so that they are taken
     // as the memory scenario takes them; per connection, against the same after all disconnected.
-    const heapHeld = await heapAfterGc();
+    const heapHeld = await heapAfterGc(inspector);
     const cpuIdle = await idleCpu(service.proc, idleSeconds); // after the forced GC, not during it
     const openAfterIdle = await gens.open();
     const svc = {
