@@ -126,3 +126,34 @@ describe('the client package, installed from its tarball into an empty folder as
     }
   }, 90_000);
 });
+
+describe('the service installed as a dependency, as a user installs it', () => {
+  let folder: string;
+
+  // The service's tarball with the two workspace packages it depends on; the rest from the
+  // registry or npm's cache. No install scripts: importing the client needs no native module.
+  beforeAll(async () => {
+    await ensureBuilt();
+    folder = mkdtempSync(join(tmpdir(), 'ams-service-pack-'));
+    const tarballs = [await pack(ROOT, folder)];
+    for (const dir of PACKAGES) tarballs.push(await pack(dir, folder));
+    writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'a-user-project', private: true, type: 'module' }));
+    await run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], { cwd: folder, timeout: 290_000 });
+    return () => rmSync(folder, { recursive: true, force: true });
+  }, 300_000);
+
+  it('imports the client by its first published path (agent-messaging-service/client) and by its package name: the same library', async () => {
+    const script = `
+      const published = await import('agent-messaging-service/client');
+      const library = await import('@agent-messaging/client');
+      console.log(JSON.stringify({
+        same: published.AmsClient === library.AmsClient && published.AmsError === library.AmsError,
+        names: Object.keys(published).sort().join(',') === Object.keys(library).sort().join(','),
+        isClass: typeof published.AmsClient,
+      }));
+    `;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: folder, env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 });
+    expect(JSON.parse(stdout)).toEqual({ same: true, names: true, isClass: 'function' });
+    expect(existsSync(join(folder, 'node_modules', 'agent-messaging-service', 'client.d.ts'))).toBe(true);
+  }, 90_000);
+});
