@@ -17,6 +17,21 @@ export const A2A_RPC_ROUTE = `${A2A_PREFIX}/:agent`;
 /** JSON-RPC's own error codes for what is not a request at all. */
 const PARSE_ERROR = -32700;
 
+/** JSON-RPC's invalid-params code, for what the SDK's decoding would silently coerce. */
+const INVALID_PARAMS = -32602;
+
+/**
+ * A message part whose `text` is there but not a string. The SDK's decoding turns any value into a
+ * string (`{a: 1}` would become the body "[object Object]"), so the raw body is checked first.
+ */
+function hasNonStringText(body: unknown): boolean {
+  const params = typeof body === 'object' && body !== null ? (body as { params?: unknown }).params : undefined;
+  const message = typeof params === 'object' && params !== null ? (params as { message?: unknown }).message : undefined;
+  const parts = typeof message === 'object' && message !== null ? (message as { parts?: unknown }).parts : undefined;
+  if (!Array.isArray(parts)) return false;
+  return parts.some((part: unknown) => typeof part === 'object' && part !== null && 'text' in part && typeof (part as { text: unknown }).text !== 'string');
+}
+
 /** A body that is not JSON: answered by the route as the protocol's parse error, not as a 400. */
 const UNPARSABLE = Symbol('unparsable');
 
@@ -158,6 +173,9 @@ export function a2aRoutes(app: FastifyInstance, ctx: AppContext, depthError: (by
       const target = await activeAgent(ctx, (request.params as { agent?: unknown }).agent);
       const body: unknown = request.body;
       if (body === UNPARSABLE) return reply.type('application/json').send({ jsonrpc: '2.0', id: null, error: { code: PARSE_ERROR, message: 'Parse error: the body is not JSON' } });
+      if (hasNonStringText(body)) {
+        return reply.type('application/json').send({ jsonrpc: '2.0', id: idOf(body), error: { code: INVALID_PARAMS, message: 'Invalid params: a text part\'s text must be a string' } });
+      }
       const versionHeader = request.headers[A2A_VERSION_HEADER.toLowerCase()];
       const requestedVersion = typeof versionHeader === 'string' && versionHeader !== '' ? versionHeader : undefined;
       const legacy = (requestedVersion ?? A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;

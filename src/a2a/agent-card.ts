@@ -51,5 +51,8 @@ export function agentCard(agent: Agent, baseUrl: string): Record<string, unknown
     })),
     signatures: [],
   };
-  return { ...(AgentCard.toJSON(card) as Record<string, unknown>), url, protocolVersion: A2A_PROTOCOL_VERSION, preferredTransport: 'JSONRPC' };
+  // The SDK's JSON form leaves out empty values; the A2A specification requires `description` (a
+  // string) and `skills` (an array) on every card, so they are always written.
+  const json = AgentCard.toJSON(card) as Record<string, unknown>;
+  return { ...json, description: agent.description, skills: json['skills'] ?? [], url, protocolVersion: A2A_PROTOCOL_VERSION, preferredTransport: 'JSONRPC' };
 }

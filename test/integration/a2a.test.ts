@@ -81,6 +81,9 @@ describe('A2A, open mode', () => {
     expect(card.defaultInputModes).toContain('text/plain');
     expect(card.skills).toEqual([]);
     expect(card.description).toBe('');
+    // The A2A specification requires both on every card, unset or not: present in the JSON itself.
+    expect(res.body.description).toBe('');
+    expect(res.body.skills).toEqual([]);
   });
 
   it('shows the agent\'s description and skills once set (PATCH /api/v1/agents/:id)', async () => {
@@ -129,6 +132,15 @@ describe('A2A, open mode', () => {
     expect(byUrl.body).toMatchObject({ id: 10, error: { code: -32005 } });
     const tooLong = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 11, method: 'SendMessage', params: { message: { messageId: 'm3', role: 'ROLE_USER', parts: [{ text: 'x'.repeat(20_000) }] } } }, alice.jwt, v1);
     expect(tooLong.body).toMatchObject({ id: 11, error: { code: -32602 } });
+    // A text that is not a string is refused, in both protocol versions, and no task is made of it.
+    const before = (await t.api.get('/api/v1/tasks?as=requester', { jwt: alice.jwt })).body.tasks.length;
+    for (const [id, text] of [[13, { a: 1 }], [14, 42], [15, null], [16, ['x']]] as const) {
+      const bad = await rpc(t.api, bob.name, { jsonrpc: '2.0', id, method: 'SendMessage', params: { message: { messageId: `bad-${id}`, role: 'ROLE_USER', parts: [{ text }] } } }, alice.jwt, v1);
+      expect(bad.body, JSON.stringify(text)).toMatchObject({ id, error: { code: -32602 } });
+    }
+    const legacyBad = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 17, method: 'message/send', params: { message: { kind: 'message', messageId: 'bad-legacy', role: 'user', parts: [{ kind: 'text', text: { a: 1 } }] } } }, alice.jwt);
+    expect(legacyBad.body).toMatchObject({ id: 17, error: { code: -32602 } });
+    expect((await t.api.get('/api/v1/tasks?as=requester', { jwt: alice.jwt })).body.tasks.length).toBe(before);
     const deep = await rpc(t.api, bob.name, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":${'['.repeat(100)}${']'.repeat(100)}}`, alice.jwt, v1);
     expect(deep.status).toBe(400);
     const unknownTask = await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 12, method: 'GetTask', params: { id: '0190c3f5-0000-7000-8000-000000000000' } }, alice.jwt, v1);
