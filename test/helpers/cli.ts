@@ -14,6 +14,11 @@ export interface CliResult {
  * ensureBuilt() first (in a beforeAll).
  */
 export async function runAms(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
-  const { code, stdout, stderr } = await runProcess({ argv: [process.execPath, CLI_JS, ...args], cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
+  return runAmsIn(ROOT, env, ...args);
+}
+
+/** `ams` run in another folder (what it writes by default lands there). */
+export async function runAmsIn(cwd: string, env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
+  const { code, stdout, stderr } = await runProcess({ argv: [process.execPath, CLI_JS, ...args], cwd, env: { PATH: process.env.PATH ?? '', ...env } });
   return { code: code ?? -1, stdout, stderr };
 }

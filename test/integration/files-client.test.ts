@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AmsClient, AmsError } from '@agent-messaging/client';
 import { newAgent, type TestAgent } from '../helpers/api.js';
 import { ensureBuilt } from '../helpers/build.js';
-import { runAms } from '../helpers/cli.js';
+import { runAms, runAmsIn } from '../helpers/cli.js';
 import { testConfig } from '../helpers/config.js';
 import { useTestServer } from '../helpers/suite.js';
 
@@ -118,5 +118,41 @@ describe('client library and ams: files', { timeout: 120_000 }, () => {
     expect(readFileSync(target).equals(bytes)).toBe(true);
     const unknown = await runAms(env, 'download', '01890000-0000-7000-8000-000000000000', '-o', join(folder, 'none.bin'));
     expect(unknown.code).toBe(1);
+  });
+
+  it('ams download never writes over an existing file without --force (named by -o or by default), and leaves no .part', async () => {
+    await ensureBuilt();
+    const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
+    const source = join(folder, 'fresh.bin');
+    const bytes = randomBytes(4096);
+    writeFileSync(source, bytes);
+    const file = JSON.parse((await runAms(env, 'upload', source, '--json')).stdout) as { id: string };
+    const target = join(folder, 'kept.bin');
+    writeFileSync(target, 'precious');
+    const refused = await runAms(env, 'download', file.id, '-o', target);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('exists');
+    expect(readFileSync(target, 'utf8')).toBe('precious');
+    expect(existsSync(`${target}.part`)).toBe(false);
+    // By default to its own name in the current folder: the same rule.
+    const byName = await runAmsIn(folder, env, 'download', file.id);
+    expect(byName.code).not.toBe(0);
+    expect(readFileSync(source).equals(bytes)).toBe(true);
+    const forced = await runAms(env, 'download', file.id, '-o', target, '--force');
+    expect(forced.code).toBe(0);
+    expect(readFileSync(target).equals(bytes)).toBe(true);
+    expect(existsSync(`${target}.part`)).toBe(false);
+  });
+
+  it('ams upload takes the content type from the file name unless told (an image previews)', async () => {
+    await ensureBuilt();
+    const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
+    const types: Record<string, string> = {};
+    for (const name of ['notes.txt', 'picture.png', 'data.json', 'no-extension']) {
+      writeFileSync(join(folder, name), 'x');
+      const up = await runAms(env, 'upload', join(folder, name), '--json');
+      types[name] = (JSON.parse(up.stdout) as { contentType: string }).contentType;
+    }
+    expect(types).toEqual({ 'notes.txt': expect.stringMatching(/^text\/plain/), 'picture.png': 'image/png', 'data.json': 'application/json', 'no-extension': 'application/octet-stream' });
   });
 });

@@ -70,7 +70,7 @@ describe('the client package, installed from its tarball into an empty folder as
     const present = SERVER_ONLY.filter((name) => existsSync(installed(name)));
     expect(present).toEqual([]);
     const pkg = JSON.parse(readFileSync(installed('@agent-messaging', 'client', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@agent-messaging/protocol', '@modelcontextprotocol/sdk', 'socket.io-client']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@agent-messaging/protocol', '@modelcontextprotocol/sdk', 'mime-types', 'socket.io-client']);
   });
 
   it('imports by its package name in Node.js, with types, and talks to the service', async () => {

@@ -34,6 +34,7 @@ export const OPTIONS = {
   'content-type': { type: 'string' },
   output: { type: 'string', short: 'o' },
   json: { type: 'boolean' },
+  force: { type: 'boolean' },
   attention: { type: 'boolean' },
   as: { type: 'string' },
   state: { type: 'string' },
