@@ -76,11 +76,21 @@ function messageFor(error: ValueError): string {
   }
 }
 
-function fieldOf(path: string): string {
-  // "/members/2" -> "members[2]"; the root is "body".
+/** "/members/2" -> "members[2]", "/skills/0/id" -> "skills[0].id"; the root is "body". */
+function pathOf(path: string): string {
   const parts = path.split('/').filter((p) => p !== '');
   if (parts.length === 0) return 'body';
   return parts.map((p, i) => (/^\d+$/.test(p) && i > 0 ? `[${p}]` : (i > 0 ? '.' : '') + p)).join('');
+}
+
+/**
+ * The request's field a detail is keyed by: the path up to its first array item ("members[2]" ->
+ * "members", "skills[0].id" -> "skills", "scopes.actions[1]" -> "scopes.actions"), so a client finds
+ * a bad item under the field it sent; the message names the item.
+ */
+function fieldOf(path: string): string {
+  const bracket = path.indexOf('[');
+  return bracket > 0 ? path.slice(0, bracket) : path;
 }
 
 export interface Validator<T extends TSchema> {
@@ -97,8 +107,9 @@ export function compile<T extends TSchema>(schema: T): Validator<T> {
       if (check.Check(value)) return value;
       const details: ErrorDetails = {};
       for (const error of check.Errors(value)) {
-        const field = fieldOf(error.path);
-        if (details[field] === undefined) details[field] = messageFor(error);
+        const path = pathOf(error.path);
+        const field = fieldOf(path);
+        if (details[field] === undefined) details[field] = path === field ? messageFor(error) : `${path}: ${messageFor(error)}`;
       }
       if (Object.keys(details).length === 0) details.body = 'is invalid';
       throw validationError(details);

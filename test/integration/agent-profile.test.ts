@@ -112,10 +112,13 @@ describe('agent profiles (open mode)', () => {
       [{ skills: [skill(0), skill(1), skill(0)] }, 'skills[2].id'],
       [{ description: 'nul \u0000' }, 'description'],
     ];
-    for (const [body, field] of cases) {
+    for (const [body, path] of cases) {
       const res = await patch(t.api, agent.jwt, agent.id, body);
       expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(400);
+      // Keyed by the request's field (the path up to its first item); the message names the item.
+      const field = path.split('[')[0]!;
       expect(Object.keys(res.body.details), JSON.stringify(body).slice(0, 80)).toEqual([field]);
+      if (path !== field) expect(res.body.details[field]).toMatch(new RegExp(`^${path.replace(/[[\].]/g, '\\$&')}: `));
     }
     // Every limit at its maximum, in characters of 12 escaped bytes each: within the body limit.
     const big = '\u{1F600}'; // one code point: two UTF-16 units, 12 bytes escaped

@@ -78,10 +78,10 @@ describe('compile: details keyed by field', () => {
     }),
   );
 
-  it('one message per field, with array items as field[index]', () => {
+  it('one message per field of the request, a bad array item under its field with the item named', () => {
     expect(detailsOf(() => schema.parse({ role: 'root', members: ['a', ''], count: 9 }))).toEqual({
       role: 'must be one of "admin", "agent"',
-      'members[1]': 'must not be empty',
+      members: 'members[1]: must not be empty',
       count: 'must be at most 3',
     });
     expect(detailsOf(() => schema.parse({ role: 'admin', members: ['a', 'b', 'c'] }))).toEqual({ members: 'must have at most 2 items' });

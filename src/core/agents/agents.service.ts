@@ -55,7 +55,7 @@ function parseChanges(input: unknown): AgentChanges {
     changes.skills = body.skills.map((skill) => ({ id: skill.id, name: skill.name, description: skill.description ?? '', tags: skill.tags ?? [] }));
     const seen = new Set<string>();
     for (const [i, skill] of changes.skills.entries()) {
-      if (seen.has(skill.id)) throw validationError({ [`skills[${i}].id`]: `repeats the id "${skill.id}" of an earlier skill` });
+      if (seen.has(skill.id)) throw validationError({ skills: `skills[${i}].id: repeats the id "${skill.id}" of an earlier skill` });
       seen.add(skill.id);
     }
   }
