@@ -213,12 +213,12 @@ describe('files: upload, download, access, limits', () => {
     expect(got.headers.get('content-disposition')).toBe(`attachment; filename="r_sum_ _final_.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.pdf`);
   });
 
-  it('is 404 to a non-member and to an admin, for unknown and non-UUID ids; readable by members where a live message carries it', async () => {
+  it('is 404 to a non-member and to an admin, for unknown ids (a non-UUID id is 400); readable by members where a live message carries it', async () => {
     const { body } = await upload(t.server.url, uploader.jwt, 'secret.txt', Buffer.from('s3cret'), 'text/plain');
     const id = body.id as string;
     for (const agent of [member, outsider, admin]) expect((await download(t.server.url, agent.jwt, id)).status).toBe(404);
     expect((await download(t.server.url, uploader.jwt, '01890000-0000-7000-8000-000000000000')).status).toBe(404);
-    expect((await download(t.server.url, uploader.jwt, 'not-a-uuid')).status).toBe(404);
+    expect((await download(t.server.url, uploader.jwt, 'not-a-uuid')).status).toBe(400);
 
     const messageId = await attach(id);
     const got = await download(t.server.url, member.jwt, id);

@@ -70,6 +70,8 @@ describe('/mcp: upload_file and read_file', () => {
     const other = await callTool(bobMcp, 'read_file', { fileId: up.data.file.id });
     expect(other.isError).toBe(true);
     expect(other.text).toMatch(/^NOT_FOUND/);
-    expect((await callTool(mcp, 'read_file', { fileId: 'nope' })).text).toMatch(/^NOT_FOUND/);
+    expect((await callTool(mcp, 'read_file', { fileId: '0190c3f5-0000-7000-8000-000000000000' })).text).toMatch(/^NOT_FOUND/);
+    // Not an id at all: a bad argument.
+    expect((await callTool(mcp, 'read_file', { fileId: 'nope' })).text).toMatch(/^VALIDATION_ERROR/);
   });
 });

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { FILE_CONTENT_TYPE_MAX, fileNameProblem, isUuid, type FileInfo } from '@agent-messaging/protocol';
+import { FILE_CONTENT_TYPE_MAX, fileNameProblem, type FileInfo } from '@agent-messaging/protocol';
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import { AppError, notFound, validationError } from '../../errors.js';
+import { parseId } from '../validation.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import type { Authz } from '../auth/authz.js';
@@ -143,8 +144,7 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
 
     async open(principal, id) {
       const caller = authz.requireAgent(principal, 'messages:read');
-      if (typeof id !== 'string' || !isUuid(id)) throw notFound('File');
-      const file = await findCompleteFile(db, id.toLowerCase());
+      const file = await findCompleteFile(db, parseId(id, 'id'));
       if (file === undefined) throw notFound('File');
       if (file.uploaderId === caller.agentId) return file;
       if (await readableThroughRoom(db, file.id, caller.agentId, caller.scope?.rooms)) return file;

@@ -103,15 +103,15 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; even
     },
 
     async remove(principal, rawAgentId, rawWebhookId) {
-      const { caller, agentId } = await owner(principal, rawAgentId);
       const webhookId = parseId(rawWebhookId, 'webhookId');
+      const { caller, agentId } = await owner(principal, rawAgentId);
       if (!(await deleteEndpoint(db, agentId, webhookId, (w) => endpointWithinGrant(caller, w)))) throw notFound('Webhook');
       await recordAudit(db, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
     },
 
     async deliveries(principal, rawAgentId, rawWebhookId, query) {
-      const { caller, agentId } = await owner(principal, rawAgentId);
       const webhookId = parseId(rawWebhookId, 'webhookId');
+      const { caller, agentId } = await owner(principal, rawAgentId);
       const limit = parsePageLimit(query.limit, DELIVERIES_LIMITS);
       const endpoint = await findEndpoint(db, agentId, webhookId);
       if (!endpoint || !endpointWithinGrant(caller, endpoint)) throw notFound('Webhook');
