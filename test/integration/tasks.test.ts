@@ -144,6 +144,10 @@ describe('tasks', () => {
     expect((await t.api.get(`/api/v1/tasks/${task.id}`, { jwt: admin.jwt })).status).toBe(200);
     expect((await move(t.api, p.assignee, '00000000-0000-7000-8000-000000000000', { state: 'working' })).status).toBe(404);
     expect(await move(t.api, p.requester, task.id, { state: 'working' })).toMatchObject({ status: 400, body: { details: { message: expect.any(String) } } });
+    // Only the assignee's moves carry a result: the requester's cancel or answer with one is refused, nothing moved.
+    expect(await move(t.api, p.requester, task.id, { state: 'canceled', result: { reason: 'mine' } })).toMatchObject({ status: 400, body: { details: { result: expect.any(String) } } });
+    expect(await move(t.api, p.requester, task.id, { state: 'working', message: { body: 'x' }, result: null })).toMatchObject({ status: 400, body: { details: { result: expect.any(String) } } });
+    expect((await t.api.get(`/api/v1/tasks/${task.id}`, { jwt: p.requester.jwt })).body).toMatchObject({ state: 'input-required', result: null });
     const answered = await move(t.api, p.requester, task.id, { state: 'working', message: { body: 'Use the staging logs' } });
     expect(answered.status).toBe(200);
   });

@@ -324,6 +324,8 @@ export function createTasksService(deps: {
       if (side === null) throw forbidden('Only the requester or the assignee may move a task');
       requireRoom(actor, task.roomId);
       if (isTerminal(task.state) || !allowedMove(side, task.state, state)) throw refuse(task.state);
+      // The result is the assignee's answer: a requester's move (a cancel, an answer) never sets it.
+      if (side === 'requester' && fields.result !== undefined) throw validationError({ result: 'only the assignee\'s moves carry a result' });
       const body = fields.message?.body;
       if (side === 'requester' && state === 'working' && body === undefined) {
         throw validationError({ message: 'is required: the answer to the assignee\'s question (message.body)' });
