@@ -135,6 +135,30 @@ describe.each(['open', 'strict'] as const)('scoped tokens: rooms (%s mode)', (mo
     socket.disconnect();
   });
 
+  it('opens no direct room outside the token\'s rooms (REST and MCP); a direct room among them opens as before', async () => {
+    const stranger = await newAgent(t.api, { asJwt: root.jwt });
+    const refused = await t.api.post('/api/v1/direct-rooms', { agentId: stranger.id }, { jwt: scoped });
+    refusedLikeNonMember(refused);
+    // Nothing was created: the unscoped session opens it now, as new.
+    const opened = await t.api.post('/api/v1/direct-rooms', { agentId: stranger.id }, { jwt: agent.jwt });
+    expect(opened.status).toBe(201);
+    // Existing, but still outside the token's rooms: refused all the same.
+    refusedLikeNonMember(await t.api.post('/api/v1/direct-rooms', { agentId: stranger.id }, { jwt: scoped }));
+    const mcp = await connectMcp(t.server.url, scoped);
+    try {
+      const viaMcp = await callTool(mcp, 'send_direct_message', { to: stranger.name, body: 'hello' });
+      expect(viaMcp.isError).toBe(true);
+      expect(viaMcp.text).toMatch(/^FORBIDDEN/);
+    } finally {
+      await mcp.close();
+    }
+    // A token whose rooms include the direct room reaches it.
+    const withDirect = await scopedSession(t.api, agent, { rooms: [opened.body.id] }, root.jwt);
+    const again = await t.api.post('/api/v1/direct-rooms', { agentId: stranger.id }, { jwt: withDirect });
+    expect(again.status).toBe(200);
+    expect(again.body.id).toBe(opened.body.id);
+  });
+
   it('a socket follows the memberships its token reaches, added and removed, and no others', async () => {
     const member = await newAgent(t.api, { asJwt: root.jwt });
     const later = await createRoom([other]);

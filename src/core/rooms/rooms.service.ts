@@ -172,6 +172,10 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       if (other.disabledAt !== null) throw forbidden('Agent is disabled');
       const key = directKey(caller.agentId, agentId);
       const existing = await findDirectRoom(db, key);
+      // A token limited to rooms reaches only those: an existing direct room among them, never a new one.
+      if (caller.scope?.rooms !== undefined && (existing === null || !caller.scope.rooms.includes(existing.id))) {
+        throw forbidden('This token is limited to rooms: it cannot open a direct room outside them');
+      }
       if (existing) return { room: existing, created: false };
       const self = await findAgentById(db, caller.agentId);
       if (!self) throw notFound('Agent');
