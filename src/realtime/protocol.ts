@@ -69,6 +69,16 @@ export const tokenChannel = (tokenId: string): string => `token:${tokenId}`;
  */
 export const scopedAgentChannel = (agentId: string): string => `agent-scoped:${agentId}`;
 export const roomGrantChannel = (agentId: string, roomId: string): string => `agent:${agentId}:room:${roomId}`;
+/**
+ * `task:updated` follows the token's `tasks:read` and rooms (docs/scopes.md). Unscoped sockets get it
+ * through `agentChannel`; scoped ones join these instead, so no unscoped socket pays a channel more:
+ * `scopedTasksChannel` (tasks:read in every room, where the socket is not in `agentChannel`),
+ * `scopedTasksRoomChannel` per granted room, and `noTasksChannel` (in `agentChannel` without
+ * tasks:read: left out of the emit).
+ */
+export const scopedTasksChannel = (agentId: string): string => `agent-tasks:${agentId}`;
+export const scopedTasksRoomChannel = (agentId: string, roomId: string): string => `agent-tasks:${agentId}:room:${roomId}`;
+export const noTasksChannel = (agentId: string): string => `agent-no-tasks:${agentId}`;
 /** The sockets of an agent that a membership of the room moves in or out. */
 export const membershipFollowers = (agentId: string, roomId: string): string[] => [agentChannel(agentId), roomGrantChannel(agentId, roomId)];
 

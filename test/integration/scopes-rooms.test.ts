@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin, newAgent, scopedSession, sendMessage, uniqueName, type TestAgent } from '../helpers/api.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { connectReady, disconnected, emitWithAck, record, roundTrip, waitFor, type Payload } from '../helpers/ws.js';
 
 /**
@@ -157,6 +158,56 @@ describe.each(['open', 'strict'] as const)('scoped tokens: rooms (%s mode)', (mo
     const again = await t.api.post('/api/v1/direct-rooms', { agentId: stranger.id }, { jwt: withDirect });
     expect(again.status).toBe(200);
     expect(again.body.id).toBe(opened.body.id);
+  });
+
+  it('reads tasks only in the token\'s rooms, on every interface (REST get and list, MCP, A2A, task:updated); sockets without tasks:read get no task:updated', async () => {
+    const inside = await t.api.post('/api/v1/tasks', { assignee: agent.id, title: 'inside', room: inScope }, { jwt: other.jwt });
+    expect(inside.status, JSON.stringify(inside.body)).toBe(201);
+    // In the two agents' direct room: outside the token's rooms.
+    const outside = await t.api.post('/api/v1/tasks', { assignee: agent.id, title: 'outside the grant' }, { jwt: other.jwt });
+    expect(outside.status).toBe(201);
+    expect(outside.body.roomId).not.toBe(inScope);
+
+    refusedLikeNonMember(await t.api.get(`/api/v1/tasks/${outside.body.id}`, { jwt: scoped }));
+    expect((await t.api.get(`/api/v1/tasks/${inside.body.id}`, { jwt: scoped })).status).toBe(200);
+    const listed = (await t.api.get('/api/v1/tasks', { jwt: scoped })).body.tasks.map((task: { id: string }) => task.id);
+    expect(listed).toContain(inside.body.id);
+    expect(listed).not.toContain(outside.body.id);
+    // The unscoped session lists both: the filter is the token's.
+    expect((await t.api.get('/api/v1/tasks', { jwt: agent.jwt })).body.tasks.map((task: { id: string }) => task.id)).toEqual(expect.arrayContaining([inside.body.id, outside.body.id]));
+
+    const mcp = await connectMcp(t.server.url, scoped);
+    try {
+      const got = await callTool(mcp, 'get_task', { taskId: outside.body.id });
+      expect(got.isError).toBe(true);
+      expect(got.text).toMatch(/^FORBIDDEN/);
+      expect(got.text).not.toContain('outside the grant');
+    } finally {
+      await mcp.close();
+    }
+    const a2a = await t.api.request('POST', `/a2a/${other.name}`, {
+      rawBody: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: outside.body.id } }),
+      headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' }, jwt: scoped,
+    });
+    expect(a2a.body.error).toBeDefined();
+    expect(JSON.stringify(a2a.body)).not.toContain('outside the grant');
+
+    // task:updated: the scoped socket hears the task inside only; a socket whose token lacks
+    // tasks:read hears none; the unscoped socket hears both.
+    const noTasks = await scopedSession(t.api, agent, { actions: ['messages:read', 'messages:write'] }, root.jwt);
+    const sockets = await Promise.all([scoped, noTasks, agent.jwt].map((jwt) => connectReady(t.server.url, jwt)));
+    const [heardScoped, heardNoTasks, heardAll] = sockets.map(({ socket }) => record<{ task: { id: string } }>(socket, 'task:updated'));
+    try {
+      for (const task of [outside.body, inside.body]) {
+        expect((await t.api.post(`/api/v1/tasks/${task.id}/state`, { state: 'working' }, { jwt: agent.jwt })).status).toBe(200);
+      }
+      await waitUntil('the unscoped socket hears both moves', () => heardAll!.length === 2);
+      await waitToProveAbsence(300);
+      expect(heardScoped!.map((e) => e.task.id)).toEqual([inside.body.id]);
+      expect(heardNoTasks).toEqual([]);
+    } finally {
+      for (const { socket } of sockets) socket.disconnect();
+    }
   });
 
   it('a socket follows the memberships its token reaches, added and removed, and no others', async () => {

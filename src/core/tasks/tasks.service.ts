@@ -163,6 +163,8 @@ export function createTasksService(deps: {
     const { task } = stored;
     const side: TaskSide | null = task.requesterId === actor.agentId ? 'requester' : task.assigneeId === actor.agentId ? 'assignee' : null;
     if (side === null && actor.role !== 'admin') throw notFound('Task');
+    // Reads and moves alike: a token limited to rooms reaches the tasks of those rooms only.
+    requireRoom(actor, task.roomId);
     return { stored, side };
   };
 
@@ -322,7 +324,6 @@ export function createTasksService(deps: {
       const { stored, side } = await load(actor, rawId);
       const task = stored.task;
       if (side === null) throw forbidden('Only the requester or the assignee may move a task');
-      requireRoom(actor, task.roomId);
       if (isTerminal(task.state) || !allowedMove(side, task.state, state)) throw refuse(task.state);
       // The result is the assignee's answer: a requester's move (a cancel, an answer) never sets it.
       if (side === 'requester' && fields.result !== undefined) throw validationError({ result: 'only the assignee\'s moves carry a result' });
@@ -371,7 +372,10 @@ export function createTasksService(deps: {
       const limit = parsePageLimit(query.limit, TASK_LIST_LIMITS);
       const seconds = parseTaskWait(query.wait);
       const read = async (): Promise<{ value: TaskListPage; done: boolean }> => {
-        const { tasks, hasMore } = await listTasks(db, { agentId: actor.agentId, as, states, after, limit, ...narrowing });
+        // A token limited to rooms lists the tasks of those rooms only.
+        const roomIds = actor.scope?.rooms;
+        if (roomIds !== undefined && roomIds.length === 0) return { value: { tasks: [], hasMore: false, nextCursor: null }, done: false };
+        const { tasks, hasMore } = await listTasks(db, { agentId: actor.agentId, as, states, after, limit, ...narrowing, ...(roomIds === undefined ? {} : { roomIds }) });
         const last = tasks[tasks.length - 1];
         return { value: { tasks, hasMore, nextCursor: hasMore && last ? encodeCursor(last) : null }, done: tasks.length > 0 };
       };

@@ -123,6 +123,8 @@ export interface TaskListQuery {
   counterpartId?: string;
   /** Only the tasks in this room (A2A: a context). */
   roomId?: string;
+  /** Only the tasks in these rooms (a token limited to rooms; never empty). */
+  roomIds?: readonly string[];
 }
 
 /** Newest `updatedAt` first (then id), after the cursor; one extra row tells whether more follow. */
@@ -140,6 +142,7 @@ export async function listTasks(db: Db, q: TaskListQuery): Promise<{ tasks: Task
     else query = query.where((eb) => eb.or([eb('assignee_id', '=', other), eb('requester_id', '=', other)]));
   }
   if (q.roomId !== undefined) query = query.where('room_id', '=', q.roomId);
+  if (q.roomIds !== undefined) query = query.where('room_id', 'in', [...q.roomIds]);
   const after = q.after;
   if (after !== null) {
     query = query.where((eb) => eb.or([eb('updated_at', '<', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('id', '<', after.id)])]));

@@ -20,7 +20,7 @@ import type { Subscriptions } from '../presence/room-subscriptions.js';
 import { hasAction } from '../../core/auth/authz.js';
 import type { Principal } from '../../core/principal.js';
 import {
-  agentChannel, roomGrantChannel, scopedAgentChannel, tokenChannel, type AgentSocket, type ClientEventName, type WsError,
+  agentChannel, noTasksChannel, roomGrantChannel, scopedAgentChannel, scopedTasksChannel, scopedTasksRoomChannel, tokenChannel, type AgentSocket, type ClientEventName, type WsError,
 } from '../protocol.js';
 import { guardEvents } from './event-guard.js';
 import { authenticateHandshake } from './handshake.js';
@@ -60,9 +60,18 @@ function lifetimeChannels(principal: Principal): string | string[] {
   if (scope === undefined) return tokenId === undefined ? agentChannel(agentId) : [agentChannel(agentId), tokenChannel(tokenId)];
   const channels = [scopedAgentChannel(agentId)];
   if (tokenId !== undefined) channels.push(tokenChannel(tokenId));
+  const inAgentChannel = hasAction(principal, 'messages:read') && scope.rooms === undefined;
   if (hasAction(principal, 'messages:read')) {
-    if (scope.rooms === undefined) channels.push(agentChannel(agentId));
-    else for (const roomId of scope.rooms) channels.push(roomGrantChannel(agentId, roomId));
+    if (inAgentChannel) channels.push(agentChannel(agentId));
+    else for (const roomId of scope.rooms ?? []) channels.push(roomGrantChannel(agentId, roomId));
+  }
+  // task:updated as tasks:read and the token's rooms allow (protocol.ts, scopedTasksChannel).
+  if (!hasAction(principal, 'tasks:read')) {
+    if (inAgentChannel) channels.push(noTasksChannel(agentId));
+  } else if (scope.rooms !== undefined) {
+    for (const roomId of scope.rooms) channels.push(scopedTasksRoomChannel(agentId, roomId));
+  } else if (!inAgentChannel) {
+    channels.push(scopedTasksChannel(agentId));
   }
   return channels;
 }

@@ -3,7 +3,7 @@ import type { DomainEvent, EventPublisher } from '../../core/events.js';
 import { unauthenticated } from '../../errors.js';
 import { toWsError } from '../connection/ws-errors.js';
 import type { PresenceAnnouncer, Subscriptions } from '../presence/room-subscriptions.js';
-import { agentChannel, roomChannel, scopedAgentChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
+import { agentChannel, noTasksChannel, roomChannel, scopedAgentChannel, scopedTasksChannel, scopedTasksRoomChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
 
 type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { type: K }>) => void | Promise<void> };
 
@@ -59,10 +59,13 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'activity.changed': ({ update }) => {
       toRoom(update.roomId).emit('activity:update', update);
     },
-    // Every socket of the two agents, on every node (the adapter carries the agents' channels).
+    // The sockets of the two agents whose token reads tasks in the task's room, on every node (the
+    // adapter carries the agents' channels; protocol.ts, scopedTasksChannel).
     'task.updated': ({ task }) => {
       const agents = [task.requesterId, task.assigneeId];
-      nsp.to(agents.flatMap((agentId) => [agentChannel(agentId), scopedAgentChannel(agentId)])).emit('task:updated', { task });
+      nsp.to(agents.flatMap((agentId) => [agentChannel(agentId), scopedTasksChannel(agentId), scopedTasksRoomChannel(agentId, task.roomId)]))
+        .except(agents.map(noTasksChannel))
+        .emit('task:updated', { task });
     },
   };
 
