@@ -45,6 +45,25 @@ describe('editing and deleting a message', () => {
     expect(audit.find((r) => r.subjectId === sent.id)).toMatchObject({ actorId: alice.id, detail: { roomId: room.id } });
   });
 
+  it('concurrent edits, then a delete: the search entry always equals the stored body, or is gone', async () => {
+    const words = Array.from({ length: 20 }, (_, i) => `concurrent${String.fromCharCode(97 + i)}word`);
+    const sent = await send('concurrentoriginalword');
+    const edits = await Promise.all(words.map((word) => patch(sent.id, { body: `edited to ${word}` })));
+    expect(edits.map((r) => r.status)).toEqual(words.map(() => 200));
+    const stored = ((await read(sent.id)) as unknown as { body: string }).body;
+    const found: string[] = [];
+    for (const word of [...words, 'concurrentoriginalword']) {
+      if ((await search(word)).body.results.length > 0) found.push(word);
+    }
+    // Only the word of the body that won is findable.
+    expect(found).toEqual([stored.split(' ').pop()]);
+    const removed = await Promise.all([del(sent.id), patch(sent.id, { body: 'edited to concurrentlateword' })]);
+    expect(removed[0]!.status).toBe(204);
+    for (const word of [...words, 'concurrentoriginalword', 'concurrentlateword']) {
+      expect((await search(word)).body.results, word).toEqual([]);
+    }
+  });
+
   it('PATCH: 403 for anyone but the sender (an admin too), 400 for a bad body, 404 for unknown room or message', async () => {
     const sent = await send('mine');
     expect((await patch(sent.id, { body: 'theirs' }, bob.jwt)).status).toBe(403);

@@ -19,7 +19,7 @@ import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMe
 import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
 import type { MessageTask } from '../tasks/task.js';
 import { batchWrites } from './batch-writes.js';
-import { findByClientMsgId, findMessageInRoom, pageMessages, pageThreadReplies, rememberDataJson, tombstoneMessage, updateMessageBody } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, lockCurrentBody, pageMessages, pageThreadReplies, rememberDataJson, tombstoneMessage, updateMessageBody } from './messages.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import { removeSearchEntry, searchEntryStatement } from '../search/search.store.js';
 import { searchText } from '../search/search-text.js';
@@ -315,8 +315,10 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   ): Promise<Message> => {
     const outboxWrites = outbox ? await outbox.prepare([after], { event, actorId }) : null;
     const done = await db.transaction().execute(async (trx) => {
-      if (!(await write(trx))) return false;
-      await removeSearchEntry(trx, before.id, searchText(before.body));
+      // The body as committed now, not as read before: a concurrent edit may have changed it.
+      const current = await lockCurrentBody(trx, before.id);
+      if (current === null || !(await write(trx))) return false;
+      await removeSearchEntry(trx, before.id, searchText(current));
       const entry = searchEntryStatement(trx, after.id, searchText(after.body));
       if (entry !== null) await trx.executeQuery(entry);
       await recordAudit(trx, { event: event === 'message.updated' ? 'message-edited' : 'message-deleted', actorId, subjectId: after.id, detail: { roomId: after.roomId } });

@@ -1,6 +1,7 @@
-import { sql, type CompiledQuery, type Insertable, type Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Insertable, type Selectable, type Transaction } from 'kysely';
+import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
-import type { Db, MessagesTable } from '../../store/schema.js';
+import type { DB, Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
 import { withAttachments } from './attachments.store.js';
@@ -226,6 +227,18 @@ export async function pageThreadReplies(db: Db, threadId: string, afterSeq: numb
 export async function updateMessageBody(db: Db, id: string, body: string, editedAt: string): Promise<boolean> {
   const result = await db.updateTable('messages').set({ body, edited_at: editedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Inside an edit's or a deletion's transaction: the message's body as it is now, held until the
+ * transaction ends (a key lock on PostgreSQL; SQLite's one writer runs transactions one at a time),
+ * so that the search entry removed is the one the body had, whatever edit committed in between.
+ * Null: unknown or deleted.
+ */
+export async function lockCurrentBody(trx: Transaction<DB>, id: string): Promise<string | null> {
+  await dialectOf(trx).lockKey(trx, `message:${id}`);
+  const row = await trx.selectFrom('messages').select(['body', 'deleted_at']).where('id', '=', id).executeTakeFirst();
+  return row === undefined || row.deleted_at !== null ? null : row.body;
 }
 
 /** A deletion: the tombstone (body "", mentions [], data null), if not deleted already (false: it was, meanwhile). */
