@@ -11,11 +11,14 @@ import { describeError, type Session } from './session.js';
 
 type View = 'rooms' | 'feed' | 'directory' | 'tasks' | 'admin' | 'audit';
 
-/** The console routes by the URL's hash (#/rooms/<id>, #/feed, ...): one page, one server URL. */
-function parseHash(hash: string): { view: View; id?: string } {
-  const [, view, id] = hash.replace(/^#/, '').split('/');
+/**
+ * The console routes by the URL's hash (#/rooms/<id>, #/rooms/<id>/thread/<rootId>, #/feed, ...):
+ * one page, one server URL.
+ */
+function parseHash(hash: string): { view: View; id?: string; thread?: string } {
+  const [, view, id, part, thread] = hash.replace(/^#/, '').split('/');
   if (view === 'feed' || view === 'directory' || view === 'tasks' || view === 'admin' || view === 'audit') return { view, id };
-  return { view: 'rooms', id };
+  return { view: 'rooms', id, thread: part === 'thread' && thread !== '' ? thread : undefined };
 }
 
 function useHash(): string {
@@ -90,7 +93,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: (reason?
         {reconnecting ? <p class="banner">reconnecting…</p> : null}
       </div>
       <main id="main" ref={main} tabIndex={-1}>
-        {view === 'rooms' && <RoomsView session={session} roomId={route.id} />}
+        {view === 'rooms' && <RoomsView session={session} roomId={route.id} threadId={route.thread} />}
         {view === 'feed' && <FeedView session={session} channelId={route.id} />}
         {view === 'directory' && <DirectoryView session={session} />}
         {view === 'tasks' && <TasksView session={session} />}

@@ -1,14 +1,16 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
-import { launchBrowser, openConsole } from '../helpers/browser.js';
+import { inViewport, isFocused, launchBrowser, openConsole, PHONE, scrollPage } from '../helpers/browser.js';
 import { ensureConsoleBuilt } from '../helpers/build.js';
 import { servicesAvailable } from '../helpers/services.js';
 import { useTestServer } from '../helpers/suite.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // The console's threads, edits and deletions (docs/console.md) in headless Chromium, by the
 // accessible names of the contract: Reply, Thread, Reply to thread, Send reply, "N replies",
-// Edit, Edit message, Save, "edited", Delete, "deleted".
+// Edit, Edit message, Save, "edited", Delete, "deleted"; on a reply in the timeline, a link
+// "reply to <author>: “<text>”" to its thread; at phone width, a thread opened in view with focus in it.
 const hasChromium = await servicesAvailable('console (browser tests)', ['chromium']);
 
 describe.skipIf(!hasChromium)('console: threads, edits and deletions', () => {
@@ -29,8 +31,9 @@ describe.skipIf(!hasChromium)('console: threads, edits and deletions', () => {
     await browser?.close();
   });
 
-  async function open(agent: TestAgent, roomId: string): Promise<{ page: Page; errors: string[] }> {
-    const opened = await openConsole(browser, t.server.url, agent.apiToken, `#/rooms/${roomId}`);
+  async function open(agent: TestAgent, roomId: string, viewport?: typeof PHONE): Promise<{ page: Page; errors: string[] }> {
+    await context?.close();
+    const opened = await openConsole(browser, t.server.url, agent.apiToken, `#/rooms/${roomId}`, viewport);
     context = opened.context;
     return opened;
   }
@@ -104,6 +107,59 @@ describe.skipIf(!hasChromium)('console: threads, edits and deletions', () => {
     await t.api.request('DELETE', `/api/v1/rooms/${room.id}/messages/${later.id}`, { jwt: bot.jwt });
     await expect.poll(() => log.getByText('bot says something else').count()).toBe(0);
     // The page's own requests that failed are listed by the response listener (a browser's favicon request is not the page's).
+    expect(errors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([]);
+  });
+
+  it('on a phone, Reply and a reply\'s "reply to" link open the thread in view with focus in its box; its address opens it too', { timeout: 60_000 }, async () => {
+    const room = await newRoom(t.api, admin, [person, bot]);
+    const root = await sendMessage(t.api, bot, room.id, 'the root of the thread');
+    for (let i = 1; i <= 12; i++) await sendMessage(t.api, bot, room.id, `filler message ${i} long enough to take a line or two on a phone`);
+    await t.api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'an answer in the thread', replyTo: root.id }, { jwt: bot.jwt });
+    const { page, errors } = await open(person, room.id, PHONE);
+    const log = page.getByRole('log');
+    const thread = page.getByRole('region', { name: 'Thread' });
+    const box = thread.getByRole('textbox', { name: 'Reply to thread' });
+
+    // The reply in the timeline says what it answers, as a link to its thread.
+    const answer = log.getByRole('listitem').filter({ hasText: 'an answer in the thread' });
+    const mark = answer.getByRole('link', { name: `reply to Test ${bot.name}: “the root of the thread”`, exact: true });
+    expect(await mark.getAttribute('href')).toBe(`#/rooms/${room.id}/thread/${root.id}`);
+    // A message that is not a reply has no such mark.
+    expect(await log.getByRole('listitem').filter({ hasText: 'filler message 12' }).getByRole('link', { name: /^reply to / }).count()).toBe(0);
+    await mark.click();
+    await thread.getByText('an answer in the thread').waitFor();
+    await expect.poll(() => isFocused(box)).toBe(true);
+    expect(await inViewport(box)).toBe(true);
+    expect(await inViewport(thread.getByRole('heading', { name: 'Thread' }))).toBe(true);
+    // Closing it gives focus back to where the person was.
+    await thread.getByRole('button', { name: 'Close thread' }).click();
+    await expect.poll(() => isFocused(mark)).toBe(true);
+
+    // Reply on a message far above the thread's place (one column: the thread is below the conversation).
+    // (The first: a reply to it, below, quotes its text.)
+    const filler = log.getByRole('listitem').filter({ hasText: 'filler message 3 ' }).first();
+    await filler.getByRole('button', { name: 'Reply' }).click();
+    await thread.getByText('filler message 3 ').waitFor();
+    await expect.poll(() => isFocused(box)).toBe(true);
+    expect(await inViewport(box)).toBe(true);
+    expect(await inViewport(thread.getByRole('heading', { name: 'Thread' }))).toBe(true);
+    await box.fill('typed where the focus went');
+    await box.press('Enter');
+    await waitUntil('the reply stored', async () => {
+      const page2 = await t.api.get(`/api/v1/rooms/${room.id}/messages`, { jwt: bot.jwt });
+      return (page2.body.messages as { body: string }[]).some((m) => m.body === 'typed where the focus went');
+    });
+    // The page scrolled to the thread: Reply again on the same thread brings it back into view.
+    await scrollPage(page, 'top');
+    expect(await inViewport(box)).toBe(false);
+    await filler.getByRole('button', { name: 'Reply' }).click();
+    await expect.poll(() => inViewport(box)).toBe(true);
+    await expect.poll(() => isFocused(box)).toBe(true);
+
+    // The link's address opens the thread on a fresh page.
+    const fresh = await open(person, room.id, PHONE);
+    await fresh.page.goto(`${t.server.url}/console/#/rooms/${room.id}/thread/${root.id}`);
+    await fresh.page.getByRole('region', { name: 'Thread' }).getByText('an answer in the thread').waitFor();
     expect(errors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, uniqueName, type TestAgent } from '../helpers/api.js';
-import { collectPageErrors, launchBrowser } from '../helpers/browser.js';
+import { accessibleDescription, collectPageErrors, DESKTOP, inViewport, launchBrowser, PHONE, scrollPage, sidewaysOverflow } from '../helpers/browser.js';
 import { ensureBuilt, ensureConsoleBuilt } from '../helpers/build.js';
 import { createTestDatabase, startServerProcess, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
 import { freePort, servicesAvailable } from '../helpers/services.js';
@@ -235,15 +235,20 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     expect(thread.body.replies.map((r: { body: string; authorAgentId: string }) => [r.body, r.authorAgentId])).toEqual([['a reply from the console', person.id]]);
 
     await t.api.post(`/api/v1/social/posts/${botPost.body.id}/reactions`, { emoji: '💡' }, { jwt: bot.jwt });
-    // Named in words (and titled so), not only by an emoji a screen may lack the font for.
-    const thumbs = post.getByRole('button', { name: 'React with thumbs up: 0', exact: true });
+    // Named by the emoji and its count (the published name); the words, for a screen without an
+    // emoji font, are the title and so the accessible description.
+    const thumbs = post.getByRole('button', { name: '👍 0', exact: true });
     await expect.poll(() => thumbs.getAttribute('aria-pressed')).toBe('false');
     expect(await thumbs.getAttribute('title')).toBe('React with thumbs up');
+    expect(await accessibleDescription(thumbs)).toBe('React with thumbs up');
     await thumbs.click();
-    const pressed = post.getByRole('button', { name: 'React with thumbs up: 1', exact: true });
+    const pressed = post.getByRole('button', { name: '👍 1', exact: true });
     await expect.poll(() => pressed.getAttribute('aria-pressed')).toBe('true');
     // Another agent's reaction counts but is not pressed for this one.
-    expect(await post.getByRole('button', { name: 'React with light bulb: 1', exact: true }).getAttribute('aria-pressed')).toBe('false');
+    const bulb = post.getByRole('button', { name: '💡 1', exact: true });
+    expect(await bulb.getAttribute('aria-pressed')).toBe('false');
+    expect(await accessibleDescription(bulb)).toBe('React with light bulb');
+    await post.getByRole('button', { name: '🤔 0', exact: true }).waitFor();
   });
 
   it('lists every agent in the directory with its role and online state', async () => {
@@ -302,6 +307,37 @@ describe.skipIf(!hasChromium)('console in headless Chromium', () => {
     await page.getByRole('button', { name: 'Remove member' }).click();
     await page.getByRole('status').filter({ hasText: `Removed ${bot.name}` }).waitFor();
     expect((await t.api.post(`/api/v1/rooms/${made.id}/messages`, { body: 'out' }, { jwt: bot.jwt })).status).toBe(403);
+  });
+
+  it('keeps the navigation on screen while the admin forms are used, at phone and desktop width', async () => {
+    for (const viewport of [PHONE, DESKTOP]) {
+      const { page } = await open(admin, viewport);
+      await page.getByRole('link', { name: 'Admin', exact: true }).click();
+      // The last form of the page: filling it scrolls the page down to it.
+      const slug = uniqueName('nav-room');
+      await page.getByLabel('Slug', { exact: true }).fill(slug);
+      await page.getByLabel('Room name', { exact: true }).fill('Navigation room');
+      await page.getByRole('button', { name: 'Create room' }).click();
+      await page.getByRole('status').filter({ hasText: `Created room Navigation room (${slug})` }).waitFor();
+      await page.getByLabel('Member', { exact: true }).fill(bot.name);
+      await page.getByRole('button', { name: `Tokens of ${bot.name}` }).click();
+      await page.getByRole('region', { name: `Tokens of ${bot.name}` }).waitFor();
+      expect(await scrollPage(page, 'end')).toBeGreaterThan(0);
+      for (const link of ['Rooms', 'Feed', 'Directory', 'Tasks', 'Admin', 'Audit']) {
+        expect(await inViewport(page.getByRole('link', { name: link, exact: true })), `${link} at ${viewport.width} px`).toBe(true);
+      }
+      // Focus moved into a field is not hidden under the navigation.
+      await page.getByLabel('Member', { exact: true }).focus();
+      expect(await inViewport(page.getByLabel('Member', { exact: true }))).toBe(true);
+      const [field, header] = await Promise.all([
+        page.getByLabel('Member', { exact: true }).boundingBox(),
+        page.getByRole('navigation', { name: 'Main' }).boundingBox(),
+      ]);
+      expect(field!.y).toBeGreaterThanOrEqual(header!.y + header!.height);
+      await page.getByRole('link', { name: 'Rooms', exact: true }).click();
+      await page.getByRole('heading', { name: 'Rooms', exact: true }).waitFor();
+      expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+    }
   });
 
   it('lists an agent\'s tokens with Revoke, and disables and enables the agent', async () => {

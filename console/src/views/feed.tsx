@@ -4,8 +4,9 @@ import { describeError, formatTime, nameOf, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 
 /**
- * The reactions the service accepts (the social service's REACTION_EMOJI), each with words for where the emoji font is
- * missing: the button's accessible name and its tooltip.
+ * The reactions the service accepts (the social service's REACTION_EMOJI). A button's accessible name is
+ * its emoji and count ("👍 1", the published name); the words, for a screen without an emoji font,
+ * are its title, which is also its accessible description.
  */
 const EMOJI = [
   { emoji: '👍', words: 'thumbs up' },
@@ -112,11 +113,9 @@ function Reactions({ session, postId }: { session: Session; postId: string }) {
     <span class="reactions" role="group" aria-label="Reactions">
       {EMOJI.map(({ emoji, words }) => {
         const count = counts.find((c) => c.emoji === emoji);
-        const label = `React with ${words}`;
         return (
-          <button key={emoji} type="button" class="reaction" aria-pressed={count?.reactedByMe ?? false} onClick={() => toggle(emoji)}
-            aria-label={`${label}: ${count?.count ?? 0}`} title={label}>
-            {emoji} {count?.count ?? 0}
+          <button key={emoji} type="button" class="reaction" aria-pressed={count?.reactedByMe ?? false} onClick={() => toggle(emoji)} title={`React with ${words}`}>
+            {`${emoji} ${count?.count ?? 0}`}
           </button>
         );
       })}

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ActivityUpdate, Message, Room, RoomMember } from '@agent-messaging/client';
 import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
@@ -14,7 +14,7 @@ const RECOUNT_DELAY_MS = 300;
  * The agent's rooms (direct ones named by the other agent) with their unread counts and, beside
  * them, how many of those are for its attention; the open room beside them.
  */
-export function RoomsView({ session, roomId }: { session: Session; roomId?: string }) {
+export function RoomsView({ session, roomId, threadId }: { session: Session; roomId?: string; threadId?: string }) {
   const [rooms, setRooms] = useState<Room[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const { client } = session;
@@ -95,13 +95,13 @@ export function RoomsView({ session, roomId }: { session: Session; roomId?: stri
           </ul>
         )}
       </section>
-      {open && <RoomPane key={open.id} session={session} room={open} onRead={markedRead} />}
+      {open && <RoomPane key={open.id} session={session} room={open} threadId={threadId} onRead={markedRead} />}
       {roomId !== undefined && rooms !== null && !open && <p role="alert" class="error">This room does not exist or this agent is not a member.</p>}
     </div>
   );
 }
 
-function RoomPane({ session, room, onRead }: { session: Session; room: Room; onRead: (roomId: string, unread: number) => void }) {
+function RoomPane({ session, room, threadId, onRead }: { session: Session; room: Room; threadId?: string; onRead: (roomId: string, unread: number) => void }) {
   const { client } = session;
   const [messages, setMessages] = useState<Message[]>([]);
   const [older, setOlder] = useState<{ cursor: string | null; hasMore: boolean; loading: boolean }>({ cursor: null, hasMore: false, loading: true });
@@ -111,7 +111,21 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
   const keepFromBottom = useRef<number | null>(null);
   const readSeq = useRef(room.readSeq ?? 0);
 
-  const [threadOf, setThreadOf] = useState<string | null>(null);
+  // The open thread; `request` counts the times it was asked for, each of which brings it into view
+  // with focus in its box (on a phone it is below the conversation).
+  const [thread, setThread] = useState<{ rootId: string; request: number } | null>(threadId === undefined ? null : { rootId: threadId, request: 1 });
+  const opener = useRef<HTMLElement | null>(null);
+  const openThread = useCallback((rootId: string) => {
+    opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    setThread((t) => ({ rootId, request: (t?.request ?? 0) + 1 }));
+  }, []);
+  useEffect(() => { if (threadId !== undefined) openThread(threadId); }, [threadId, openThread]);
+  const closeThread = useCallback(() => {
+    setThread(null);
+    if (location.hash.includes('/thread/')) location.hash = `#/rooms/${room.id}`;
+    // Back to where the person was (the Reply they pressed), when it is still there.
+    if (opener.current?.isConnected) opener.current.focus();
+  }, [room.id]);
   const members = useMembers(session, room.id);
   const title = roomTitle(session, room);
   /** `live`: new messages, whose replies count on their roots (pages of history are counted already). */
@@ -126,6 +140,9 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
       return [...byId.values()].sort((a, b) => a.seq - b.seq);
     });
   }, []);
+  const byId = useMemo(() => new Map(messages.map((m) => [m.id, m])), [messages]);
+  /** What a reply answers, when loaded: the message it replies to, else its thread's root. */
+  const repliedTo = (m: Message): Message | undefined => (m.threadId === null ? undefined : byId.get(m.replyTo ?? m.threadId) ?? byId.get(m.threadId));
   const change = useCallback((id: string, fields: Partial<Message>) => {
     setMessages((current) => current.map((m) => (m.id === id ? { ...m, ...fields } : m)));
   }, []);
@@ -200,36 +217,63 @@ function RoomPane({ session, room, onRead }: { session: Session; room: Room; onR
           <div class="messages" ref={log} onScroll={onScroll} role="log" aria-label={`Messages in ${title}`} tabIndex={0}>
             <ol>
             {messages.map((m) => (
-              <MessageItem key={m.id} session={session} message={m} onChange={change} onThread={setThreadOf} />
+              <MessageItem key={m.id} session={session} message={m} repliedTo={repliedTo(m)} onChange={change} onThread={openThread} />
             ))}
             </ol>
           </div>
           <Activity session={session} roomId={room.id} members={members} />
           <Composer session={session} roomId={room.id} members={members ?? []} kind={roomComposer(session, room.id)} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
         </div>
-        {threadOf !== null && <ThreadPanel key={threadOf} session={session} roomId={room.id} rootId={threadOf} members={members ?? []} onClose={() => setThreadOf(null)} />}
+        {thread !== null && <ThreadPanel key={thread.rootId} session={session} roomId={room.id} rootId={thread.rootId} request={thread.request} members={members ?? []} onClose={closeThread} />}
         <Online members={members} />
       </div>
     </section>
   );
 }
 
-/** What a message shows of itself: its text and files, or "deleted"; "edited". */
+/** What a message shows of itself: the task that posted it, its text and files, or "deleted"; "edited". */
 function MessageText({ session, message: m }: { session: Session; message: Message }) {
   if (m.deletedAt !== null) return <p class="body deleted"><em>deleted</em></p>;
   return (
     <>
+      {m.task !== null && <TaskMark task={m.task} />}
       <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>
       <Attachments session={session} attachments={m.attachments} />
     </>
   );
 }
 
+/** A message a task's creation or move posted: the task's title, and the state that move set. */
+function TaskMark({ task }: { task: NonNullable<Message['task']> }) {
+  return (
+    <p class="task-mark">
+      <a href="#/tasks">{task.kind === 'approval' ? 'Approval' : 'Task'}: {task.title}</a>{' '}
+      <span class={`task-state state-${task.state}`}>{task.state}</span>
+    </p>
+  );
+}
+
+const EXCERPT = 60;
+const excerpt = (text: string): string => (text.length > EXCERPT ? `${text.slice(0, EXCERPT - 1)}…` : text);
+
+/** "reply to <author>: <its first words>" on a reply in the timeline, a link that opens its thread. */
+function ReplyMark({ session, message: m, repliedTo, onThread }: { session: Session; message: Message; repliedTo?: Message; onThread: (rootId: string) => void }) {
+  const rootId = m.threadId!;
+  const what = repliedTo === undefined ? 'an earlier message'
+    : repliedTo.deletedAt !== null ? `${nameOf(session, repliedTo.senderId)} (deleted)`
+      : `${nameOf(session, repliedTo.senderId)}: “${excerpt(repliedTo.body)}”`;
+  return (
+    <a class="reply-mark" href={`#/rooms/${m.roomId}/thread/${rootId}`} onClick={(e) => { e.preventDefault(); onThread(rootId); }}>
+      reply to {what}
+    </a>
+  );
+}
+
 const repliesLabel = (n: number): string => (n === 1 ? '1 reply' : `${n} replies`);
 
 /** One message of the room, with Reply (its thread), and Edit and Delete for the agent's own. */
-function MessageItem({ session, message: m, onChange, onThread }: {
-  session: Session; message: Message; onChange: (id: string, fields: Partial<Message>) => void; onThread: (rootId: string) => void;
+function MessageItem({ session, message: m, repliedTo, onChange, onThread }: {
+  session: Session; message: Message; repliedTo?: Message; onChange: (id: string, fields: Partial<Message>) => void; onThread: (rootId: string) => void;
 }) {
   const mine = m.senderId === session.me.id;
   const [editing, setEditing] = useState(false);
@@ -253,6 +297,7 @@ function MessageItem({ session, message: m, onChange, onThread }: {
       <div class="meta">
         <span class="author">{nameOf(session, m.senderId)}</span> <time dateTime={m.createdAt}>{formatTime(m.createdAt)}</time>
         {mentionsMe && <span class="mention-mark"> mentions you</span>}
+        {m.threadId !== null && <> <ReplyMark session={session} message={m} repliedTo={repliedTo} onThread={onThread} /></>}
       </div>
       {editing ? (
         <form class="edit" onSubmit={(e) => { e.preventDefault(); void save(); }}>
@@ -279,8 +324,12 @@ function MessageItem({ session, message: m, onChange, onThread }: {
 }
 
 /** A thread beside the conversation: its root, its replies (live), and a box to reply in it. */
-function ThreadPanel({ session, roomId, rootId, members, onClose }: { session: Session; roomId: string; rootId: string; members: RoomMember[]; onClose: () => void }) {
+function ThreadPanel({ session, roomId, rootId, request, members, onClose }: {
+  session: Session; roomId: string; rootId: string; request: number; members: RoomMember[]; onClose: () => void;
+}) {
   const { client } = session;
+  const region = useRef<HTMLElement>(null);
+  const shownFor = useRef(0);
   const [root, setRoot] = useState<Message | null>(null);
   const [replies, setReplies] = useState<Message[]>([]);
   const [loadError, setLoadError] = useState<string | null>(null);
@@ -317,8 +366,20 @@ function ThreadPanel({ session, roomId, rootId, members, onClose }: { session: S
     load().catch((err: unknown) => live && setLoadError(describeError(err)));
     return () => { live = false; off(); offUpdated(); offDeleted(); };
   }, [client, roomId, rootId, addReplies]);
+  // Each Reply brings the thread into view (on a phone it is below the conversation) and puts focus
+  // in its box, once what is above the box is there (the root, or why it is not).
+  const ready = root !== null || loadError !== null;
+  useLayoutEffect(() => {
+    const el = region.current;
+    if (!el || !ready || shownFor.current === request) return;
+    shownFor.current = request;
+    el.scrollIntoView({ block: 'start' });
+    const box = el.querySelector<HTMLTextAreaElement>('textarea');
+    box?.focus({ preventScroll: true });
+    if (box && box.getBoundingClientRect().bottom > window.innerHeight) box.scrollIntoView({ block: 'nearest' });
+  }, [ready, request]);
   return (
-    <section class="room-thread" aria-labelledby="thread-heading">
+    <section class="room-thread" ref={region} aria-labelledby="thread-heading">
       <h3 id="thread-heading">Thread</h3>
       <button type="button" class="secondary" onClick={onClose}>Close thread</button>
       {loadError !== null && <p role="alert" class="error">{loadError}</p>}
