@@ -33,6 +33,7 @@ export const OPTIONS = {
   attach: { type: 'string' },
   'content-type': { type: 'string' },
   output: { type: 'string', short: 'o' },
+  force: { type: 'boolean' },
   json: { type: 'boolean' },
   attention: { type: 'boolean' },
   as: { type: 'string' },
