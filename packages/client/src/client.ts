@@ -1,123 +1,40 @@
-import { io, type Socket } from 'socket.io-client';
-import { AmsError, isTransient } from './errors.js';
-import { HttpTransport, REQUEST_TIMEOUT_MS } from './http.js';
-import { describeDownload, isBlob, onNode, toBodyInit, UPLOAD_TIMEOUT_MS, type DownloadedFile, type DownloadInfo, type FileBody } from './files.js';
+import { io } from 'socket.io-client';
+import { AmsError } from './errors.js';
+import { backoff, ClientBase, RECONNECT_MAX_MS, RECONNECT_MIN_MS, type AmsClientOptions } from './client-base.js';
 import { RoomStreams, type SyncSource } from './room-streams.js';
-import { SessionKeeper } from './session.js';
-import type {
-  Agent, Channel, CreatedWebhook, Directory, HelloAck, HistoryPage, InboxFilter, InboxPage, IssuedToken, IssueTokenOptions, Membership, Message, NewAgent, NewChannel,
-  NewRoom, Post, PostPage, PresenceUpdate, ReactionList, ReadCursor, Room, RoomMember, SearchPage, Session, SyncPage, Thread, ToggleResult, TokenSummary,
-  NewWebhook, Webhook, WebhookDelivery, WsError, WsMessage, WsRequestName, WsRequests, MessageThread, MessageUpdated, MessageDeleted, ActivityState, ActivityUpdate, FileInfo,
-  AuditPage, AuditQuery, AgentUpdate,
-  Task, TaskPage, NewTask, TaskState,
-} from './types.js';
+import { AgentMethods } from './methods/agents.js';
+import { FileMethods } from './methods/files.js';
+import { MessageMethods } from './methods/messages.js';
+import { RoomMethods } from './methods/rooms.js';
+import { SocialMethods } from './methods/social.js';
+import { TaskMethods } from './methods/tasks.js';
+import { WebhookMethods } from './methods/webhooks.js';
+import type { ActivityUpdate, HelloAck, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
 
-export interface AmsClientOptions {
-  /** The service's base URL, e.g. `http://127.0.0.1:3000`. */
-  url: string;
-  /** The agent's API token `agt_...`; exchanged for session JWTs. */
-  apiToken: string;
-  /** A position saved from `lastSeqs()`: delivery resumes after it. Rooms not in it start at their `lastSeq`. */
-  lastSeqs?: Record<string, number>;
-  /** The deployment's COMPANY_ID, for `directory()` ("default"). */
-  companyId?: string;
-  /** How long a WebSocket request waits for its acknowledgement (10 s). */
-  ackTimeoutMs?: number;
-}
-
-export interface SendOptions {
-  mentions?: string[];
-  replyTo?: string;
-  /** A JSON object for programs (docs/protocol.md, Messages: at most 32,768 bytes, 16 levels deep). */
-  data?: Record<string, unknown> | null;
-  /** Ids of files this agent uploaded (at most 10). */
-  attachments?: string[];
-  /** The idempotency key; a fresh one is made when absent. */
-  clientMsgId?: string;
-  /** Give up after this long (rejects with TIMEOUT); default: keep trying until close(). */
-  timeoutMs?: number;
-}
-
-/** What `on(...)` can listen to. */
-export interface AmsClientEvents {
-  /** Every message of the agent's rooms, its own included: exactly once, in seq order per room. */
-  message: (message: Message) => void;
-  'presence:update': (update: PresenceUpdate) => void;
-  /** A message of the agent's rooms was edited (live only: catch-up gives messages as they are now). */
-  messageUpdated: (update: MessageUpdated) => void;
-  /** A message of the agent's rooms was deleted: it stays as a tombstone (body ""). */
-  messageDeleted: (deletion: MessageDeleted) => void;
-  /** A member of one of the agent's rooms is typing, working or idle again (at most one per agent and room a second; live only). */
-  activityUpdate: (update: ActivityUpdate) => void;
-  /** The agent became a member of a room while connected (a direct room opened by either side, an admin adding it); already subscribed. */
-  roomAdded: (event: { room: Room }) => void;
-  /** The agent stopped being a member of a room; already unsubscribed. */
-  roomRemoved: (event: { roomId: string }) => void;
-  /** A task the agent requested or is assigned was created or moved (docs/tasks.md), on any node. */
-  taskUpdated: (event: { task: Task }) => void;
-  /** Each (re)connection, once its `agent:hello-ack` arrived. */
-  connect: (hello: HelloAck) => void;
-  /** The WebSocket went away (the client reconnects by itself unless close() was called). */
-  disconnect: (reason: string) => void;
-  /** Failures nobody awaits: the `error` events of the service, refused renewals, listeners that threw. */
-  error: (error: AmsError) => void;
-}
-type EventName = keyof AmsClientEvents;
-
-const ACK_TIMEOUT_MS = 10_000;
-/** Reconnection backoff, for Socket.IO's own reconnects and for ours after a server disconnect. */
-const RECONNECT_MIN_MS = 250;
-const RECONNECT_MAX_MS = 5_000;
-/** 250 ms doubling to 5 s. */
-const backoff = (attempt: number): number => Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(attempt, 5));
-
-/** A fresh idempotency key (crypto.randomUUID needs a secure context in browsers; getRandomValues does not). */
-function newClientMsgId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `c-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
-}
-
-const enc = encodeURIComponent;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export type { AmsClientEvents, AmsClientOptions } from './client-base.js';
+export type { SendOptions } from './methods/messages.js';
 
 /**
  * A client of the Agent Messaging Service for Node.js and browsers (docs/client.md).
  * REST goes through global `fetch`, events through Socket.IO; the API token is exchanged for a JWT that
  * is renewed before `exp`, and reconnections use the fresh one.
+ *
+ * This file is the connection's life (connect, reconnect, exactly-once delivery, close). The methods
+ * are written by domain, one file each under `methods/` (messages, rooms, tasks, files, webhooks,
+ * agents, social), over what they share (`client-base.ts`), and become AmsClient's own below.
  */
-export class AmsClient {
-  private readonly url: string;
-  private readonly apiToken: string;
-  private readonly companyId: string;
-  private readonly ackTimeoutMs: number;
-  private readonly session: SessionKeeper;
-  private readonly http: HttpTransport;
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the methods of methods/*.ts (the end of this file)
+export class AmsClient extends ClientBase {
   private readonly streams: RoomStreams;
-  private readonly listeners = new Map<EventName, Set<unknown>>();
-  private readonly closing = new AbortController();
-  /** Room slugs seen by `roomId()`, with their ids. */
-  private readonly slugIds = new Map<string, string>();
-  private socket: Socket | null = null;
   /** Counts connections, so that work begun on one stops once another replaced it. */
   private connection = 0;
   private reconnectAttempts = 0;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
-  /** Woken on every hello-ack: sends waiting for the service try again at once. */
-  private connectedWaiters: (() => void)[] = [];
 
   constructor(options: AmsClientOptions) {
-    if (typeof options?.url !== 'string' || options.url === '') throw new AmsError('VALIDATION_ERROR', 'AmsClient needs {url}');
-    if (typeof options.apiToken !== 'string' || options.apiToken === '') throw new AmsError('VALIDATION_ERROR', 'AmsClient needs {apiToken}');
-    this.url = options.url.replace(/\/+$/, '');
-    this.apiToken = options.apiToken;
-    this.companyId = options.companyId ?? 'default';
-    this.ackTimeoutMs = options.ackTimeoutMs ?? ACK_TIMEOUT_MS;
-    this.session = new SessionKeeper(() => this.createSession(), (err) => this.report(err));
-    this.http = new HttpTransport(this.url, this.session, this.closing.signal);
+    super(options);
     this.streams = new RoomStreams(options.lastSeqs ?? {}, (m) => this.dispatch('message', m), (err) => this.report(err));
   }
-
-  // ------------------------------------------------------------------ lifecycle
 
   /**
    * Opens the WebSocket and resolves once the first `agent:hello-ack` arrived and the rooms behind a
@@ -234,424 +151,12 @@ export class AmsClient {
     return this.socket?.connected ?? false;
   }
 
-  on<E extends EventName>(event: E, listener: AmsClientEvents[E]): () => void {
-    let set = this.listeners.get(event);
-    if (!set) this.listeners.set(event, (set = new Set()));
-    set.add(listener);
-    return () => this.off(event, listener);
-  }
-
-  off<E extends EventName>(event: E, listener: AmsClientEvents[E]): void {
-    this.listeners.get(event)?.delete(listener);
-  }
-
-  // ------------------------------------------------------------------ messages
-
-  /**
-   * Sends a message to a room (its id or slug) and resolves to the stored message. It carries a `clientMsgId`, so it is tried
-   * again across disconnects and restarts (stored once) until it succeeds, `close()`, or `timeoutMs`.
-   */
-  async send(room: string, body: string, options: SendOptions = {}): Promise<Message> {
-    const roomId = await this.roomId(room);
-    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
-    const payload = {
-      body,
-      clientMsgId: options.clientMsgId ?? newClientMsgId(),
-      ...(options.mentions ? { mentions: options.mentions } : {}),
-      ...(options.replyTo ? { replyTo: options.replyTo } : {}),
-      ...(options.data !== undefined && options.data !== null ? { data: options.data } : {}),
-      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
-    };
-    for (let attempt = 0; ; attempt++) {
-      if (this.closing.signal.aborted) throw new AmsError('CLOSED', 'The client was closed before the message was acknowledged');
-      const left = deadline - Date.now();
-      // It may have been stored all the same (the answer was lost): send again with this clientMsgId
-      // (details.clientMsgId) and the service answers with the stored message instead of a copy.
-      if (left <= 0) {
-        throw new AmsError('TIMEOUT', `The message was not acknowledged within ${options.timeoutMs} ms; it may have been stored: retry with clientMsgId ${payload.clientMsgId}`, {
-          details: { clientMsgId: payload.clientMsgId },
-        });
-      }
-      try {
-        return await this.http.request<Message>('POST', `/api/v1/rooms/${enc(roomId)}/messages`, {
-          body: payload,
-          timeoutMs: Math.min(REQUEST_TIMEOUT_MS, left),
-        });
-      } catch (err) {
-        if (!isTransient(err)) throw err;
-      }
-      // Wait for the service: a reconnection wakes us at once, else the backoff.
-      await this.nextConnectionOr(Math.min(backoff(attempt), Math.max(0, deadline - Date.now())));
-    }
-  }
-
-  /**
-   * The direct room of this agent and another (its id): made the first time, by either side, the
-   * same room afterwards (docs/client.md, Direct rooms).
-   */
-  openDirectRoom(agentId: string): Promise<Room> {
-    return this.http.request('POST', '/api/v1/direct-rooms', { body: { agentId } });
-  }
-
-  /** Sends a message to the direct room of this agent and another (its id or name), opening the room the first time. */
-  async dm(agent: string, body: string, options: SendOptions = {}): Promise<{ message: Message; room: Room }> {
-    const room = await this.openDirectRoom(await this.agentId(agent));
-    this.slugIds.set(room.slug, room.id);
-    const message = await this.send(room.id, body, options);
-    return { message, room };
-  }
-
-  /** An agent's id from its id or name (names looked up in the directory). NOT_FOUND for an unknown name. */
-  private async agentId(ref: string): Promise<string> {
-    if (UUID.test(ref)) return ref.toLowerCase();
-    const wanted = ref.toLowerCase();
-    const found = (await this.directory()).agents.find((a) => a.name.toLowerCase() === wanted);
-    if (!found) throw new AmsError('NOT_FOUND', `Agent "${ref}" not found`, { status: 404 });
-    return found.id;
-  }
-
-  /** History newest first (`before` pages back), or with `afterSeq` the catch-up oldest first. The room: its id or slug. */
-  history(room: string, options: { afterSeq: number; limit?: number }): Promise<SyncPage>;
-  history(room: string, options?: { before?: string; limit?: number }): Promise<HistoryPage>;
-  async history(room: string, options: { before?: string; afterSeq?: number; limit?: number } = {}): Promise<HistoryPage | SyncPage> {
-    const roomId = await this.roomId(room);
-    return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages`, { query: { before: options.before, afterSeq: options.afterSeq, limit: options.limit } });
-  }
-
-  /** Edits one of the agent's own messages: the message as it is now (with `editedAt`). */
-  async edit(room: string, messageId: string, body: string): Promise<Message> {
-    const roomId = await this.roomId(room);
-    return this.http.request('PATCH', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`, { body: { body } });
-  }
-
-  /** Deletes a message (the agent's own; an admin's: any in a group room). It stays as a tombstone. */
-  async delete(room: string, messageId: string): Promise<void> {
-    const roomId = await this.roomId(room);
-    await this.http.request('DELETE', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`);
-  }
-
-  /**
-   * Shows the room's members what the agent is doing: `typing` (lasts 8 s), `working` (120 s, with
-   * `text` such as "reading the logs") or `idle`, until set again (docs/client.md, Activity). Over the
-   * WebSocket (`activity:set`, acknowledged) while connected: the state ends with the agent's last
-   * socket. Without a connection, `POST /api/v1/rooms/:id/activity`: the state lasts its time.
-   */
-  async setActivity(roomId: string, state: ActivityState, text?: string): Promise<void> {
-    const payload = { state, ...(text === undefined ? {} : { text }) };
-    if (this.socket?.connected) {
-      await this.request('activity:set', { roomId, ...payload });
-      return;
-    }
-    await this.http.request('POST', `/api/v1/rooms/${enc(roomId)}/activity`, { body: payload });
-  }
-
-  /**
-   * A room's id from its id or slug, as the CLI and the MCP tools take them: a slug is looked up in
-   * `rooms()` once (slugs do not change), an id is used as it is. ROOM_NOT_FOUND for an unknown slug.
-   */
-  private async roomId(ref: string): Promise<string> {
-    if (UUID.test(ref)) return ref.toLowerCase();
-    let id = this.slugIds.get(ref);
-    if (id === undefined) {
-      for (const r of await this.rooms()) this.slugIds.set(r.slug, r.id);
-      id = this.slugIds.get(ref);
-      if (id === undefined) throw new AmsError('ROOM_NOT_FOUND', `Room "${ref}" not found`, { status: 404 });
-    }
-    return id;
-  }
-
-  /**
-   * Unread messages of all the agent's rooms, oldest first, each with `attention`, and the page's
-   * `unreadTotal` and `attentionTotal`; `filter: 'attention'` gives only those for the agent's
-   * attention; `wait` (0..30 s) holds the request until one (of the filter's) comes.
-   */
-  inbox(options: { limit?: number; wait?: number; filter?: InboxFilter } = {}): Promise<InboxPage> {
-    const waitMs = (options.wait ?? 0) * 1000;
-    return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait, filter: options.filter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
-  }
-
-  // ------------------------------------------------------------------ tasks (docs/tasks.md)
-
-  /** Hands a task (or an approval) to another agent; a `clientTaskId` repeat answers the original. */
-  createTask(task: NewTask): Promise<Task> {
-    return this.http.request('POST', '/api/v1/tasks', { body: task });
-  }
-
-  /** Moves a task (the transition table: docs/tasks.md); `message.body` answers an input-required task. */
-  moveTask(taskId: string, move: { state: TaskState; message?: { body?: string; data?: Record<string, unknown>; attachments?: string[] }; result?: Record<string, unknown> | null }): Promise<Task> {
-    return this.http.request('POST', `/api/v1/tasks/${enc(taskId)}/state`, { body: move });
-  }
-
-  /** Completes an approval assigned to the agent with `decision`, and a comment as its message. */
-  decide(taskId: string, decision: 'approved' | 'denied', comment?: string): Promise<Task> {
-    return this.moveTask(taskId, { state: 'completed', result: { decision, ...(comment === undefined ? {} : { comment }) }, ...(comment === undefined ? {} : { message: { body: comment } }) });
-  }
-
-  /** A task; `wait` (0..30 s) holds until it changes after `changedAfter` (default now) or is finished. */
-  task(taskId: string, options: { wait?: number; changedAfter?: string } = {}): Promise<Task> {
-    const waitMs = (options.wait ?? 0) * 1000;
-    return this.http.request('GET', `/api/v1/tasks/${enc(taskId)}`, { query: { wait: options.wait, changedAfter: options.changedAfter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
-  }
-
-  /** The agent's tasks, newest change first; `wait` holds while nothing matches. */
-  tasks(options: { as?: 'assignee' | 'requester'; state?: TaskState[]; cursor?: string; limit?: number; wait?: number } = {}): Promise<TaskPage> {
-    const waitMs = (options.wait ?? 0) * 1000;
-    const query = { as: options.as, state: options.state?.join(','), cursor: options.cursor, limit: options.limit, wait: options.wait };
-    return this.http.request('GET', '/api/v1/tasks', { query, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
-  }
-
-  /** Moves the agent's read cursor of a room forward to `seq`. */
-  markRead(roomId: string, seq: number): Promise<ReadCursor> {
-    return this.http.request('POST', `/api/v1/rooms/${enc(roomId)}/read`, { body: { seq } });
-  }
-
-  search(q: string, options: { roomId?: string; before?: string; limit?: number } = {}): Promise<SearchPage> {
-    return this.http.request('GET', '/api/v1/search/messages', { query: { q, roomId: options.roomId, before: options.before, limit: options.limit } });
-  }
-
-  // ------------------------------------------------------------------ rooms
-
-  /** The rooms the agent sees (strict mode: its own; admins: all), with its read state in its rooms. */
-  async rooms(): Promise<Room[]> {
-    return (await this.http.request<{ rooms: Room[] }>('GET', '/api/v1/rooms')).rooms;
-  }
-
-  /** Creates a room (admin); the agent becomes a member, and so do `members`. */
-  createRoom(room: NewRoom): Promise<Room> {
-    return this.http.request('POST', '/rooms', { body: room });
-  }
-
-  addMember(roomId: string, agentId: string): Promise<Membership> {
-    return this.http.request('POST', `/rooms/${enc(roomId)}/members`, { body: { agentId } });
-  }
-
-  async removeMember(roomId: string, agentId: string): Promise<void> {
-    await this.http.request('DELETE', `/rooms/${enc(roomId)}/members/${enc(agentId)}`);
-  }
-
-  /** The members of a room, with whether each is online. */
-  async members(roomId: string): Promise<RoomMember[]> {
-    return (await this.http.request<{ members: RoomMember[] }>('GET', `/api/v1/rooms/${enc(roomId)}/members`)).members;
-  }
-
-  // ------------------------------------------------------------------ files (docs/files.md)
-
-  /**
-   * `POST /api/v1/files`: uploads `body` as the file `name`. A Buffer, Uint8Array or Blob is sent
-   * as is; a web ReadableStream, a Node Readable or any async iterable of bytes is streamed as it
-   * is read (never held whole). Resolves with the stored file (its `sha256` to check).
-   */
-  async uploadFile(name: string, body: FileBody, options: { contentType?: string; timeoutMs?: number } = {}): Promise<FileInfo> {
-    const contentType = options.contentType ?? (isBlob(body) && body.type !== '' ? body.type : 'application/octet-stream');
-    const timeoutMs = options.timeoutMs ?? UPLOAD_TIMEOUT_MS;
-    if (onNode() && !(body instanceof Uint8Array) && !isBlob(body)) {
-      const stream = body instanceof ReadableStream ? (body as unknown as AsyncIterable<Uint8Array>) : body;
-      return this.http.nodeStreamPost<FileInfo>('/api/v1/files', { query: { name }, headers: { 'content-type': contentType }, body: stream, timeoutMs });
-    }
-    const response = await this.http.raw('POST', '/api/v1/files', {
-      query: { name },
-      headers: { 'content-type': contentType },
-      body: toBodyInit(body),
-      // The answer comes once the last byte is stored: the whole upload is its wait.
-      timeoutMs,
-    });
-    return (await response.json()) as FileInfo;
-  }
-
-  /** `GET /api/v1/files/:id`: the file's description (from the headers) and its bytes as a stream, read as they arrive. */
-  async downloadFile(id: string, options: { range?: { start: number; end?: number } } = {}): Promise<DownloadedFile> {
-    const headers: Record<string, string> = options.range === undefined ? {} : { range: `bytes=${options.range.start}-${options.range.end ?? ''}` };
-    const response = await this.http.raw('GET', `/api/v1/files/${enc(id)}`, { headers });
-    if (response.body === null) throw new AmsError('NETWORK_ERROR', 'the download has no body');
-    return { ...describeDownload(id, response), body: response.body };
-  }
-
-  /** `HEAD /api/v1/files/:id`: the file's name, type, size and sha256, without its bytes. */
-  async fileInfo(id: string): Promise<DownloadInfo> {
-    const response = await this.http.raw('HEAD', `/api/v1/files/${enc(id)}`);
-    return describeDownload(id, response);
-  }
-
-  // ------------------------------------------------------------------ webhooks (the agent's own, or any as an admin)
-
-  /** `POST /api/v1/agents/:id/webhooks`: keep the returned `secret`, it is shown only here. */
-  createWebhook(agentId: string, input: NewWebhook): Promise<CreatedWebhook> {
-    return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/webhooks`, { body: input });
-  }
-
-  async webhooks(agentId: string): Promise<Webhook[]> {
-    return (await this.http.request<{ webhooks: Webhook[] }>('GET', `/api/v1/agents/${enc(agentId)}/webhooks`)).webhooks;
-  }
-
-  async deleteWebhook(agentId: string, webhookId: string): Promise<void> {
-    await this.http.request('DELETE', `/api/v1/agents/${enc(agentId)}/webhooks/${enc(webhookId)}`);
-  }
-
-  /** The deliveries of one endpoint, newest first. */
-  async webhookDeliveries(agentId: string, webhookId: string, options: { limit?: number } = {}): Promise<WebhookDelivery[]> {
-    const path = `/api/v1/agents/${enc(agentId)}/webhooks/${enc(webhookId)}/deliveries`;
-    return (await this.http.request<{ deliveries: WebhookDelivery[] }>('GET', path, { query: { limit: options.limit } })).deliveries;
-  }
-
-  // ------------------------------------------------------------------ agents, tokens, sessions, directory
-
-  agents(): Promise<Agent[]> {
-    return this.http.request('GET', '/api/v1/agents');
-  }
-
-  createAgent(agent: NewAgent): Promise<Agent> {
-    return this.http.request('POST', '/api/v1/agents', { body: agent });
-  }
-
-  /** Changes an agent's display name, description or skills (the agent itself, or an admin). */
-  updateAgent(agentId: string, changes: AgentUpdate): Promise<Agent> {
-    return this.http.request('PATCH', `/api/v1/agents/${enc(agentId)}`, { body: changes });
-  }
-
-  disableAgent(agentId: string): Promise<Agent> {
-    return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/disable`);
-  }
-
-  enableAgent(agentId: string): Promise<Agent> {
-    return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/enable`);
-  }
-
-  /** A new API token for an agent (shown once, in the answer). */
-  issueToken(agentId: string, options: IssueTokenOptions = {}): Promise<IssuedToken> {
-    return this.http.request('POST', `/api/v1/agents/${enc(agentId)}/tokens`, { body: options });
-  }
-
-  /** An agent's API tokens, revoked ones included, oldest first, without secrets (admin). */
-  async tokens(agentId: string): Promise<TokenSummary[]> {
-    const { tokens } = await this.http.request<{ tokens: TokenSummary[] }>('GET', `/api/v1/agents/${enc(agentId)}/tokens`);
-    return tokens;
-  }
-
-  /** Revokes an API token by its prefix `agt_<12 hex>`. */
-  async revokeToken(prefix: string): Promise<void> {
-    await this.http.request('DELETE', `/api/v1/tokens/${enc(prefix)}`);
-  }
-
-  /** `POST /api/v1/sessions`: exchanges an API token (this client's by default) for a new session JWT. */
-  createSession(apiToken: string = this.apiToken): Promise<Session> {
-    return this.http.request('POST', '/api/v1/sessions', { body: { apiToken }, auth: false });
-  }
-
-  /** The current session JWT (renewed when due), e.g. for a request this client has no method for. */
-  jwt(): Promise<string> {
-    return this.session.token();
-  }
-
-  /** The agents of the company, with whether each is online. */
-  directory(options: { role?: 'admin' | 'agent' } = {}): Promise<Directory> {
-    return this.http.request('GET', `/api/companies/${enc(this.companyId)}/agents/directory`, { query: { role: options.role } });
-  }
-
-  /**
-   * A page of the audit log (admins; a scoped token needs `admin`), newest first: filtered by
-   * `event`, `actorId` and `subjectId`; pass the page's `nextCursor` as `before` for the next.
-   */
-  audit(options: AuditQuery = {}): Promise<AuditPage> {
-    const { event, actorId, subjectId, before, limit } = options;
-    return this.http.request('GET', '/api/v1/audit', { query: { event, actorId, subjectId, before, limit } });
-  }
-
-  // ------------------------------------------------------------------ social feed
-
-  async channels(): Promise<Channel[]> {
-    return (await this.http.request<{ channels: Channel[] }>('GET', '/api/v1/social/channels')).channels;
-  }
-
-  createChannel(channel: NewChannel): Promise<Channel> {
-    return this.http.request('POST', '/api/v1/social/channels', { body: channel });
-  }
-
-  /** Top-level posts of every channel, or of one with `channelId`, newest first. */
-  feed(options: { channelId?: string; before?: string; limit?: number } = {}): Promise<PostPage> {
-    const path = options.channelId === undefined ? '/api/v1/social/feed' : `/api/v1/social/channels/${enc(options.channelId)}/posts`;
-    return this.http.request('GET', path, { query: { before: options.before, limit: options.limit } });
-  }
-
-  post(channelId: string, body: string): Promise<Post> {
-    return this.http.request('POST', `/api/v1/social/channels/${enc(channelId)}/posts`, { body: { body } });
-  }
-
-  /**
-   * With three arguments or more, a reply to a message of a room (its id or slug): `send` with
-   * `replyTo`, joining that message's thread. With two, a reply to a feed post.
-   */
-  reply(postId: string, body: string): Promise<Post>;
-  reply(room: string, messageId: string, body: string, options?: Omit<SendOptions, 'replyTo'>): Promise<Message>;
-  reply(first: string, second: string, body?: string, options: Omit<SendOptions, 'replyTo'> = {}): Promise<Post | Message> {
-    if (body !== undefined) return this.send(first, body, { ...options, replyTo: second });
-    return this.http.request('POST', `/api/v1/social/posts/${enc(first)}/replies`, { body: { body: second } });
-  }
-
-  /**
-   * With a room and a message id, a message's thread: its root and its replies oldest first
-   * (`messageId` the root or any reply; `afterSeq` pages on). With a post id alone, a feed post's thread.
-   */
-  thread(postId: string): Promise<Thread>;
-  thread(room: string, messageId: string, options?: { afterSeq?: number; limit?: number }): Promise<MessageThread>;
-  async thread(first: string, messageId?: string, options: { afterSeq?: number; limit?: number } = {}): Promise<Thread | MessageThread> {
-    if (messageId === undefined) return this.http.request('GET', `/api/v1/social/posts/${enc(first)}/thread`);
-    const roomId = await this.roomId(first);
-    return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}/thread`, { query: { afterSeq: options.afterSeq, limit: options.limit } });
-  }
-
-  /** Toggles the agent's reaction (👍, 🤔 or 💡) on a post. */
-  react(postId: string, emoji: string): Promise<ToggleResult> {
-    return this.http.request('POST', `/api/v1/social/posts/${enc(postId)}/reactions`, { body: { emoji } });
-  }
-
-  reactions(postId: string): Promise<ReactionList> {
-    return this.http.request('GET', `/api/v1/social/posts/${enc(postId)}/reactions`);
-  }
-
-  // ------------------------------------------------------------------ WebSocket requests
-
-  /**
-   * Any client event of the `/agents` namespace with its acknowledgement, typed (`room:join`,
-   * `room:list`, `room:sync`, `message:history`, ...). Rejects with NOT_CONNECTED while disconnected.
-   */
-  async request<E extends WsRequestName>(event: E, payload: WsRequests[E]['payload']): Promise<WsRequests[E]['ack']> {
-    const socket = this.socket;
-    if (!socket?.connected) throw new AmsError('NOT_CONNECTED', `${event}: the WebSocket is not connected`);
-    let ack: unknown;
-    try {
-      ack = await socket.timeout(this.ackTimeoutMs).emitWithAck(event, payload);
-    } catch (err) {
-      throw new AmsError(socket.connected ? 'TIMEOUT' : 'NOT_CONNECTED', `${event}: no acknowledgement`, { cause: err });
-    }
-    const failure = (ack as { error?: { code: string; message: string } } | null)?.error;
-    if (failure) throw new AmsError(failure.code, failure.message);
-    return ack as WsRequests[E]['ack'];
-  }
-
-  // ------------------------------------------------------------------ internals
-
   private currentSource(): SyncSource {
     const connection = this.connection;
     return {
       active: () => this.connection === connection && (this.socket?.connected ?? false),
       sync: (roomId, afterSeq, limit) => this.request('room:sync', { roomId, afterSeq, limit }),
     };
-  }
-
-  /**
-   * close() wakes every waiter too; no listener on the closing signal per waiter (fifty concurrent
-   * sends would trip Node's MaxListenersExceededWarning).
-   */
-  private nextConnectionOr(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const wake = (): void => {
-        clearTimeout(timer);
-        this.connectedWaiters = this.connectedWaiters.filter((w) => w !== wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, ms);
-      this.connectedWaiters.push(wake);
-    });
   }
 
   private scheduleReconnect(): void {
@@ -669,21 +174,21 @@ export class AmsClient {
     socket.disconnect();
     if (!this.closing.signal.aborted) this.socket = null;
   }
+}
 
-  private dispatch<E extends EventName>(event: E, ...args: Parameters<AmsClientEvents[E]>): void {
-    for (const listener of [...(this.listeners.get(event) ?? [])]) {
-      try {
-        (listener as (...a: Parameters<AmsClientEvents[E]>) => void)(...args);
-      } catch (err) {
-        if (event === 'error') continue;
-        this.report(new AmsError('HANDLER_ERROR', `A "${event}" listener threw: ${String(err)}`, { cause: err }));
-      }
-    }
-  }
+/** The domains' methods, in one list: each is a class over ClientBase whose methods AmsClient takes as its own. */
+const DOMAINS = [MessageMethods, RoomMethods, TaskMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods] as const;
 
-  private report(err: unknown): void {
-    const error = err instanceof AmsError ? err : new AmsError('INTERNAL', String(err), { cause: err });
-    if ((this.listeners.get('error')?.size ?? 0) === 0) return; // nobody listens: await-ed calls still reject
-    this.dispatch('error', error);
+// TypeScript's documented way of writing one class's methods in several files (a class and an
+// interface of one name merge): the interface gives AmsClient the domains' methods as types, the
+// loop puts them on its prototype, refusing a name written twice (test/unit/client-methods.test.ts
+// checks that none is missed).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the merge is the point (see above)
+export interface AmsClient extends MessageMethods, RoomMethods, TaskMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods {}
+for (const domain of DOMAINS) {
+  for (const name of Object.getOwnPropertyNames(domain.prototype)) {
+    if (name === 'constructor') continue;
+    if (name in AmsClient.prototype) throw new Error(`AmsClient.${name} is written twice (client.ts, client-base.ts or methods/)`);
+    Object.defineProperty(AmsClient.prototype, name, Object.getOwnPropertyDescriptor(domain.prototype, name)!);
   }
 }

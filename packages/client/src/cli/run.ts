@@ -1,5 +1,5 @@
 import { AmsError } from '../errors.js';
-import { NotFound } from './client-commands.js';
+import { NotFound } from './with-client.js';
 import { commandHelp, parseCommandLine, UsageError, type Command } from './command.js';
 
 /**

@@ -1,0 +1,146 @@
+import { AmsError, isTransient } from '../errors.js';
+import { REQUEST_TIMEOUT_MS } from '../http.js';
+import { backoff, ClientBase, enc } from '../client-base.js';
+import type { HistoryPage, InboxFilter, InboxPage, Message, MessageThread, Post, ReadCursor, Room, SearchPage, SyncPage, Thread } from '../types.js';
+
+// The messages of rooms (docs/client.md, Messages; docs/threads-and-edits.md): send, direct
+// messages, history, edits, threads, read cursors, the inbox and search.
+
+export interface SendOptions {
+  /** The agents to notify: ids or names. */
+  mentions?: string[];
+  replyTo?: string;
+  /** A JSON object for programs (docs/protocol.md, Messages: at most 32,768 bytes, 16 levels deep). */
+  data?: Record<string, unknown> | null;
+  /** Ids of files this agent uploaded (at most 10). */
+  attachments?: string[];
+  /** The idempotency key; a fresh one is made when absent. */
+  clientMsgId?: string;
+  /** Give up after this long (rejects with TIMEOUT); default: keep trying until close(). */
+  timeoutMs?: number;
+}
+
+/** A fresh idempotency key (crypto.randomUUID needs a secure context in browsers; getRandomValues does not). */
+function newClientMsgId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `c-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
+export abstract class MessageMethods extends ClientBase {
+  /**
+   * Sends a message to a room (its id or slug) and resolves to the stored message. It carries a `clientMsgId`, so it is tried
+   * again across disconnects and restarts (stored once) until it succeeds, `close()`, or `timeoutMs`.
+   */
+  async send(room: string, body: string, options: SendOptions = {}): Promise<Message> {
+    const roomId = await this.roomId(room);
+    const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs;
+    const payload = {
+      body,
+      clientMsgId: options.clientMsgId ?? newClientMsgId(),
+      ...(options.mentions ? { mentions: await this.agentIdsOf(options.mentions) } : {}),
+      ...(options.replyTo ? { replyTo: options.replyTo } : {}),
+      ...(options.data !== undefined && options.data !== null ? { data: options.data } : {}),
+      ...(options.attachments?.length ? { attachments: options.attachments } : {}),
+    };
+    for (let attempt = 0; ; attempt++) {
+      if (this.closing.signal.aborted) throw new AmsError('CLOSED', 'The client was closed before the message was acknowledged');
+      const left = deadline - Date.now();
+      // It may have been stored all the same (the answer was lost): send again with this clientMsgId
+      // (details.clientMsgId) and the service answers with the stored message instead of a copy.
+      if (left <= 0) {
+        throw new AmsError('TIMEOUT', `The message was not acknowledged within ${options.timeoutMs} ms; it may have been stored: retry with clientMsgId ${payload.clientMsgId}`, {
+          details: { clientMsgId: payload.clientMsgId },
+        });
+      }
+      try {
+        return await this.http.request<Message>('POST', `/api/v1/rooms/${enc(roomId)}/messages`, {
+          body: payload,
+          timeoutMs: Math.min(REQUEST_TIMEOUT_MS, left),
+        });
+      } catch (err) {
+        if (!isTransient(err)) throw err;
+      }
+      // Wait for the service: a reconnection wakes us at once, else the backoff.
+      await this.nextConnectionOr(Math.min(backoff(attempt), Math.max(0, deadline - Date.now())));
+    }
+  }
+
+  /**
+   * The direct room of this agent and another (its id or name): made the first time, by either side,
+   * the same room afterwards (docs/client.md, Direct rooms).
+   */
+  async openDirectRoom(agent: string): Promise<Room> {
+    const room = await this.http.request<Room>('POST', '/api/v1/direct-rooms', { body: { agentId: await this.agentId(agent) } });
+    this.slugIds.set(room.slug, room.id);
+    return room;
+  }
+
+  /** Sends a message to the direct room of this agent and another (its id or name), opening the room the first time. */
+  async dm(agent: string, body: string, options: SendOptions = {}): Promise<{ message: Message; room: Room }> {
+    const room = await this.openDirectRoom(agent);
+    const message = await this.send(room.id, body, options);
+    return { message, room };
+  }
+
+  /** History newest first (`before` pages back), or with `afterSeq` the catch-up oldest first. The room: its id or slug. */
+  history(room: string, options: { afterSeq: number; limit?: number }): Promise<SyncPage>;
+  history(room: string, options?: { before?: string; limit?: number }): Promise<HistoryPage>;
+  async history(room: string, options: { before?: string; afterSeq?: number; limit?: number } = {}): Promise<HistoryPage | SyncPage> {
+    const roomId = await this.roomId(room);
+    return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages`, { query: { before: options.before, afterSeq: options.afterSeq, limit: options.limit } });
+  }
+
+  /** Edits one of the agent's own messages: the message as it is now (with `editedAt`). */
+  async edit(room: string, messageId: string, body: string): Promise<Message> {
+    const roomId = await this.roomId(room);
+    return this.http.request('PATCH', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`, { body: { body } });
+  }
+
+  /** Deletes a message (the agent's own; an admin's: any in a group room). It stays as a tombstone. */
+  async delete(room: string, messageId: string): Promise<void> {
+    const roomId = await this.roomId(room);
+    await this.http.request('DELETE', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}`);
+  }
+
+  /**
+   * With three arguments or more, a reply to a message of a room (its id or slug): `send` with
+   * `replyTo`, joining that message's thread. With two, a reply to a feed post (methods/social.ts).
+   */
+  reply(postId: string, body: string): Promise<Post>;
+  reply(room: string, messageId: string, body: string, options?: Omit<SendOptions, 'replyTo'>): Promise<Message>;
+  reply(first: string, second: string, body?: string, options: Omit<SendOptions, 'replyTo'> = {}): Promise<Post | Message> {
+    if (body !== undefined) return this.send(first, body, { ...options, replyTo: second });
+    return this.http.request('POST', `/api/v1/social/posts/${enc(first)}/replies`, { body: { body: second } });
+  }
+
+  /**
+   * With a room and a message id, a message's thread: its root and its replies oldest first
+   * (`messageId` the root or any reply; `afterSeq` pages on). With a post id alone, a feed post's thread.
+   */
+  thread(postId: string): Promise<Thread>;
+  thread(room: string, messageId: string, options?: { afterSeq?: number; limit?: number }): Promise<MessageThread>;
+  async thread(first: string, messageId?: string, options: { afterSeq?: number; limit?: number } = {}): Promise<Thread | MessageThread> {
+    if (messageId === undefined) return this.http.request('GET', `/api/v1/social/posts/${enc(first)}/thread`);
+    const roomId = await this.roomId(first);
+    return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}/thread`, { query: { afterSeq: options.afterSeq, limit: options.limit } });
+  }
+
+  /** Moves the agent's read cursor of a room forward to `seq`. */
+  markRead(roomId: string, seq: number): Promise<ReadCursor> {
+    return this.http.request('POST', `/api/v1/rooms/${enc(roomId)}/read`, { body: { seq } });
+  }
+
+  /**
+   * Unread messages of all the agent's rooms, oldest first, each with `attention`, and the page's
+   * `unreadTotal` and `attentionTotal`; `filter: 'attention'` gives only those for the agent's
+   * attention; `wait` (0..30 s) holds the request until one (of the filter's) comes.
+   */
+  inbox(options: { limit?: number; wait?: number; filter?: InboxFilter } = {}): Promise<InboxPage> {
+    const waitMs = (options.wait ?? 0) * 1000;
+    return this.http.request('GET', '/api/v1/inbox', { query: { limit: options.limit, wait: options.wait, filter: options.filter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
+  }
+
+  search(q: string, options: { roomId?: string; before?: string; limit?: number } = {}): Promise<SearchPage> {
+    return this.http.request('GET', '/api/v1/search/messages', { query: { q, roomId: options.roomId, before: options.before, limit: options.limit } });
+  }
+}
