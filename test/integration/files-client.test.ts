@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,8 +8,9 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AmsClient, AmsError } from '@agent-messaging/client';
 import { newAgent, type TestAgent } from '../helpers/api.js';
-import { ensureBuilt } from '../helpers/build.js';
-import { runAms } from '../helpers/cli.js';
+import { CLI_JS, ensureBuilt } from '../helpers/build.js';
+import { runAms, type CliResult } from '../helpers/cli.js';
+import { runProcess } from '../helpers/processes.js';
 import { testConfig } from '../helpers/config.js';
 import { useTestServer } from '../helpers/suite.js';
 
@@ -118,5 +119,57 @@ describe('client library and ams: files', { timeout: 120_000 }, () => {
     expect(readFileSync(target).equals(bytes)).toBe(true);
     const unknown = await runAms(env, 'download', '01890000-0000-7000-8000-000000000000', '-o', join(folder, 'none.bin'));
     expect(unknown.code).toBe(1);
+  });
+
+  it('ams download never writes over a file: refused (exit 1, the file untouched) unless --force, by its own name or -o', async () => {
+    await ensureBuilt();
+    const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
+    const bytes = randomBytes(64 * 1024);
+    const source = join(folder, 'kept-source.bin');
+    writeFileSync(source, bytes);
+    const file = JSON.parse((await runAms(env, 'upload', source, '--name', 'kept.bin', '--json')).stdout) as { id: string };
+    // ams in `folder`, where a download by the file's own name lands.
+    const amsIn = async (...args: string[]): Promise<CliResult> => {
+      const { code, stdout, stderr } = await runProcess({ argv: [process.execPath, CLI_JS, ...args], cwd: folder, env: { PATH: process.env.PATH ?? '', ...env } });
+      return { code: code ?? -1, stdout, stderr };
+    };
+    const mine = Buffer.from('a file of my own, not the download\n');
+    const own = join(folder, 'kept.bin');
+    writeFileSync(own, mine);
+
+    const refused = await amsIn('download', file.id);
+    expect(refused).toEqual({ code: 1, stdout: '', stderr: 'ams: kept.bin exists: ams download never writes over a file (--force replaces it; -o names another)\n' });
+    expect(readFileSync(own).equals(mine)).toBe(true);
+    expect(existsSync(`${own}.part`)).toBe(false);
+    const named = await amsIn('download', file.id, '-o', own);
+    expect(named).toMatchObject({ code: 1, stdout: '' });
+    expect(readFileSync(own).equals(mine)).toBe(true);
+
+    expect(await amsIn('download', file.id, '--force')).toEqual({ code: 0, stdout: `downloaded ${file.id} to kept.bin (${bytes.length} bytes)\n`, stderr: '' });
+    expect(readFileSync(own).equals(bytes)).toBe(true);
+    writeFileSync(own, mine);
+    expect(await amsIn('download', file.id, '-o', own, '--force')).toMatchObject({ code: 0, stderr: '' });
+    expect(readFileSync(own).equals(bytes)).toBe(true);
+    // A new name is written as before, without --force.
+    expect(await amsIn('download', file.id, '-o', 'fresh.bin')).toMatchObject({ code: 0, stderr: '' });
+    expect(readFileSync(join(folder, 'fresh.bin')).equals(bytes)).toBe(true);
+  });
+
+  it('ams upload takes the type from the file name (text/plain, image/png), plain bytes for an unknown extension, --content-type over both', async () => {
+    await ensureBuilt();
+    const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
+    const typeOf = async (name: string, ...extra: string[]): Promise<string> => {
+      const path = join(folder, name);
+      writeFileSync(path, 'some bytes');
+      const up = await runAms(env, 'upload', path, '--json', ...extra);
+      expect(up, name).toMatchObject({ code: 0, stderr: '' });
+      return (JSON.parse(up.stdout) as { contentType: string }).contentType;
+    };
+    expect(await typeOf('notes.txt')).toBe('text/plain');
+    expect(await typeOf('picture.png')).toBe('image/png');
+    expect(await typeOf('data.unknownext')).toBe('application/octet-stream');
+    // The stored name decides: --name report.json makes it JSON.
+    expect(await typeOf('upload.bin', '--name', 'report.json')).toBe('application/json');
+    expect(await typeOf('notes2.txt', '--content-type', 'text/markdown')).toBe('text/markdown');
   });
 });
