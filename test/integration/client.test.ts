@@ -1,8 +1,9 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AmsClient, AmsError, type Message } from '@agent-messaging/client';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { untilPast, waitUntil } from '../helpers/wait.js';
 
 // The client library (docs/client.md) against the real server in this process. The restart and
 // SIGKILL cases are in client-restart.test.ts.
@@ -160,12 +161,23 @@ describe('AmsClient', () => {
     await unreachable.close();
     expect(await failure(unreachable.send(room.id, 'x'))).toMatchObject({ code: 'CLOSED' });
     expect(await failure(unreachable.rooms())).toMatchObject({ code: 'CLOSED' });
-    // close() while a send waits for an unreachable service, and while connect() waits: both end with CLOSED.
-    const closing = new AmsClient({ url: 'http://127.0.0.1:9', apiToken: alice.apiToken });
-    const waiting = failure(closing.send(room.id, 'x'));
-    await sleep(300); // the send is then in its retry wait (no event says so)
-    await closing.close();
-    expect(await waiting).toMatchObject({ code: 'CLOSED' });
+    // close() while a send keeps trying a service that drops every connection (seen trying twice:
+    // it has been through its retry wait), and while connect() waits: both end with CLOSED.
+    const tries: Socket[] = [];
+    const dropping = createServer((socket) => {
+      tries.push(socket);
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+    try {
+      const closing = new AmsClient({ url: `http://127.0.0.1:${(dropping.address() as AddressInfo).port}`, apiToken: alice.apiToken });
+      const waiting = failure(closing.send(room.id, 'x'));
+      await waitUntil('the send tried twice', () => tries.length >= 2);
+      await closing.close();
+      expect(await waiting).toMatchObject({ code: 'CLOSED' });
+    } finally {
+      await new Promise((resolve) => dropping.close(resolve));
+    }
     const slow = new AmsClient({ url: t.server.url, apiToken: alice.apiToken });
     const connecting = failure(slow.connect());
     await slow.close();
@@ -221,6 +233,36 @@ describe('AmsClient', () => {
     expect(unknown).toBeInstanceOf(AmsError);
     expect((unknown as AmsError).code).toBe('ROOM_NOT_FOUND');
   });
+  it('takes an agent by its id or its name wherever it takes an agent, as dm, MCP and ams do; an unknown name is NOT_FOUND', async () => {
+    const admin = await newAdmin(t.api);
+    const alice = await newAgent(t.api);
+    const bob = await newAgent(t.api);
+    const client = clientOf(t.server.url, admin);
+    const room = await client.createRoom({ slug: `n-${Date.now().toString(36)}`, name: 'N', members: [alice.name] });
+    expect((await client.members(room.id)).map((m) => m.agentId).sort()).toEqual([admin.id, alice.id].sort());
+    expect(await client.addMember(room.id, bob.name)).toMatchObject({ roomId: room.id, agentId: bob.id });
+    expect((await client.send(room.id, 'hello', { mentions: [alice.name, bob.id] })).mentions).toEqual([alice.id, bob.id]);
+    const task = await clientOf(t.server.url, alice).createTask({ assignee: bob.name, title: 'by name', room: room.slug });
+    expect(task).toMatchObject({ assigneeId: bob.id, requesterId: alice.id, roomId: room.id });
+    await client.removeMember(room.id, bob.name);
+    expect((await client.members(room.id)).map((m) => m.agentId)).not.toContain(bob.id);
+
+    expect((await client.openDirectRoom(bob.name)).kind).toBe('direct');
+    expect((await client.updateAgent(alice.name, { description: 'named' })).description).toBe('named');
+    const token = await client.issueToken(alice.name);
+    expect((await client.tokens(alice.name)).map((tk) => tk.prefix)).toContain(token.prefix);
+    expect((await client.disableAgent(bob.name)).id).toBe(bob.id);
+    expect((await client.enableAgent(bob.name)).disabledAt).toBeNull();
+    expect(await client.webhooks(alice.name)).toEqual([]);
+    const audit = await client.audit({ actorId: admin.name, limit: 5 });
+    expect(audit.records.length).toBeGreaterThan(0);
+    expect(new Set(audit.records.map((r) => r.actorId))).toEqual(new Set([admin.id]));
+
+    const unknown = await client.createTask({ assignee: 'no-such-agent-name', title: 'x' }).then(() => null, (err: unknown) => err);
+    expect(unknown).toBeInstanceOf(AmsError);
+    expect(unknown).toMatchObject({ code: 'NOT_FOUND', status: 404, message: 'agent "no-such-agent-name" not found' });
+    await expect(client.addMember(room.id, 'no-such-agent-name')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
 });
 
 describe('AmsClient webhook methods', () => {
@@ -255,16 +297,19 @@ describe('AmsClient JWT renewal (JWT_TTL_SECONDS=3)', () => {
     const firstJwt = await client.jwt();
     const expOf = (jwt: string): number => (JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as { exp: number }).exp;
 
-    // Well past the first JWT's exp: REST keeps working, with a JWT renewed before each exp.
+    // Well past the first JWT's exp: REST keeps working, with a JWT renewed before each exp. Each
+    // round sends, then waits for the next renewal (the timer's, before exp).
     const sent: string[] = [];
-    const deadline = Date.now() + 7_000;
-    while (Date.now() < deadline) {
-      sent.push((await client.send(room.id, `tick ${sent.length}`)).id);
-      expect(expOf(await client.jwt()) * 1000).toBeGreaterThan(Date.now());
-      await sleep(500); // pacing: a send every half second
+    let current = firstJwt;
+    for (let round = 0; round < 3; round++) {
+      sent.push((await client.send(room.id, `tick ${round}`)).id);
+      await waitUntil(`renewal ${round + 1}`, async () => (await client.jwt()) !== current, 10_000);
+      current = await client.jwt();
+      expect(expOf(current) * 1000).toBeGreaterThan(Date.now());
     }
+    await untilPast(expOf(firstJwt) * 1000);
+    sent.push((await client.send(room.id, 'past the first exp')).id);
     expect(expOf(await client.jwt())).toBeGreaterThan(expOf(firstJwt));
-    expect(Date.now()).toBeGreaterThan(expOf(firstJwt) * 1000);
 
     // A reconnection now presents the renewed JWT (the first one would be refused).
     const reconnected = new Promise<void>((resolve) => client.on('connect', () => resolve()));

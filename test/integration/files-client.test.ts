@@ -8,8 +8,9 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AmsClient, AmsError } from '@agent-messaging/client';
 import { newAgent, type TestAgent } from '../helpers/api.js';
-import { ensureBuilt } from '../helpers/build.js';
-import { runAms, runAmsIn } from '../helpers/cli.js';
+import { CLI_JS, ensureBuilt } from '../helpers/build.js';
+import { runAms, type CliResult } from '../helpers/cli.js';
+import { runProcess } from '../helpers/processes.js';
 import { testConfig } from '../helpers/config.js';
 import { useTestServer } from '../helpers/suite.js';
 
@@ -120,39 +121,55 @@ describe('client library and ams: files', { timeout: 120_000 }, () => {
     expect(unknown.code).toBe(1);
   });
 
-  it('ams download never writes over an existing file without --force (named by -o or by default), and leaves no .part', async () => {
+  it('ams download never writes over a file: refused (exit 1, the file untouched) unless --force, by its own name or -o', async () => {
     await ensureBuilt();
     const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
-    const source = join(folder, 'fresh.bin');
-    const bytes = randomBytes(4096);
+    const bytes = randomBytes(64 * 1024);
+    const source = join(folder, 'kept-source.bin');
     writeFileSync(source, bytes);
-    const file = JSON.parse((await runAms(env, 'upload', source, '--json')).stdout) as { id: string };
-    const target = join(folder, 'kept.bin');
-    writeFileSync(target, 'precious');
-    const refused = await runAms(env, 'download', file.id, '-o', target);
-    expect(refused.code).not.toBe(0);
-    expect(refused.stderr).toContain('exists');
-    expect(readFileSync(target, 'utf8')).toBe('precious');
-    expect(existsSync(`${target}.part`)).toBe(false);
-    // By default to its own name in the current folder: the same rule.
-    const byName = await runAmsIn(folder, env, 'download', file.id);
-    expect(byName.code).not.toBe(0);
-    expect(readFileSync(source).equals(bytes)).toBe(true);
-    const forced = await runAms(env, 'download', file.id, '-o', target, '--force');
-    expect(forced.code).toBe(0);
-    expect(readFileSync(target).equals(bytes)).toBe(true);
-    expect(existsSync(`${target}.part`)).toBe(false);
+    const file = JSON.parse((await runAms(env, 'upload', source, '--name', 'kept.bin', '--json')).stdout) as { id: string };
+    // ams in `folder`, where a download by the file's own name lands.
+    const amsIn = async (...args: string[]): Promise<CliResult> => {
+      const { code, stdout, stderr } = await runProcess({ argv: [process.execPath, CLI_JS, ...args], cwd: folder, env: { PATH: process.env.PATH ?? '', ...env } });
+      return { code: code ?? -1, stdout, stderr };
+    };
+    const mine = Buffer.from('a file of my own, not the download\n');
+    const own = join(folder, 'kept.bin');
+    writeFileSync(own, mine);
+
+    const refused = await amsIn('download', file.id);
+    expect(refused).toEqual({ code: 1, stdout: '', stderr: 'ams: kept.bin exists: ams download never writes over a file (--force replaces it; -o names another)\n' });
+    expect(readFileSync(own).equals(mine)).toBe(true);
+    expect(existsSync(`${own}.part`)).toBe(false);
+    const named = await amsIn('download', file.id, '-o', own);
+    expect(named).toMatchObject({ code: 1, stdout: '' });
+    expect(readFileSync(own).equals(mine)).toBe(true);
+
+    expect(await amsIn('download', file.id, '--force')).toEqual({ code: 0, stdout: `downloaded ${file.id} to kept.bin (${bytes.length} bytes)\n`, stderr: '' });
+    expect(readFileSync(own).equals(bytes)).toBe(true);
+    writeFileSync(own, mine);
+    expect(await amsIn('download', file.id, '-o', own, '--force')).toMatchObject({ code: 0, stderr: '' });
+    expect(readFileSync(own).equals(bytes)).toBe(true);
+    // A new name is written as before, without --force.
+    expect(await amsIn('download', file.id, '-o', 'fresh.bin')).toMatchObject({ code: 0, stderr: '' });
+    expect(readFileSync(join(folder, 'fresh.bin')).equals(bytes)).toBe(true);
   });
 
-  it('ams upload takes the content type from the file name unless told (an image previews)', async () => {
+  it('ams upload takes the type from the file name (text/plain, image/png), plain bytes for an unknown extension, --content-type over both', async () => {
     await ensureBuilt();
     const env = { AMS_URL: t.server.url, AMS_API_TOKEN: agent.apiToken };
-    const types: Record<string, string> = {};
-    for (const name of ['notes.txt', 'picture.png', 'data.json', 'no-extension']) {
-      writeFileSync(join(folder, name), 'x');
-      const up = await runAms(env, 'upload', join(folder, name), '--json');
-      types[name] = (JSON.parse(up.stdout) as { contentType: string }).contentType;
-    }
-    expect(types).toEqual({ 'notes.txt': expect.stringMatching(/^text\/plain/), 'picture.png': 'image/png', 'data.json': 'application/json', 'no-extension': 'application/octet-stream' });
+    const typeOf = async (name: string, ...extra: string[]): Promise<string> => {
+      const path = join(folder, name);
+      writeFileSync(path, 'some bytes');
+      const up = await runAms(env, 'upload', path, '--json', ...extra);
+      expect(up, name).toMatchObject({ code: 0, stderr: '' });
+      return (JSON.parse(up.stdout) as { contentType: string }).contentType;
+    };
+    expect(await typeOf('notes.txt')).toBe('text/plain');
+    expect(await typeOf('picture.png')).toBe('image/png');
+    expect(await typeOf('data.unknownext')).toBe('application/octet-stream');
+    // The stored name decides: --name report.json makes it JSON.
+    expect(await typeOf('upload.bin', '--name', 'report.json')).toBe('application/json');
+    expect(await typeOf('notes2.txt', '--content-type', 'text/markdown')).toBe('text/markdown');
   });
 });

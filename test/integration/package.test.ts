@@ -127,33 +127,56 @@ describe('the client package, installed from its tarball into an empty folder as
   }, 90_000);
 });
 
-describe('the service installed as a dependency, as a user installs it', () => {
+describe('the service installed as a dependency, as a user installs it: both import paths of the client library', () => {
+  const t = useTestServer();
   let folder: string;
 
-  // The service's tarball with the two workspace packages it depends on; the rest from the
-  // registry or npm's cache. No install scripts: importing the client needs no native module.
+  // The three tarballs (the service, the client, the protocol) into an empty project. Install
+  // scripts are skipped: they build the server's native modules (SQLite, Argon2), which importing
+  // the client never loads.
   beforeAll(async () => {
     await ensureBuilt();
     folder = mkdtempSync(join(tmpdir(), 'ams-service-pack-'));
     const tarballs = [await pack(ROOT, folder)];
     for (const dir of PACKAGES) tarballs.push(await pack(dir, folder));
     writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'a-user-project', private: true, type: 'module' }));
-    await run('npm', ['install', '--prefer-offline', '--ignore-scripts', '--no-audit', '--no-fund', ...tarballs], { cwd: folder, timeout: 290_000 });
+    await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', ...tarballs], { cwd: folder, timeout: 290_000 });
     return () => rmSync(folder, { recursive: true, force: true });
   }, 300_000);
 
-  it('imports the client by its first published path (agent-messaging-service/client) and by its package name: the same library', async () => {
+  it('imports agent-messaging-service/client (the published path) and @agent-messaging/client: the same classes, and it talks to the service', async () => {
+    const admin = await newAdmin(t.api);
+    const room = await newRoom(t.api, admin);
     const script = `
-      const published = await import('agent-messaging-service/client');
-      const library = await import('@agent-messaging/client');
-      console.log(JSON.stringify({
-        same: published.AmsClient === library.AmsClient && published.AmsError === library.AmsError,
-        names: Object.keys(published).sort().join(',') === Object.keys(library).sort().join(','),
-        isClass: typeof published.AmsClient,
-      }));
+      import * as published from 'agent-messaging-service/client';
+      import * as client from '@agent-messaging/client';
+      const ams = new published.AmsClient({ url: process.env.AMS_URL, apiToken: process.env.AMS_API_TOKEN });
+      const sent = await ams.send(process.env.ROOM, 'by the published path');
+      await ams.close();
+      console.log(JSON.stringify({ exports: Object.keys(published).sort(), same: Object.keys(client).every((name) => published[name] === client[name]), seq: sent.seq }));
     `;
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: folder, env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 });
-    expect(JSON.parse(stdout)).toEqual({ same: true, names: true, isClass: 'function' });
-    expect(existsSync(join(folder, 'node_modules', 'agent-messaging-service', 'client.d.ts'))).toBe(true);
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: folder,
+      env: { PATH: process.env.PATH ?? '', AMS_URL: t.server.url, AMS_API_TOKEN: admin.apiToken, ROOM: room.id },
+      timeout: 60_000,
+    });
+    expect(JSON.parse(stdout)).toEqual({ exports: ['AmsClient', 'AmsError'], same: true, seq: 1 });
   }, 90_000);
+
+  it('has the library\'s types under both paths (TypeScript resolves them, and refuses a wrong call)', async () => {
+    writeFileSync(join(folder, 'typed.ts'), [
+      "import { AmsClient, type Message } from 'agent-messaging-service/client';",
+      "import { AmsError } from '@agent-messaging/client';",
+      "const client: AmsClient = new AmsClient({ url: 'http://127.0.0.1:3000', apiToken: 'agt_x' });",
+      "export const seqOf = async (room: string): Promise<number> => ((await client.send(room, 'typed')) satisfies Message).seq;",
+      'export const isAmsError = (err: unknown): boolean => err instanceof AmsError;',
+      '// @ts-expect-error: url must be a string',
+      "export const wrong = new AmsClient({ url: 1, apiToken: 'agt_x' });",
+    ].join('\n'));
+    const compilerOptions = { noEmit: true, strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2022', 'dom'], types: [], skipLibCheck: true };
+    writeFileSync(join(folder, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['typed.ts'] }));
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: folder, timeout: 120_000 }).then(() => ({ stdout: '' }), (err: { stdout: string }) => ({ stdout: err.stdout }));
+    expect(result.stdout).toBe('');
+  }, 150_000);
 });

@@ -73,6 +73,29 @@ describe('links in README.md and docs/*.md', () => {
   });
 });
 
+describe('the index of docs/ and the counts the README gives', () => {
+  it('docs/README.md links every page under docs/ (a page nobody can find from the index is lost)', () => {
+    const index = links(readFileSync(join(ROOT, 'docs', 'README.md'), 'utf8'))
+      .filter((target) => !/^(https?:|mailto:)/.test(target))
+      .map((target) => relative(ROOT, resolve(ROOT, 'docs', decodeURIComponent(target.split('#')[0]!))));
+    const pages = filesUnder('docs').filter((f) => f.endsWith('.md') && f !== join('docs', 'README.md'));
+    expect(pages.length).toBeGreaterThan(10);
+    expect(pages.filter((page) => !index.includes(page))).toEqual([]);
+  });
+
+  it('the README names every MCP tool and counts them right, in digits (a count spelled out cannot be checked)', async () => {
+    const { TOOL_LIST } = await import('../../src/mcp/tools.js');
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const counts = [...readme.matchAll(/\b([A-Za-z]+|\d+) (?:MCP )?tools\b/g)].map((m) => m[1]!);
+    const spelled = /^(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[a-z]+teen|twenty|thirty|forty|fifty)$/i;
+    expect(counts.filter((count) => spelled.test(count))).toEqual([]);
+    const numbers = counts.filter((count) => /^\d+$/.test(count)).map(Number);
+    expect(numbers.length).toBeGreaterThan(0);
+    expect(numbers.filter((n) => n !== TOOL_LIST.length)).toEqual([]);
+    expect(TOOL_LIST.map((tool) => tool.name).filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
+  });
+});
+
 /**
  * What a clone of the repository does not hold: the contracts the project was built from, a folder
  * beside it, and an issue tracker. Comments and docs cite docs/*.md instead, or say the reason.
