@@ -1,4 +1,7 @@
 import { FILE_MAX_BYTES_DEFAULT } from '@agent-messaging/protocol';
+
+/** FILE_QUOTA_BYTES's default: 1 GiB per agent. */
+const FILE_QUOTA_BYTES_DEFAULT = 1024 * 1024 * 1024;
 import type { RawEnv } from './env.js';
 
 export type AuthzMode = 'open' | 'strict';
@@ -54,10 +57,17 @@ export interface Config {
   corsOrigins: string[];
   companyId: string;
   trustProxy: boolean | string | number;
+  /**
+   * REQUEST_TIMEOUT_SECONDS: how long a request may take to arrive in full, headers and body
+   * (docs/protocol.md: 30 s, then 408). Raise it where large uploads come over slow links.
+   */
+  requestTimeoutMs: number;
   logLevel: LogLevel;
   files: {
     /** FILE_MAX_BYTES: the largest upload (docs/files.md). */
     maxBytes: number;
+    /** FILE_QUOTA_BYTES: the bytes one agent's files may take in all (docs/files.md). */
+    quotaBytes: number;
     /**
      * The clean-up of files (docs/files.md): its period, the age at which a file attached to no
      * message is deleted, and the age at which an upload still incomplete is. Not from the
@@ -269,9 +279,11 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     companyId,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    requestTimeoutMs: 1000 * integer('REQUEST_TIMEOUT_SECONDS', env.REQUEST_TIMEOUT_SECONDS, 30, 1, 3600),
     logLevel: logLevel as LogLevel,
     files: {
       maxBytes: integer('FILE_MAX_BYTES', env.FILE_MAX_BYTES, FILE_MAX_BYTES_DEFAULT, 1, 1024 * 1024 * 1024),
+      quotaBytes: integer('FILE_QUOTA_BYTES', env.FILE_QUOTA_BYTES, FILE_QUOTA_BYTES_DEFAULT, 1, Number.MAX_SAFE_INTEGER),
       cleanupIntervalMs: 10 * 60_000,
       unattachedMaxAgeMs: 24 * 3600_000,
       incompleteMaxAgeMs: 3600_000,

@@ -130,10 +130,13 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     loggerInstance: ctx.logger as FastifyBaseLogger,
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: BODY_LIMIT_BYTES,
-    // Deliberate timeouts: a request may take 30 s at most; idle keep-alive outlives typical
-    // load-balancer idle timeouts (60 s) so the balancer closes first.
-    requestTimeout: 30_000,
+    // Deliberate timeouts: a request may take 30 s (REQUEST_TIMEOUT_SECONDS) at most to arrive, headers included; idle
+    // keep-alive outlives typical load-balancer idle timeouts (60 s) so the balancer closes first.
+    requestTimeout: ctx.config.requestTimeoutMs,
     keepAliveTimeout: 72_000,
+    // Node checks the request timeouts every 30 s by default, which cut a slow upload anywhere
+    // between 30 and 60 s: checked every second, the limit is the documented one.
+    http: { headersTimeout: ctx.config.requestTimeoutMs, connectionsCheckingInterval: 1000 },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Path ids longer than a UUID reach the route and get its 400 with details, not a router 414.

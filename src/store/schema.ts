@@ -193,6 +193,12 @@ export interface FileChunksTable {
   bytes: Uint8Array;
 }
 
+/** Each uploader's stored bytes, for the storage quota (migration 016; core/files/). */
+export interface FileUsageTable {
+  agent_id: string;
+  bytes: ColumnType<number | string, number | undefined, number>;
+}
+
 /** The files a message carries, in the order given (migration 012). */
 export interface MessageAttachmentsTable {
   message_id: string;
@@ -245,6 +251,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable;
   files: FilesTable;
   file_chunks: FileChunksTable;
+  file_usage: FileUsageTable;
   message_attachments: MessageAttachmentsTable;
   tasks: TasksTable;
   task_history: TaskHistoryTable;

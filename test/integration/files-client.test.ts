@@ -26,7 +26,8 @@ async function collect(body: ReadableStream<Uint8Array>): Promise<Buffer> {
 
 describe('client library and ams: files', { timeout: 120_000 }, () => {
   // Files up to 64 MiB here: the memory test sends more than it may hold, so streaming shows.
-  const t = useTestServer({ config: { files: { ...testConfig().files, maxBytes: 64 * 1024 * 1024 } } });
+  // Large uploads slowed by memory sampling on a busy machine: a request timeout longer than the 30 s default.
+  const t = useTestServer({ config: { files: { ...testConfig().files, maxBytes: 64 * 1024 * 1024 }, requestTimeoutMs: 120_000 } });
   let agent: TestAgent;
   let client: AmsClient;
   let folder: string;

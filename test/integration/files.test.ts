@@ -87,7 +87,8 @@ function pipedUpload(baseUrl: string, jwt: string, name: string, body: ReadableS
 }
 
 describe('files: upload, download, access, limits', () => {
-  const t = useTestServer();
+  // The 25 MiB upload below is slowed by its memory sampling (a full GC every 50 ms): a longer request timeout.
+  const t = useTestServer({ config: { requestTimeoutMs: 120_000 } });
   let admin: TestAgent;
   let member: TestAgent;
   let uploader: TestAgent;
@@ -383,5 +384,93 @@ describe('files on two nodes', () => {
     } finally {
       await cluster.close();
     }
+  });
+});
+
+describe('files: the storage quota (FILE_QUOTA_BYTES) and the request timeout', () => {
+  let server: TestServer;
+  let api: Api;
+  const quotaBytes = 1024 * 1024;
+  const db = () => server.app.ctx.database.db;
+  const usage = async (agentId: string) => Number((await db().selectFrom('file_usage').select('bytes').where('agent_id', '=', agentId).executeTakeFirst())?.bytes ?? 0);
+  const storedSizes = async (agentId: string) => (await db().selectFrom('files').select('size').where('uploader_id', '=', agentId).execute()).reduce((sum, f) => sum + Number(f.size), 0);
+
+  beforeAll(async () => {
+    const base = testConfig();
+    server = await startTestServer({ config: { files: { ...base.files, quotaBytes }, requestTimeoutMs: 2000 } });
+    api = new Api(server.url);
+  });
+  afterAll(() => server.close());
+
+  it('parallel uploads of one agent cannot pass its quota together: announced lengths first come, first served, the rest 413; another agent is not held back', async () => {
+    const agent = await newAgent(api);
+    const piece = 300 * 1024;
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => upload(server.url, agent.jwt, `parallel-${i}`, Buffer.alloc(piece, i))));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(Math.floor(quotaBytes / piece));
+    for (const refused of results.filter((r) => r.status !== 201)) {
+      expect(refused.status).toBe(413);
+      expect(refused.body.error).toMatch(/quota.*FILE_QUOTA_BYTES/);
+    }
+    expect(await usage(agent.id)).toBe(3 * piece);
+    expect(await storedSizes(agent.id)).toBe(3 * piece);
+
+    const other = await newAgent(api);
+    expect((await upload(server.url, other.jwt, 'other', Buffer.alloc(piece))).status).toBe(201);
+  });
+
+  it('parallel streamed uploads (no length announced) are counted chunk by chunk: never past the quota, and what is counted is what is kept', async () => {
+    const agent = await newAgent(api);
+    const piece = 300 * 1024;
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+      upload(server.url, agent.jwt, `streamed-${i}`, generated(piece).stream).catch(() => ({ status: -1, body: {} }) as Uploaded)));
+    const stored = results.filter((r) => r.status === 201);
+    expect(stored.length).toBeLessThanOrEqual(Math.floor(quotaBytes / piece));
+    // The server answers 413 and closes; fetch may see the answer or the closed connection.
+    for (const refused of results.filter((r) => r.status !== 201 && r.status !== -1)) expect(refused.status).toBe(413);
+    await waitUntil('refused uploads removed', async () => await usage(agent.id) === stored.length * piece);
+    expect(await storedSizes(agent.id)).toBe(stored.length * piece);
+  });
+
+  it('a Content-Length beyond what the quota leaves is 413 before the body is read; files deleted give their bytes back', async () => {
+    const agent = await newAgent(api);
+    expect((await upload(server.url, agent.jwt, 'most', Buffer.alloc(quotaBytes - 1000))).status).toBe(201);
+    const head = `POST /api/v1/files?name=over HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${agent.jwt}\r\ncontent-type: application/octet-stream\r\ncontent-length: 2000\r\n\r\n`;
+    const raw = await rawExchange(server.url, head, Buffer.alloc(0));
+    expect(raw.status).toBe(413);
+    expect(raw.text).toMatch(/quota/);
+    // Within what is left: stored.
+    expect((await upload(server.url, agent.jwt, 'rest', Buffer.alloc(1000))).status).toBe(201);
+    expect(await usage(agent.id)).toBe(quotaBytes);
+    expect((await upload(server.url, agent.jwt, 'one more', Buffer.alloc(1))).status).toBe(413);
+    // The clean-up of files attached to nothing (as a day later) gives the bytes back.
+    await server.app.ctx.files.cleanup(Date.now() + 2 * 24 * 3600_000);
+    expect(await usage(agent.id)).toBe(0);
+    expect((await upload(server.url, agent.jwt, 'again', Buffer.alloc(1000))).status).toBe(201);
+  });
+
+  it('an upload trickling in is cut at the request timeout (408), not later; nothing of it is kept', async () => {
+    const agent = await newAgent(api);
+    const url = new URL(server.url);
+    const started = Date.now();
+    const answer = await new Promise<{ status: number; ms: number }>((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname);
+      let received = '';
+      const trickle = setInterval(() => socket.write('x'), 300);
+      const give = setTimeout(() => { clearInterval(trickle); socket.destroy(); reject(new Error('no answer within 10 s')); }, 10_000);
+      socket.on('data', (data) => {
+        received += data.toString('latin1');
+        const status = /^HTTP\/1\.1 (\d{3})/.exec(received);
+        if (status) { clearInterval(trickle); clearTimeout(give); socket.destroy(); resolve({ status: Number(status[1]), ms: Date.now() - started }); }
+      });
+      socket.on('close', () => { clearInterval(trickle); });
+      socket.on('error', () => undefined);
+      socket.write(`POST /api/v1/files?name=trickle HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${agent.jwt}\r\ncontent-type: text/plain\r\ncontent-length: 100\r\n\r\n`);
+    });
+    expect(answer.status).toBe(408);
+    // The timeout is 2 s, checked every second.
+    expect(answer.ms).toBeGreaterThanOrEqual(1900);
+    expect(answer.ms).toBeLessThan(3800);
+    await waitUntil('the cut upload removed', async () => (await db().selectFrom('files').select('id').where('name', '=', 'trickle').execute()).length === 0);
+    expect(await usage(agent.id)).toBe(0);
   });
 });

@@ -10,6 +10,7 @@ import type { Authz } from '../auth/authz.js';
 import type { Principal } from '../principal.js';
 import {
   CHUNK_BYTES, completeFile, deleteExpiredFile, deleteFiles, expiredFiles, findCompleteFile, insertChunk, insertFile, readableThroughRoom, readChunk,
+  storedBytes,
 } from './files.store.js';
 
 export { CHUNK_BYTES } from './files.store.js';
@@ -30,10 +31,12 @@ export interface UploadInput {
 
 export interface FilesService {
   readonly maxBytes: number;
+  /** FILE_QUOTA_BYTES: the bytes one agent's files may take in all. */
+  readonly quotaBytes: number;
   /**
    * Checks the caller, the name, the type and the announced length (413 before a byte is read),
-   * then stores `body` as it arrives; over `maxBytes` (or `limit`) it stops reading, removes what it
-   * stored and throws 413. Any failure (the client gone, the database away) leaves nothing visible.
+   * then stores `body` as it arrives; over `maxBytes` (or `limit`), or past the agent's quota, it
+   * stops reading, removes what it stored and throws 413. Any failure (the client gone, the database away) leaves nothing visible.
    */
   upload(principal: Principal | null, input: UploadInput, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit?: number): Promise<FileInfo>;
   /** A file the caller may read (the access rule); 404 for every other id, complete or not. */
@@ -51,6 +54,7 @@ export interface FilesServiceDeps {
   db: Kysely<DB>;
   authz: Authz;
   maxBytes: number;
+  quotaBytes: number;
   cleanupIntervalMs: number;
   unattachedMaxAgeMs: number;
   incompleteMaxAgeMs: number;
@@ -71,10 +75,21 @@ export function contentTypeProblem(value: string): string | null {
 export const tooLarge = (maxBytes: number): AppError =>
   new AppError('PAYLOAD_TOO_LARGE', `File is larger than ${maxBytes} bytes (FILE_MAX_BYTES)`);
 
-export function createFilesService(deps: FilesServiceDeps): FilesService {
-  const { db, authz, maxBytes } = deps;
+/** An upload in progress; `counted`: its announced length was counted to the quota at the start. */
+interface Upload { id: string; uploaderId: string; counted: boolean }
 
-  async function store(id: string, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number): Promise<{ size: number; sha256: string }> {
+export const overQuota = (quotaBytes: number, stored: number): AppError =>
+  new AppError('PAYLOAD_TOO_LARGE', `Storage quota exceeded: an agent's files may take ${quotaBytes} bytes in all (FILE_QUOTA_BYTES) and this agent's take ${stored}`);
+
+export function createFilesService(deps: FilesServiceDeps): FilesService {
+  const { db, authz, maxBytes, quotaBytes } = deps;
+
+  /** Writes one chunk, counted to the uploader's quota unless the whole was at the start; 413 when it would pass it. */
+  async function write(file: Upload, n: number, bytes: Uint8Array): Promise<void> {
+    if (!await insertChunk(db, file, n, bytes, file.counted ? null : quotaBytes)) throw overQuota(quotaBytes, await storedBytes(db, file.uploaderId));
+  }
+
+  async function store(file: Upload, body: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, limit: number): Promise<{ size: number; sha256: string }> {
     const hash = createHash('sha256');
     let size = 0;
     let n = 0;
@@ -94,12 +109,12 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
         filled += take;
         offset += take;
         if (filled === CHUNK_BYTES) {
-          await insertChunk(db, id, n++, chunk);
+          await write(file, n++, chunk);
           filled = 0;
         }
       }
     }
-    if (filled > 0) await insertChunk(db, id, n, chunk.subarray(0, filled));
+    if (filled > 0) await write(file, n, chunk.subarray(0, filled));
     return { size, sha256: hash.digest('hex') };
   }
 
@@ -117,6 +132,7 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
 
   const service: FilesService = {
     maxBytes,
+    quotaBytes,
 
     async upload(principal, input, body, limit = maxBytes) {
       const caller = authz.requireAgent(principal, 'messages:write');
@@ -130,10 +146,15 @@ export function createFilesService(deps: FilesServiceDeps): FilesService {
       const id = uuidv7();
       const createdAt = nowIso();
       const name = input.name as string;
-      await insertFile(db, { id, name, contentType, uploaderId: caller.agentId, createdAt });
+      // An announced length is counted whole before a byte is read (refused at once if it cannot
+      // fit, and parallel uploads are served first come, first served); otherwise chunk by chunk.
+      const reserve = input.declaredLength === undefined ? undefined : { bytes: input.declaredLength, quota: quotaBytes };
+      if (!await insertFile(db, { id, name, contentType, uploaderId: caller.agentId, createdAt }, reserve)) {
+        throw overQuota(quotaBytes, await storedBytes(db, caller.agentId));
+      }
       let stored: { size: number; sha256: string };
       try {
-        stored = await store(id, body, limit);
+        stored = await store({ id, uploaderId: caller.agentId, counted: reserve !== undefined }, body, limit);
         await completeFile(db, { id, uploaderId: caller.agentId, ...stored, completedAt: nowIso() });
       } catch (err) {
         await removeQuietly(id);

@@ -15,6 +15,7 @@ import { dataAndFiles } from './012-data-and-files.js';
 import { tasks } from './013-tasks.js';
 import { auditRead } from './014-audit-read.js';
 import { agentProfile } from './015-agent-profile.js';
+import { fileUsage } from './016-file-usage.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -40,6 +41,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '013-tasks': tasks(engine),
     '014-audit-read': auditRead,
     '015-agent-profile': agentProfile(engine),
+    '016-file-usage': fileUsage(engine),
   };
 }
 
