@@ -43,33 +43,41 @@ describe.skipIf(!ready)('refused connections: passing reasons are retried by the
     await proxy?.close();
   });
 
-  it('Redis cut while a plain client connects: error UNAVAILABLE, "transport close", then back by itself with the messages sent afterwards', async () => {
-    proxy.blackhole();
-    const socket = connect(node.url, bob.jwt, RECONNECTING);
+  /** A plain client's course: every `error`, `disconnect` and `agent:hello-ack`, and the messages that came live. */
+  const plainClient = (transports: ('websocket' | 'polling')[]): { socket: ClientSocket; order: string[]; live: Payload[] } => {
+    const socket = connect(node.url, bob.jwt, { ...RECONNECTING, transports });
     sockets.push(socket);
     const order: string[] = [];
     socket.on('error', (e: Payload) => order.push(`error ${e.code}`));
     socket.on('disconnect', (reason: string) => order.push(`disconnect ${reason}`));
     socket.on('agent:hello-ack', () => order.push('hello'));
-    const live = record<Payload>(socket, 'message:new');
+    return { socket, order, live: record<Payload>(socket, 'message:new') };
+  };
 
-    const error = waitFor(socket, 'error', () => true, 10_000);
-    const reason = await disconnected(socket, 10_000);
-    expect(await error).toEqual({ code: 'UNAVAILABLE', message: expect.any(String) });
-    expect(reason).toBe('transport close');
-    expect(order).toEqual(['error UNAVAILABLE', 'disconnect transport close']);
-    expect(socket.active).toBe(true); // socket.io-client is reconnecting on its own
+  it('Redis cut while a plain client connects: error UNAVAILABLE, "transport close", then back by itself with the messages sent afterwards', async () => {
+    proxy.blackhole();
+    // WebSocket only (docs/protocol.md, Connecting) and socket.io-client's default (long-polling first).
+    const clients = [plainClient(['websocket']), plainClient(['polling', 'websocket'])];
+    const refusals = clients.map(({ socket }) => Promise.all([waitFor(socket, 'error', () => true, 10_000), disconnected(socket, 10_000)]));
+    for (const [i, { socket, order }] of clients.entries()) {
+      const [error, reason] = await refusals[i]!;
+      expect(error).toEqual({ code: 'UNAVAILABLE', message: expect.any(String) });
+      expect(reason).toBe('transport close');
+      expect(order.slice(0, 2)).toEqual(['error UNAVAILABLE', 'disconnect transport close']);
+      expect(socket.active).toBe(true); // socket.io-client is reconnecting on its own
+    }
 
-    const hello = waitFor(socket, 'agent:hello-ack', () => true, 30_000);
+    const hellos = clients.map(({ socket }) => waitFor(socket, 'agent:hello-ack', () => true, 30_000));
     proxy.restore();
-    expect((await hello).rooms).toEqual([room.id]);
-    expect(order.filter((e) => e === 'hello')).toHaveLength(1);
-    // Every refusal before the hello was an error then a transport close, never a final disconnect.
-    expect(order.slice(0, -1).every((e) => e === 'error UNAVAILABLE' || e === 'disconnect transport close')).toBe(true);
-
+    for (const hello of hellos) expect((await hello).rooms).toEqual([room.id]);
     const after = await sendMessage(api, admin, room.id, 'after Redis is back');
-    await waitUntil('the message sent after Redis came back', () => live.some((m) => m.id === after.id), 10_000);
-    expect(socket.connected).toBe(true);
+    for (const { socket, order, live } of clients) {
+      expect(order.filter((e) => e === 'hello')).toHaveLength(1);
+      // Every refusal before the hello was an error then a transport close, never a final disconnect.
+      expect(order.slice(0, -1).every((e) => e === 'error UNAVAILABLE' || e === 'disconnect transport close')).toBe(true);
+      await waitUntil('the message sent after Redis came back', () => live.some((m) => m.id === after.id), 10_000);
+      expect(socket.connected).toBe(true);
+    }
   }, 60_000);
 
   it('a bad token: error AUTH_FAILED, "io server disconnect", and the client does not reconnect', async () => {
