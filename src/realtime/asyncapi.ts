@@ -104,7 +104,7 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {
     name: 'error', key: 'error', payload: WsErrorSchema,
-    summary: 'A failed event that had no acknowledgement callback (with its requestId), a rate-limited event (RATE_LIMIT_EXCEEDED), or a failed handshake (AUTH_FAILED, then the server disconnects)',
+    summary: 'A failed event that had no acknowledgement callback (with its requestId), a rate-limited event (RATE_LIMIT_EXCEEDED), or a refused connection: for a passing reason (UNAVAILABLE, INTERNAL) the transport is closed next and the client reconnects by itself; otherwise (AUTH_FAILED, RATE_LIMIT_EXCEEDED, VALIDATION_ERROR) the server disconnects the socket, for good (docs/websocket.md, Refused connections)',
   },
 ];
 

@@ -6,7 +6,7 @@ import { adapterKey, createRedisAdapter } from '../cluster/redis-adapter.js';
 import { createConnectionHandler } from './connection/connection.js';
 import { connectionCapacity, LOW_CAPACITY } from './connection/connection-capacity.js';
 import { safeParser } from './connection/safe-parser.js';
-import { toWsError } from './connection/ws-errors.js';
+import { toWsError, turnAway } from './connection/ws-errors.js';
 import { InFlight } from './drain.js';
 import { createRealtimePublisher } from './outbound/fan-out.js';
 import type { PresenceTracker } from '../presence/presence-tracker.js';
@@ -89,8 +89,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
 
   // The service lives on /agents only; say so to a client that connected to the main namespace.
   io.of('/').on('connection', (socket) => {
-    socket.emit('error', toWsError(new AppError('VALIDATION_ERROR', `Unknown namespace "/"; connect to ${NAMESPACE}`), log, 'connect'));
-    socket.disconnect(true);
+    turnAway(socket, toWsError(new AppError('VALIDATION_ERROR', `Unknown namespace "/"; connect to ${NAMESPACE}`), log, 'connect'));
   });
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);

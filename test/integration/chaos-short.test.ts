@@ -14,7 +14,10 @@ import { connect, type ClientSocket, type Payload } from '../helpers/ws.js';
 // node A is frozen (SIGSTOP); then all of these at once. Then the four checks: every acknowledged send
 // is stored once; seq is gapless; every member of every room receives every stored message once and
 // in order, through the client library and through a plain Socket.IO client that follows
-// docs/catch-up.md's recipe (room:positions included); nothing is stuck afterwards.
+// docs/catch-up.md's recipe (room:positions included); nothing is stuck afterwards. And plain
+// Socket.IO clients with no code beyond the documented events, connecting to node C while its Redis
+// is cut, are turned away with `UNAVAILABLE` and a transport close, come back by themselves once
+// Redis does, and receive live every message stored after their `agent:hello-ack`.
 //
 // CHAOS_SECONDS=n repeats the cycle until n seconds have passed (one cycle, about 30 s, by default);
 // CHAOS_RATE=n sets the sends per second of the two senders together (20 by default).
@@ -28,6 +31,41 @@ const CALM_MS = 1500;
 const t0 = Date.now();
 /** Progress on stderr: a hung run shows where it stopped. */
 const note = (what: string): void => void process.stderr.write(`[chaos ${((Date.now() - t0) / 1000).toFixed(1)} s] ${what}\n`);
+
+/**
+ * A plain Socket.IO client using only the documented events (socket.io-client's own reconnection, no
+ * catch-up): what it went through, and the messages it received live.
+ */
+class PlainReceiver {
+  /** `error <code>`, `disconnect <reason>` and `hello`, in order. */
+  readonly events: string[] = [];
+  readonly hellos: Payload[] = [];
+  /** What came as `message:new`, by id. */
+  readonly live = new Map<string, Payload>();
+  readonly socket: ClientSocket;
+
+  constructor(url: string, jwt: string, readonly roomIds: string[]) {
+    this.socket = connect(url, jwt, { reconnection: true, reconnectionDelay: 200, reconnectionDelayMax: 1000 });
+    this.socket.on('error', (e: Payload) => this.events.push(`error ${e.code}`));
+    this.socket.on('disconnect', (reason: string) => this.events.push(`disconnect ${reason}`));
+    this.socket.on('agent:hello-ack', (hello: Payload) => {
+      this.events.push('hello');
+      this.hellos.push(hello);
+    });
+    this.socket.on('message:new', (m: Payload) => this.live.set(m.id, m));
+  }
+
+  /** A message of `sender` numbered above its first hello's positions came live: broadcasts from that sender's node reach it. */
+  heardFrom(sender: string): boolean {
+    const hello = this.hellos[0];
+    return hello !== undefined && [...this.live.values()].some((m) => m.body.startsWith(`${sender} `) && m.seq > (hello.lastSeqs[m.roomId] ?? 0));
+  }
+
+  /** The ids of `messages` in its rooms that it did not receive live. */
+  missed(messages: readonly Message[]): string[] {
+    return messages.filter((m) => this.roomIds.includes(m.roomId) && !this.live.has(m.id)).map((m) => m.id);
+  }
+}
 
 /** A plain Socket.IO client following docs/catch-up.md's recipe, steps 1 to 4, for several rooms. */
 class RecipeClient {
@@ -113,6 +151,7 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
   let rooms: TestRoom[];
   const libraryClients: AmsClient[] = [];
   const recipeClients: RecipeClient[] = [];
+  const plainReceivers: PlainReceiver[] = [];
 
   beforeAll(async () => {
     const env = { POSITION_CHECK_INTERVAL_MS: '5000', RATE_LIMIT_AGENT_PER_MINUTE: '1000000', RATE_LIMIT_ANON_PER_MINUTE: '1000000' };
@@ -138,7 +177,7 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
   }, 180_000);
   afterAll(async () => {
     await Promise.all(libraryClients.map((c) => c.close()));
-    for (const c of recipeClients) c.socket.disconnect();
+    for (const c of [...recipeClients, ...plainReceivers]) c.socket.disconnect();
     for (const node of cluster?.nodes ?? []) if (node.pid !== undefined && node.alive()) process.kill(node.pid, 'SIGCONT');
     await cluster?.close();
     await Promise.all([redisProxy, ...pgProxies].map((p) => p?.close()));
@@ -166,12 +205,18 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
     await Promise.all(senders.map((s) => s.connect()));
     const acknowledged: Message[] = [];
     const pending: Promise<void>[] = [];
+    /** Per acknowledged message, how many sends had started before its own. */
+    const startedBefore = new Map<string, number>();
     let sending = true;
     const everyMs = (1000 * senders.length) / CHAOS_RATE;
     const load = senders.map(async (sender, s) => {
       for (let i = 0; sending; i++) {
         const roomId = s === 1 && i % 2 === 1 ? rooms[1]!.id : rooms[0]!.id;
-        pending.push(sender.send(roomId, `sender ${s} message ${i}`).then((m) => void acknowledged.push(m)));
+        const before = pending.length;
+        pending.push(sender.send(roomId, `sender ${s} message ${i}`).then((m) => {
+          startedBefore.set(m.id, before);
+          acknowledged.push(m);
+        }));
         await sleep(everyMs);
       }
     });
@@ -185,16 +230,47 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
     };
     const began = Date.now();
     let cycles = 0;
+    /** How many sends had started when node C was back from its first Redis cut. */
+    let recovered = 0;
     await sleep(CALM_MS);
     do {
       cycles++;
-      await fault('C Redis cut', () => redisProxy.blackhole(), () => redisProxy.restore()); // node C's Redis path goes silent
+      // Node C's Redis path goes silent; in the first cycle two plain receivers connect to C meanwhile
+      // (members 2 and 7: room 0, and both rooms).
+      await fault('C Redis cut', () => {
+        redisProxy.blackhole();
+        if (cycles === 1) plainReceivers.push(...[2, 7].map((member) => new PlainReceiver(c.url, members[member]!.jwt, roomsOf(member))));
+      }, () => redisProxy.restore());
+      if (cycles === 1) {
+        // Turned away for a passing reason: the error, then a transport close (never the final
+        // "io server disconnect"), retried by socket.io-client itself until Redis is back.
+        await waitUntil('the plain receivers on C back by themselves', () => plainReceivers.every((r) => r.hellos.length > 0), 30_000, 100);
+        for (const r of plainReceivers) {
+          expect(r.events.slice(0, 2)).toEqual(['error UNAVAILABLE', 'disconnect transport close']);
+          expect(r.events.filter((e) => e.startsWith('disconnect') && e !== 'disconnect transport close')).toEqual([]);
+        }
+        // Node C is back once broadcasts from node A reach it again: its adapter's subscriber, cut
+        // silently, may reconnect after its command connection (redis-watchdog.ts); what is published
+        // in between reaches the recipe clients through room:positions, not these receivers.
+        await waitUntil('a broadcast from node A on the plain receivers', () => plainReceivers.every((r) => r.heardFrom('sender 0')), 30_000, 50);
+        recovered = pending.length;
+        note('plain receivers on C back');
+      }
       await fault('C PostgreSQL cut', () => pgProxies[2]!.blackhole(), () => pgProxies[2]!.restore()); // node C's PostgreSQL path goes silent
       await fault('PostgreSQL paused', () => pgProxies.forEach((p) => p.pause()), () => pgProxies.forEach((p) => p.resume())); // PostgreSQL paused for all
       note('B kill -9 and restart');
       await b.restart(); // kill -9 and start again
       await sleep(CALM_MS);
       await fault('A SIGSTOP', () => process.kill(a.pid!, 'SIGSTOP'), () => process.kill(a.pid!, 'SIGCONT'));
+      if (cycles === 1) {
+        // Nothing has cut node C from Redis since it recovered: every message sent since then reached
+        // them live (a broadcast is sent before the send is acknowledged).
+        const sent = acknowledged.filter((m) => startedBefore.get(m.id)! >= recovered);
+        await waitUntil('the plain receivers have every message since their hello', () => plainReceivers.every((r) => r.missed(sent).length === 0), 10_000, 100).catch((err: Error) => {
+          throw new Error(`${err.message}: missing ${plainReceivers.map((r) => r.missed(sent).length).join(' and ')} of ${sent.length}; events ${plainReceivers.map((r) => r.events.join(', ')).join(' | ')}`);
+        });
+        note(`plain receivers complete (${sent.length} acknowledged)`);
+      }
       // All at once: B killed and restarting while A is frozen, C cut from Redis and PostgreSQL, PostgreSQL paused for A and B.
       note('all at once');
       redisProxy.blackhole();
@@ -268,6 +344,7 @@ describe.skipIf(!ready)('chaos run on PostgreSQL and Redis', () => {
     const missing = (): string[] => [
       ...[...libraryRooms].flatMap(([library, ids], i) => ids.filter((roomId) => !libraryHas(library, roomId).includes(last[rooms.findIndex((r) => r.id === roomId)]!.id)).map((roomId) => `library on ${nodeNames[i]}, room ${rooms.findIndex((r) => r.id === roomId)}`)),
       ...recipeClients.flatMap((r, i) => last.filter((m) => r.delivered.has(m.roomId) && !r.live.has(m.id)).map((m) => `recipe on ${nodeNames[i]}, room ${rooms.findIndex((x) => x.id === m.roomId)}${r.delivered.get(m.roomId)!.some((d) => d.id === m.id) ? ' (synced, not live)' : ''}`)),
+      ...plainReceivers.flatMap((r, i) => last.filter((m) => r.roomIds.includes(m.roomId) && !r.live.has(m.id)).map((m) => `plain receiver ${i} on C, room ${rooms.findIndex((x) => x.id === m.roomId)}`)),
     ];
     await waitUntil('the last messages everywhere, live', () => missing().length === 0, 4000, 50).catch(async (err: Error) => {
       const first = missing();

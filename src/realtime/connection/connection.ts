@@ -26,7 +26,7 @@ import { guardEvents } from './event-guard.js';
 import { authenticateHandshake } from './handshake.js';
 import { eventRunner, type EventSpec } from './register-event.js';
 import { SerialQueue } from './serial-queue.js';
-import { socketFields, toWsError } from './ws-errors.js';
+import { socketFields, toWsError, turnAway } from './ws-errors.js';
 
 export interface ConnectionDeps {
   config: Config['ws'];
@@ -124,8 +124,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
       if (socket.connected) {
         metrics.rateLimitExceeded.inc({ transport: 'ws' });
         const tooMany = new AppError('RATE_LIMITED', `Too many connections for this agent (at most ${maxConnections})`);
-        socket.emit('error', toWsError(tooMany, logger, 'connect', socket));
-        socket.disconnect(true);
+        turnAway(socket, toWsError(tooMany, logger, 'connect', socket));
       }
       return false;
     }
@@ -159,21 +158,17 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
   };
 
   const connected = (socket: AgentSocket): void => {
-    const turnAway = (error: WsError): void => {
-      socket.emit('error', error);
-      socket.disconnect(true);
-    };
-    if (deps.isClosing()) return turnAway(toWsError(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'), logger, 'connect'));
+    if (deps.isClosing()) return turnAway(socket, toWsError(new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'), logger, 'connect'));
     const failure = refused.get(socket);
     if (failure !== undefined || socket.data.principal === undefined) {
-      return turnAway(failure ?? toWsError(new AppError('UNAUTHENTICATED', 'Authentication failed'), logger, 'connect'));
+      return turnAway(socket, failure ?? toWsError(new AppError('UNAUTHENTICATED', 'Authentication failed'), logger, 'connect'));
     }
     if (deps.maxConnections !== null && admitted >= deps.maxConnections) {
       // Refused before the process runs out of descriptors (then accept() would fail for everyone);
       // the disconnect closes this socket's descriptor at once.
       metrics.connectionsRefused.inc();
       const full = new AppError('UNAVAILABLE', `This server holds its maximum of ${deps.maxConnections} connections (its open-file limit); retry later or connect to another node`);
-      return turnAway(toWsError(full, logger, 'connect'));
+      return turnAway(socket, toWsError(full, logger, 'connect'));
     }
     admitted++;
     const heardBeforeRead = changesBeforeRead.get(socket);
@@ -208,7 +203,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
         const current = new Set((await deps.rooms.listForSocket(principal)).map((room) => room.id));
         for (const roomId of roomIds) if (!current.has(roomId)) await subscriptions.leave(socket, roomId);
       } catch (err) {
-        turnAway(toWsError(err, logger, 'connect', socket));
+        turnAway(socket, toWsError(err, logger, 'connect', socket));
       }
     });
 

@@ -8,7 +8,7 @@ import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
 import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
 import { requestIdOf, splitArgs, type EventRunner } from './register-event.js';
 import type { SerialQueue } from './serial-queue.js';
-import { refuse, reply, socketFields, toWsError } from './ws-errors.js';
+import { endConnection, refuse, reply, socketFields, toWsError } from './ws-errors.js';
 
 /** What every socket's guard shares: made once per server. */
 export interface GuardDeps {
@@ -119,7 +119,7 @@ class EventGuard {
     if (this.abuse.hit()) {
       logger.warn(socketFields(socket), 'websocket disconnected for sustained event abuse');
       this.refuse(packet, new AppError('RATE_LIMITED', `Disconnected: more than ${config.abuseEventsPerSecond} events per second for more than ${config.abuseSeconds} seconds`));
-      socket.disconnect(true);
+      endConnection(socket, 'RATE_LIMIT_EXCEEDED');
       return;
     }
     if (deps.isClosing()) return this.refuse(packet, new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));

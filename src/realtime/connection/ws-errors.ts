@@ -2,6 +2,33 @@ import type { Logger } from 'pino';
 import { toPublicError, type AppError } from '../../errors.js';
 import type { AgentSocket, WsError } from '../protocol.js';
 
+/**
+ * Refusals for a passing reason (a dependency down, the server shutting down or full, a failure of
+ * ours): the same connection may succeed a moment later. Every other refusal (a bad or revoked
+ * token, a disabled agent, too many connections or events for the agent, a wrong namespace) stays
+ * until the client changes something (docs/websocket.md, Refused connections).
+ */
+const PASSING_CODES: ReadonlySet<WsError['code']> = new Set(['UNAVAILABLE', 'INTERNAL']);
+
+/**
+ * Ends a connection the server refuses, at its handshake or later, after its `error` was emitted.
+ * For a passing reason the transport is closed: socket.io-client sees `transport close` and
+ * reconnects with its own backoff (as at a shutdown). engine.io closes once its write buffer is
+ * drained, so the `error` event still reaches the client, and it drops every packet either way
+ * from now on. For a lasting reason the socket is disconnected: the client sees
+ * `io server disconnect`, which it never retries by itself.
+ */
+export function endConnection(socket: AgentSocket, code: WsError['code']): void {
+  if (PASSING_CODES.has(code)) socket.conn.close();
+  else socket.disconnect(true);
+}
+
+/** Refuses the connection: its `error` event, then the end that fits the reason (endConnection). */
+export function turnAway(socket: AgentSocket, error: WsError): void {
+  socket.emit('error', error);
+  endConnection(socket, error.code);
+}
+
 /** Socket.IO's acknowledgement callback, when the client asked for one. */
 export type Ack = (response: unknown) => void;
 
