@@ -2,16 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { shareSlots, type ClaimPlan, type DueEndpoint } from '../../src/core/webhooks/webhooks.store.js';
 
 // docs/webhooks.md, "Fairness": how a node shares its free slots among endpoints with due deliveries.
-const planOf = (inFlight: Record<string, number>, bound: Record<string, number> = {}, opts: { agents?: Record<string, number>; untrusted?: string[] } = {}): ClaimPlan => ({
+const planOf = (inFlight: Record<string, number>, bound: Record<string, number> = {}, opts: { agents?: Record<string, number>; untrusted?: string[]; fresh?: string[] } = {}): ClaimPlan => ({
   inFlight: (id) => inFlight[id] ?? 0,
   agentInFlight: (id) => opts.agents?.[id] ?? 0,
   bound: (id) => bound[id] ?? 4,
-  untrusted: (id) => opts.untrusted?.includes(id) ?? false,
+  trust: (id) => (opts.untrusted?.includes(id) ? 'untrusted' : opts.fresh?.includes(id) ? 'new' : 'trusted'),
 });
 const asObject = (shares: Map<string, number>) => Object.fromEntries(shares);
 // Each endpoint its own agent unless given.
 const dueOf = (entries: [string, number, string?][]): DueEndpoint[] => entries.map(([endpointId, count, agentId]) => ({ endpointId, count, agentId: agentId ?? endpointId }));
-const all = (n: number) => ({ total: n, untrusted: n });
+const all = (n: number) => ({ total: n, unproven: n, untrusted: n });
 
 describe('sharing claim slots among endpoints', () => {
   it('one at a time to the endpoint with the fewest in flight, whatever the backlogs', () => {
@@ -45,10 +45,17 @@ describe('sharing claim slots among endpoints', () => {
   it('untrusted endpoints get at most their share of the free slots, the others the rest', () => {
     const untrusted = Array.from({ length: 20 }, (_, i) => `dead${i}`);
     const due = dueOf([...untrusted.map((id): [string, number] => [id, 5]), ['healthy', 3]]);
-    const shares = shareSlots(due, { total: 10, untrusted: 4 }, planOf({}, Object.fromEntries(untrusted.map((id) => [id, 1])), { untrusted }));
+    const shares = shareSlots(due, { total: 10, unproven: 10, untrusted: 4 }, planOf({}, Object.fromEntries(untrusted.map((id) => [id, 1])), { untrusted }));
     expect(shares.get('healthy')).toBe(3);
     expect([...shares.values()].reduce((a, b) => a + b, 0)).toBe(7);
     // No untrusted slot free: only the trusted endpoint gets one.
-    expect(asObject(shareSlots(due, { total: 10, untrusted: 0 }, planOf({}, {}, { untrusted })))).toEqual({ healthy: 3 });
+    expect(asObject(shareSlots(due, { total: 10, unproven: 10, untrusted: 0 }, planOf({}, {}, { untrusted })))).toEqual({ healthy: 3 });
+  });
+
+  it('new and untrusted endpoints together get at most their share: the rest is kept for those that answered', () => {
+    const fresh = Array.from({ length: 20 }, (_, i) => `new${i}`);
+    const due = dueOf([...fresh.map((id): [string, number] => [id, 5]), ['late', 5], ['healthy', 3]]);
+    const shares = shareSlots(due, { total: 10, unproven: 2, untrusted: 2 }, planOf({}, {}, { fresh: [...fresh, 'late'], untrusted: ['late'] }));
+    expect(asObject(shares)).toEqual({ new0: 1, new1: 1, healthy: 3 });
   });
 });

@@ -5,7 +5,7 @@ import { checkTarget } from './ssrf-guard.js';
 import { DELIVERY_TIMEOUT_MS, INTERRUPTED, isTimeout, postSigned } from './webhook-request.js';
 import { findTask } from '../tasks/tasks.store.js';
 import {
-  claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan,
+  claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan, type Trust,
 } from './webhooks.store.js';
 
 /**
@@ -15,6 +15,11 @@ import {
 export const DELIVERIES_IN_FLIGHT_MAX = 64;
 /** Of the slots, those untrusted endpoints (last attempt timed out, or one waiting now) may hold. */
 export const UNTRUSTED_SLOTS_MAX = 16;
+/**
+ * Of the slots, those new and untrusted endpoints may hold together: the rest are kept for endpoints
+ * that answered, which then never wait behind endpoints not yet found dead.
+ */
+export const UNPROVEN_SLOTS_MAX = 48;
 /**
  * An attempt without an answer after this long leaves its slot (it keeps its connection until its
  * timeout) and makes its endpoint untrusted: endpoints that never answer, however many, hold slots
@@ -93,8 +98,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const { db, retryScheduleSeconds: schedule, allowPrivateTargets } = deps;
   // Each attempt's promise says whether shutdown interrupted it (then its delivery is given back).
   const inFlight = new Map<string, { abort: AbortController; done: Promise<boolean> }>();
-  // Attempts holding a slot (not yet waiting), of them those of untrusted endpoints; attempts per agent.
-  const slots = { held: 0, untrusted: 0 };
+  // Attempts holding a slot (not yet waiting), of them those of new or untrusted endpoints and of
+  // untrusted ones; attempts per agent.
+  const slots = { held: 0, unproven: 0, untrusted: 0 };
   const agents = new Map<string, number>();
   let current: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -114,6 +120,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     if (state.inFlight === 0 && state.timeouts === 0 && state.pausedUntil <= Date.now() && !state.answered) endpoints.delete(endpointId);
   };
   const untrusted = (state: EndpointState | undefined): boolean => state !== undefined && (state.timeouts > 0 || state.waiting > 0);
+  const trustOf = (state: EndpointState | undefined): Trust => (untrusted(state) ? 'untrusted' : state?.answered ? 'trusted' : 'new');
   const countAgent = (agentId: string, by: number): void => {
     const n = (agents.get(agentId) ?? 0) + by;
     if (n === 0) agents.delete(agentId);
@@ -123,7 +130,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const plan: ClaimPlan = {
     inFlight: (endpointId) => endpoints.get(endpointId)?.inFlight ?? 0,
     agentInFlight: (agentId) => agents.get(agentId) ?? 0,
-    untrusted: (endpointId) => untrusted(endpoints.get(endpointId)),
+    trust: (endpointId) => trustOf(endpoints.get(endpointId)),
     bound(endpointId) {
       const state = endpoints.get(endpointId);
       if (!state) return ENDPOINT_IN_FLIGHT_MAX;
@@ -197,22 +204,23 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   };
 
   /**
-   * One attempt, holding a slot (of the untrusted ones if `untrustedSlot`) until it ends or
+   * One attempt, holding a slot (counted by its endpoint's trust when claimed) until it ends or
    * SLOW_ATTEMPT_MS pass without an answer: then it waits without a slot, and its endpoint is
    * untrusted until an attempt gets an answer.
    */
-  const attempt = async (d: ClaimedDelivery, abort: AbortController, untrustedSlot: boolean): Promise<boolean> => {
+  const attempt = async (d: ClaimedDelivery, abort: AbortController, trust: Trust): Promise<boolean> => {
     let failure: string | null = INTERRUPTED;
     let waiting = false;
     const state = stateOf(d.endpointId);
     state.inFlight += 1;
     countAgent(d.agentId, 1);
-    slots.held += 1;
-    if (untrustedSlot) slots.untrusted += 1;
-    const leave = (): void => {
-      slots.held -= 1;
-      if (untrustedSlot) slots.untrusted -= 1;
+    const hold = (by: number): void => {
+      slots.held += by;
+      if (trust !== 'trusted') slots.unproven += by;
+      if (trust === 'untrusted') slots.untrusted += by;
     };
+    const leave = (): void => hold(-1);
+    hold(1);
     const slow = setTimeout(() => {
       waiting = true;
       state.waiting += 1;
@@ -271,7 +279,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         again = false;
         const room = Math.min(DELIVERIES_IN_FLIGHT_MAX - slots.held, ATTEMPTS_MAX - inFlight.size);
         if (room <= 0) break;
-        const free = { total: room, untrusted: Math.min(room, UNTRUSTED_SLOTS_MAX - slots.untrusted) };
+        const free = { total: room, unproven: UNPROVEN_SLOTS_MAX - slots.unproven, untrusted: UNTRUSTED_SLOTS_MAX - slots.untrusted };
         const now = Date.now();
         const claimed = await claimDue(db, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), free, plan);
         if (stopped) {
@@ -280,7 +288,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         }
         for (const d of claimed) {
           const abort = new AbortController();
-          const done = attempt(d, abort, untrusted(endpoints.get(d.endpointId)))
+          const done = attempt(d, abort, trustOf(endpoints.get(d.endpointId)))
             .catch((err: unknown) => {
               deps.warn({ deliveryId: d.id, err: err instanceof Error ? err.message : String(err) }, 'webhook delivery could not be recorded');
               return false;

@@ -232,19 +232,25 @@ export interface ClaimPlan {
   agentInFlight(agentId: string): number;
   /** Attempts of this endpoint this node may have in flight at once (0: none now, e.g. in back-off). */
   bound(endpointId: string): number;
-  /** Whether the endpoint's last attempt timed out or one is waiting for its answer: its attempts take slots of the small pool. */
-  untrusted(endpointId: string): boolean;
+  /**
+   * `trusted`: its last attempt got an answer in time; `untrusted`: its last attempt timed out or
+   * one is waiting for its answer; `new`: neither known on this node.
+   */
+  trust(endpointId: string): Trust;
   /** Endpoints with due deliveries that got no slot because their bound is 0. */
   skipped?(endpointIds: string[]): void;
 }
 
-/** Free slots: in all, and of those at most `untrusted` for untrusted endpoints. */
+export type Trust = 'trusted' | 'new' | 'untrusted';
+
+/** Free slots: in all; of those at most `unproven` for new and untrusted endpoints, and `untrusted` for untrusted ones. */
 export interface FreeSlots {
   total: number;
+  unproven: number;
   untrusted: number;
 }
 
-const UNBOUNDED: ClaimPlan = { inFlight: () => 0, agentInFlight: () => 0, bound: () => Number.POSITIVE_INFINITY, untrusted: () => false };
+const UNBOUNDED: ClaimPlan = { inFlight: () => 0, agentInFlight: () => 0, bound: () => Number.POSITIVE_INFINITY, trust: () => 'trusted' };
 
 /** A due endpoint: its agent, and how many it has due (unknown: infinite). */
 export interface DueEndpoint {
@@ -256,14 +262,14 @@ export interface DueEndpoint {
 /**
  * Shares free slots among the endpoints with due deliveries, one at a time: to the agent with the
  * fewest attempts in flight, then its endpoint with the fewest, then the one due longest.
- * Untrusted endpoints (plan.untrusted) get at most `slots.untrusted` of them. So an agent whose
- * endpoints hang, however many, cannot take the slots another agent's next delivery needs, nor can
- * an endpoint with a backlog.
+ * Untrusted endpoints get at most `slots.untrusted` of them, new and untrusted ones together at
+ * most `slots.unproven`. So an agent whose endpoints hang, however many, cannot take the slots
+ * another agent's next delivery needs, nor can an endpoint with a backlog.
  */
 export function shareSlots(due: readonly DueEndpoint[], slots: FreeSlots, plan: ClaimPlan): Map<string, number> {
   const open = due
     .map((d, order) => ({
-      endpointId: d.endpointId, agentId: d.agentId, order, untrusted: plan.untrusted(d.endpointId),
+      endpointId: d.endpointId, agentId: d.agentId, order, trust: plan.trust(d.endpointId),
       level: plan.inFlight(d.endpointId), left: Math.min(d.count, plan.bound(d.endpointId) - plan.inFlight(d.endpointId)),
     }))
     .filter((e) => e.left > 0);
@@ -274,12 +280,12 @@ export function shareSlots(due: readonly DueEndpoint[], slots: FreeSlots, plan: 
     return level;
   };
   const shares = new Map<string, number>();
-  let untrustedLeft = slots.untrusted;
+  const left = { unproven: slots.unproven, untrusted: slots.untrusted };
   for (let given = 0; given < slots.total; given++) {
     let best = -1;
     for (let i = 0; i < open.length; i++) {
       const a = open[i]!;
-      if (a.untrusted && untrustedLeft <= 0) continue;
+      if (a.trust !== 'trusted' && (left.unproven <= 0 || (a.trust === 'untrusted' && left.untrusted <= 0))) continue;
       if (best < 0) {
         best = i;
         continue;
@@ -292,7 +298,8 @@ export function shareSlots(due: readonly DueEndpoint[], slots: FreeSlots, plan: 
     const e = open[best]!;
     shares.set(e.endpointId, (shares.get(e.endpointId) ?? 0) + 1);
     agents.set(e.agentId, agentLevel(e.agentId) + 1);
-    if (e.untrusted) untrustedLeft -= 1;
+    if (e.trust !== 'trusted') left.unproven -= 1;
+    if (e.trust === 'untrusted') left.untrusted -= 1;
     e.level += 1;
     e.left -= 1;
     if (e.left === 0) open.splice(best, 1);
@@ -318,7 +325,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
   const due = dueRows.map((r) => ({ endpointId: r.endpoint_id, agentId: r.agent_id, count: Number.POSITIVE_INFINITY }));
   const skipped = due.filter((d) => plan.bound(d.endpointId) === 0).map((d) => d.endpointId);
   if (skipped.length > 0) plan.skipped?.(skipped);
-  const shares = shareSlots(due, typeof slots === 'number' ? { total: slots, untrusted: slots } : slots, plan);
+  const shares = shareSlots(due, typeof slots === 'number' ? { total: slots, unproven: slots, untrusted: slots } : slots, plan);
   if (shares.size === 0) return [];
   const claimed = await db.transaction().execute(async (trx) => {
     const ids: string[] = [];
