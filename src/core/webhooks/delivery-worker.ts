@@ -25,7 +25,7 @@ export const UNPROVEN_SLOTS_MAX = 48;
  * timeout) and makes its endpoint untrusted: endpoints that never answer, however many, hold slots
  * this long at most, not the whole answer time.
  */
-export const SLOW_ATTEMPT_MS = 1000;
+export const SLOW_ATTEMPT_MS = 500;
 /** Attempts in flight on one node, waiting ones included: a bound on its connections. */
 export const ATTEMPTS_MAX = 1024;
 /**
