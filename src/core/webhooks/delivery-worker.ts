@@ -229,7 +229,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       if (!stopped) void claim();
     }, SLOW_ATTEMPT_MS);
     try {
-      return await attemptOnce(d, abort, (f) => (failure = f));
+      return await attemptOnce(d, abort, (f) => {
+        // Answered (or failed): recording the outcome holds the slot, it is not a wait.
+        clearTimeout(slow);
+        failure = f;
+      });
     } finally {
       clearTimeout(slow);
       if (waiting) state.waiting -= 1;
