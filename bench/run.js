@@ -55,7 +55,7 @@ const SCENARIOS = [
   { id: 'mcp', n: 11, title: 'MCP tool calls against the same operations over REST', run: mcpScenario },
   { id: 'busydisk', n: 12, title: 'room of 10 at 1,000 msg/s, quiet and busy disk', run: busyDiskScenario },
   { id: 'senders', n: 13, title: 'one room, one or two sending connections', run: sendersScenario },
-  { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 9 that never answer, and without them', run: webhooksFairnessScenario },
+  { id: 'webhooks-fairness', n: 15, title: 'a healthy webhook endpoint beside 80, then 1,000 that never answer, and without them', run: webhooksFairnessScenario },
   { id: 'pgsend', n: 16, title: 'message:send on PostgreSQL against SQLite and R3 on PostgreSQL, rooms of 10 and 100, 1-2 senders', run: pgSendScenario },
   { id: 'files', n: 19, title: 'upload and download of a 10 MiB file against a bare streaming route (SQLite, PostgreSQL); RSS during 10 concurrent uploads', run: filesScenario },
   // Scenario 1 beside a service whose messages carry mentions (10 %) and replies (10 %): the ratio of its ratio to R1 to scenario 1's.

@@ -7,7 +7,10 @@ import { jwtMinter, startService } from '../lib/service.js';
 
 /** The healthy endpoint's delivery p99 must stay under this beside endpoints that never answer (docs/webhooks.md, "Fairness"). */
 export const FAIRNESS_P99_TARGET_MS = 2000;
-const SILENT_ENDPOINTS = 9;
+/** The numbers of endpoints that never answer beside the healthy one, one run each (issue 47: 80 and 1,000). */
+const SILENT_ENDPOINTS = [80, 1000];
+/** Endpoints per agent owning silent ones (the registration limit): 80 are 8 agents', 1,000 are 100 agents'. */
+const ENDPOINTS_PER_AGENT = 10;
 
 /** A receiver on loopback that answers 204 and notes when each message (by id) arrived. */
 async function startHealthyReceiver() {
@@ -48,9 +51,10 @@ async function startSilentServer() {
 }
 
 /**
- * One run: a service with one healthy endpoint (and `silent` endpoints of other agents on a server
- * that never answers), messages sent at `rate` for `seconds`; the healthy endpoint's latency from
- * each send's start to its delivery's arrival.
+ * One run: a service with `silent` endpoints on a server that never answers, 10 for each of their
+ * agents, then one healthy endpoint of another agent; messages sent at `rate` for `seconds`, each
+ * recorded for every endpoint; the healthy endpoint's latency from each send's start to its
+ * delivery's arrival, and each send's answer time (its commit writes 1 + `silent` deliveries).
  */
 async function run(bench, { name, silent, rate, seconds }) {
   const mint = jwtMinter(bench.jwtSecret);
@@ -62,15 +66,16 @@ async function run(bench, { name, silent, rate, seconds }) {
   });
   try {
     const admin = await service.api.createAgent('admin');
-    const owners = await service.api.createAgents(1 + silent);
+    const owners = await service.api.createAgents(1 + Math.ceil(silent / ENDPOINTS_PER_AGENT));
     const room = await service.api.createRoom(admin.id, owners.map((o) => o.id));
     const register = (owner, url) =>
       service.api.expect(201, 'POST', `/api/v1/agents/${owner.id}/webhooks`, { body: { url, mode: 'always' }, headers: { authorization: `Bearer ${mint(owner.id, owner.role)}` } });
+    for (let i = 0; i < silent; i++) await register(owners[1 + Math.floor(i / ENDPOINTS_PER_AGENT)], `${silentServer.url}/${i}`);
     await register(owners[0], healthy.url);
-    for (const owner of owners.slice(1)) await register(owner, silentServer.url);
 
     const adminJwt = mint(admin.id, 'admin');
     const sentAt = new Map();
+    const acks = newHistogram();
     const sends = [];
     const total = Math.round(rate * seconds);
     const t0 = performance.now();
@@ -81,6 +86,7 @@ async function run(bench, { name, silent, rate, seconds }) {
       const started = performance.now();
       sends.push(service.api.request('POST', `/api/v1/rooms/${room.id}/messages`, { body: { body: `fairness ${i}` }, headers: { authorization: `Bearer ${adminJwt}` } })
         .then((res) => {
+          recordMs(acks, performance.now() - started);
           if (res.status === 201) sentAt.set(res.body.id, started);
         }));
     }
@@ -95,7 +101,7 @@ async function run(bench, { name, silent, rate, seconds }) {
       if (arrived === undefined) lost++;
       else recordMs(histogram, arrived - started);
     }
-    return { silentEndpoints: silent, sent: sentAt.size, lost, silentConnections: silentServer?.connections() ?? 0, delivery: summarize(histogram) };
+    return { silentEndpoints: silent, sent: sentAt.size, lost, silentConnections: silentServer?.connections() ?? 0, delivery: summarize(histogram), send: summarize(acks) };
   } finally {
     await service.proc.stop();
     await healthy.close();
@@ -104,16 +110,22 @@ async function run(bench, { name, silent, rate, seconds }) {
 }
 
 /**
- * Webhook fairness: a healthy endpoint's delivery latency beside 9 endpoints (of other agents) whose
- * receiver accepts connections and never answers, against the same load with no such endpoint, in
- * the same run. Messages at 20/s for 40 s (10/s for 12 s with --quick): long enough, in the full run,
- * to cover the first attempts of the silent endpoints (each holding its slot 10 s) and their back-off.
+ * Webhook fairness: a healthy endpoint's delivery latency beside 80, then 1,000 endpoints (10 per
+ * agent, of other agents) whose receiver accepts connections and never answers, against the same
+ * load with no such endpoint, in the same run. Messages at 20/s for 40 s (10/s for 12 s with
+ * --quick): long enough, in the full run, to cover the first attempts of the silent endpoints (each
+ * waiting 10 s for its answer) and their back-off.
  */
 export async function webhooksFairnessScenario(bench) {
   const load = bench.quick ? { rate: 10, seconds: 12 } : { rate: 20, seconds: 40 };
+  const line = (r) => `p50 ${r.delivery.p50} ms, p99 ${r.delivery.p99} ms, ${r.lost} lost of ${r.sent}; send answer p50 ${r.send.p50} ms, p99 ${r.send.p99} ms`;
   const baseline = await run(bench, { name: 'fairness-baseline', silent: 0, ...load });
-  bench.log(`without silent endpoints: p50 ${baseline.delivery.p50} ms, p99 ${baseline.delivery.p99} ms, ${baseline.lost} lost of ${baseline.sent}`);
-  const withSilent = await run(bench, { name: 'fairness-silent', silent: SILENT_ENDPOINTS, ...load });
-  bench.log(`with ${SILENT_ENDPOINTS} silent endpoints: p50 ${withSilent.delivery.p50} ms, p99 ${withSilent.delivery.p99} ms, ${withSilent.lost} lost of ${withSilent.sent}; ${withSilent.silentConnections} connections to the silent server`);
+  bench.log(`without silent endpoints: ${line(baseline)}`);
+  const withSilent = [];
+  for (const silent of SILENT_ENDPOINTS) {
+    const result = await run(bench, { name: `fairness-silent-${silent}`, silent, ...load });
+    bench.log(`with ${silent} silent endpoints: ${line(result)}; ${result.silentConnections} connections to the silent server`);
+    withSilent.push(result);
+  }
   return { ...load, targetP99Ms: FAIRNESS_P99_TARGET_MS, baseline, withSilent };
 }

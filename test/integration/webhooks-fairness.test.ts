@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENDPOINT_IN_FLIGHT_MAX } from '../../src/core/webhooks/delivery-worker.js';
+import { ENDPOINT_IN_FLIGHT_MAX, SLOW_ATTEMPT_MS } from '../../src/core/webhooks/delivery-worker.js';
 import type { Api} from '../helpers/api.js';
 import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { TEST_DIALECT } from '../helpers/server.js';
@@ -73,5 +73,37 @@ describe(`webhook fairness across endpoints (${TEST_DIALECT})`, () => {
     const log = (await t.api.get(`/api/v1/agents/${a.id}/webhooks/${silentId}/deliveries?limit=100`, { jwt: a.jwt })).body.deliveries as { status: string; attempt: number; error: string | null }[];
     expect(log.every((d) => d.status === 'pending')).toBe(true);
     expect(log.filter((d) => d.attempt > 0).every((d) => d.error === 'no answer within 10 s')).toBe(true);
+  }, 60_000);
+
+  // 80 endpoints that never answer (more than a node's 64 slots), 10 for each of 8 agents: each
+  // attempt would hold its slot for the whole 10 s; another agent's healthy receiver must not wait.
+  it("80 endpoints of 8 agents that never answer do not delay another agent's healthy receiver", async () => {
+    const dead = await startSilentServer();
+    const fine = await startWebhookReceiver();
+    try {
+      const owners = await Promise.all(Array.from({ length: 8 }, () => newAgent(t.api)));
+      const c = await newAgent(t.api);
+      const room = (await newRoom(t.api, admin, [...owners, c])).id;
+      for (const [o, owner] of owners.entries()) {
+        for (let i = 0; i < 10; i++) await register(t.api, owner, `${dead.url}/${o}/${i}`);
+      }
+      await register(t.api, c, fine.url);
+      const arrivals = timeArrivals(fine);
+      const sent = new Map<string, number>();
+      for (let i = 0; i < 100; i++) {
+        const message = await sendMessage(t.api, admin, room, `for c ${i}`);
+        sent.set(message.id, Date.parse(message.createdAt));
+      }
+      await waitUntil('the healthy receiver got all 100 messages', () => [...sent.keys()].every((id) => arrivals.has(id)), 20_000);
+      // Every dead endpoint was tried meanwhile: all 80 held a connection without an answer.
+      await waitUntil('all 80 dead endpoints were tried', () => dead.connections() >= 80, 10_000);
+      const latencies = [...sent].map(([id, at]) => arrivals.get(id)! - at).sort((x, y) => x - y);
+      // A dead endpoint's attempt leaves its slot after SLOW_ATTEMPT_MS (500 ms), far below the 10 s it
+      // waits for an answer: none of C's deliveries waited for one to time out.
+      expect(latencies.at(-1)!).toBeLessThan(SLOW_ATTEMPT_MS + 2_000);
+      expect(fine.received).toHaveLength(100);
+    } finally {
+      await Promise.all([dead.close(), fine.close()]);
+    }
   }, 60_000);
 });

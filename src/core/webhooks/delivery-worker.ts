@@ -5,14 +5,32 @@ import { checkTarget } from './ssrf-guard.js';
 import { DELIVERY_TIMEOUT_MS, INTERRUPTED, isTimeout, postSigned } from './webhook-request.js';
 import { findTask } from '../tasks/tasks.store.js';
 import {
-  claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan,
+  claimDue, disableIfFailing, postponeEndpoint, recordAttempt, releaseClaims, type AttemptOutcome, type ClaimedDelivery, type ClaimPlan, type Trust,
 } from './webhooks.store.js';
 
-/** Attempts one node makes at once: a bound on sockets and memory whatever the backlog. */
-export const DELIVERIES_IN_FLIGHT_MAX = 64;
 /**
- * Attempts of one endpoint in flight on one node (docs/webhooks.md, "Fairness"): enough for a
- * receiver that answers; an endpoint whose last attempt timed out gets one, a probe.
+ * Slots: attempts one node starts and has not yet seen wait long for an answer (docs/webhooks.md,
+ * "Fairness"): a bound on the bodies being sent at once whatever the backlog.
+ */
+export const DELIVERIES_IN_FLIGHT_MAX = 64;
+/** Of the slots, those untrusted endpoints (last attempt timed out, or one waiting now) may hold. */
+export const UNTRUSTED_SLOTS_MAX = 16;
+/**
+ * Of the slots, those new and untrusted endpoints may hold together: the rest are kept for endpoints
+ * that answered, which then never wait behind endpoints not yet found dead.
+ */
+export const UNPROVEN_SLOTS_MAX = 48;
+/**
+ * An attempt without an answer after this long leaves its slot (it keeps its connection until its
+ * timeout) and makes its endpoint untrusted: endpoints that never answer, however many, hold slots
+ * this long at most, not the whole answer time.
+ */
+export const SLOW_ATTEMPT_MS = 500;
+/** Attempts in flight on one node, waiting ones included: a bound on its connections. */
+export const ATTEMPTS_MAX = 1024;
+/**
+ * Attempts of one endpoint in flight on one node: enough for a receiver that answers; an untrusted
+ * endpoint gets one, a probe.
  */
 export const ENDPOINT_IN_FLIGHT_MAX = 4;
 /** Consecutive timeouts of an endpoint that put it in back-off as a whole. */
@@ -49,9 +67,13 @@ export interface DeliveryWorkerDeps {
   backOffMs?: { first: number; max: number };
 }
 
-/** What this node knows of an endpoint: attempts in flight, timeouts in a row, back-off. */
+/** What this node knows of an endpoint: attempts in flight, timeouts in a row, back-off, trust. */
 interface EndpointState {
   inFlight: number;
+  /** Of those, attempts past SLOW_ATTEMPT_MS without an answer. */
+  waiting: number;
+  /** Its last attempt got an answer in time (any status, or a refused connection). */
+  answered: boolean;
   timeouts: number;
   pausedUntil: number;
   /** When its last attempt ended (ms). */
@@ -76,6 +98,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const { db, retryScheduleSeconds: schedule, allowPrivateTargets } = deps;
   // Each attempt's promise says whether shutdown interrupted it (then its delivery is given back).
   const inFlight = new Map<string, { abort: AbortController; done: Promise<boolean> }>();
+  // Attempts holding a slot (not yet waiting), of them those of new or untrusted endpoints and of
+  // untrusted ones; attempts per agent.
+  const slots = { held: 0, unproven: 0, untrusted: 0 };
+  const agents = new Map<string, number>();
   let current: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
   let stopped = true;
@@ -86,20 +112,30 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const endpoints = new Map<string, EndpointState>();
   const stateOf = (endpointId: string): EndpointState => {
     let state = endpoints.get(endpointId);
-    if (!state) endpoints.set(endpointId, (state = { inFlight: 0, timeouts: 0, pausedUntil: 0, settledAt: 0, postponing: false }));
+    if (!state) endpoints.set(endpointId, (state = { inFlight: 0, waiting: 0, answered: false, timeouts: 0, pausedUntil: 0, settledAt: 0, postponing: false }));
     return state;
   };
+  // One that answered stays known (trusted) until pruned; others once nothing is pending on them.
   const forget = (endpointId: string, state: EndpointState): void => {
-    if (state.inFlight === 0 && state.timeouts === 0 && state.pausedUntil <= Date.now()) endpoints.delete(endpointId);
+    if (state.inFlight === 0 && state.timeouts === 0 && state.pausedUntil <= Date.now() && !state.answered) endpoints.delete(endpointId);
+  };
+  const untrusted = (state: EndpointState | undefined): boolean => state !== undefined && (state.timeouts > 0 || state.waiting > 0);
+  const trustOf = (state: EndpointState | undefined): Trust => (untrusted(state) ? 'untrusted' : state?.answered ? 'trusted' : 'new');
+  const countAgent = (agentId: string, by: number): void => {
+    const n = (agents.get(agentId) ?? 0) + by;
+    if (n === 0) agents.delete(agentId);
+    else agents.set(agentId, n);
   };
 
   const plan: ClaimPlan = {
     inFlight: (endpointId) => endpoints.get(endpointId)?.inFlight ?? 0,
+    agentInFlight: (agentId) => agents.get(agentId) ?? 0,
+    trust: (endpointId) => trustOf(endpoints.get(endpointId)),
     bound(endpointId) {
       const state = endpoints.get(endpointId);
       if (!state) return ENDPOINT_IN_FLIGHT_MAX;
       if (state.pausedUntil > Date.now()) return 0;
-      return state.timeouts > 0 ? 1 : ENDPOINT_IN_FLIGHT_MAX;
+      return untrusted(state) ? 1 : ENDPOINT_IN_FLIGHT_MAX;
     },
     skipped(endpointIds) {
       // Deliveries recorded for an endpoint in back-off are due at once: moved to its end, so that
@@ -144,6 +180,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     state.inFlight -= 1;
     state.settledAt = Date.now();
     if (failure !== null && failure !== INTERRUPTED && isTimeout(failure)) {
+      state.answered = false;
       state.timeouts += 1;
       if (state.timeouts >= TIMEOUTS_TO_BACK_OFF) {
         const length = Math.min(backOff.first * 2 ** (state.timeouts - TIMEOUTS_TO_BACK_OFF), backOff.max);
@@ -151,6 +188,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         void postpone(endpointId, state);
       }
     } else if (failure !== INTERRUPTED) {
+      state.answered = true;
       state.timeouts = 0;
       state.pausedUntil = 0;
     }
@@ -165,11 +203,42 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return { status: 'pending', error: failure, nextAttemptAt: new Date(Date.now() + wait * 1000).toISOString() };
   };
 
-  const attempt = async (d: ClaimedDelivery, abort: AbortController): Promise<boolean> => {
+  /**
+   * One attempt, holding a slot (counted by its endpoint's trust when claimed) until it ends or
+   * SLOW_ATTEMPT_MS pass without an answer: then it waits without a slot, and its endpoint is
+   * untrusted until an attempt gets an answer.
+   */
+  const attempt = async (d: ClaimedDelivery, abort: AbortController, trust: Trust): Promise<boolean> => {
     let failure: string | null = INTERRUPTED;
+    let waiting = false;
+    const state = stateOf(d.endpointId);
+    state.inFlight += 1;
+    countAgent(d.agentId, 1);
+    const hold = (by: number): void => {
+      slots.held += by;
+      if (trust !== 'trusted') slots.unproven += by;
+      if (trust === 'untrusted') slots.untrusted += by;
+    };
+    const leave = (): void => hold(-1);
+    hold(1);
+    const slow = setTimeout(() => {
+      waiting = true;
+      state.waiting += 1;
+      state.answered = false;
+      leave();
+      if (!stopped) void claim();
+    }, SLOW_ATTEMPT_MS);
     try {
-      return await attemptOnce(d, abort, (f) => (failure = f));
+      return await attemptOnce(d, abort, (f) => {
+        // Answered (or failed): recording the outcome holds the slot, it is not a wait.
+        clearTimeout(slow);
+        failure = f;
+      });
     } finally {
+      clearTimeout(slow);
+      if (waiting) state.waiting -= 1;
+      else leave();
+      countAgent(d.agentId, -1);
       settle(d.endpointId, failure);
     }
   };
@@ -212,18 +281,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     try {
       do {
         again = false;
-        const room = DELIVERIES_IN_FLIGHT_MAX - inFlight.size;
+        const room = Math.min(DELIVERIES_IN_FLIGHT_MAX - slots.held, ATTEMPTS_MAX - inFlight.size);
         if (room <= 0) break;
+        const free = { total: room, unproven: UNPROVEN_SLOTS_MAX - slots.unproven, untrusted: UNTRUSTED_SLOTS_MAX - slots.untrusted };
         const now = Date.now();
-        const claimed = await claimDue(db, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), room, plan);
+        const claimed = await claimDue(db, new Date(now).toISOString(), new Date(now + LEASE_MS).toISOString(), free, plan);
         if (stopped) {
           await releaseClaims(db, claimed.map((d) => d.id), nowIso());
           break;
         }
         for (const d of claimed) {
-          stateOf(d.endpointId).inFlight += 1;
           const abort = new AbortController();
-          const done = attempt(d, abort)
+          const done = attempt(d, abort, trustOf(endpoints.get(d.endpointId)))
             .catch((err: unknown) => {
               deps.warn({ deliveryId: d.id, err: err instanceof Error ? err.message : String(err) }, 'webhook delivery could not be recorded');
               return false;

@@ -184,6 +184,7 @@ export interface ClaimedDelivery {
   attempt: number;
   createdAt: string;
   endpointId: string;
+  agentId: string;
   url: string;
   secret: string;
   rooms: string[] | null;
@@ -194,8 +195,12 @@ export interface ClaimedDelivery {
   message: Message;
 }
 
-/** Endpoints looked at per claim: those due longest come first, the others at the next claim. */
-const DUE_ENDPOINTS_MAX = 512;
+/**
+ * Endpoints looked at per claim: those due longest come first, the others at the next claim. Large
+ * enough that every endpoint with due deliveries is seen (a healthy endpoint's new delivery is due
+ * last, behind every dead endpoint's backlog), bounded so that a claim never reads without limit.
+ */
+const DUE_ENDPOINTS_MAX = 10_000;
 
 /**
  * The endpoints with due deliveries, those due longest first, at most DUE_ENDPOINTS_MAX. Each
@@ -209,11 +214,12 @@ const dueEndpointsQuery = prepared((db, p: { now: string }) =>
       .selectFrom('webhook_endpoints as e')
       .select((eb) => [
         'e.id as endpoint_id',
+        'e.agent_id',
         eb.selectFrom('webhook_deliveries as d').select((d) => d.fn.min('d.next_attempt_at').as('m'))
           .whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', 'pending').as('due'),
       ])
       .as('x'))
-    .select('x.endpoint_id')
+    .select(['x.endpoint_id', 'x.agent_id'])
     .where('x.due', '<=', p.now)
     .orderBy('x.due')
     .limit(DUE_ENDPOINTS_MAX));
@@ -222,32 +228,78 @@ const dueEndpointsQuery = prepared((db, p: { now: string }) =>
 export interface ClaimPlan {
   /** Attempts of this endpoint in flight on this node now. */
   inFlight(endpointId: string): number;
+  /** Attempts of this agent's endpoints in flight on this node now. */
+  agentInFlight(agentId: string): number;
   /** Attempts of this endpoint this node may have in flight at once (0: none now, e.g. in back-off). */
   bound(endpointId: string): number;
+  /**
+   * `trusted`: its last attempt got an answer in time; `untrusted`: its last attempt timed out or
+   * one is waiting for its answer; `new`: neither known on this node.
+   */
+  trust(endpointId: string): Trust;
   /** Endpoints with due deliveries that got no slot because their bound is 0. */
   skipped?(endpointIds: string[]): void;
 }
 
-const UNBOUNDED: ClaimPlan = { inFlight: () => 0, bound: () => Number.POSITIVE_INFINITY };
+export type Trust = 'trusted' | 'new' | 'untrusted';
+
+/** Free slots: in all; of those at most `unproven` for new and untrusted endpoints, and `untrusted` for untrusted ones. */
+export interface FreeSlots {
+  total: number;
+  unproven: number;
+  untrusted: number;
+}
+
+const UNBOUNDED: ClaimPlan = { inFlight: () => 0, agentInFlight: () => 0, bound: () => Number.POSITIVE_INFINITY, trust: () => 'trusted' };
+
+/** A due endpoint: its agent, and how many it has due (unknown: infinite). */
+export interface DueEndpoint {
+  endpointId: string;
+  agentId: string;
+  count: number;
+}
 
 /**
- * Shares `slots` among the endpoints with due deliveries, one at a time to the endpoint with the
- * fewest attempts in flight (then the one due longest): an endpoint with a backlog, or one whose
- * attempts hang, cannot take the slots another endpoint's next delivery needs.
+ * Shares free slots among the endpoints with due deliveries, one at a time: to the agent with the
+ * fewest attempts in flight, then its endpoint with the fewest, then the one due longest.
+ * Untrusted endpoints get at most `slots.untrusted` of them, new and untrusted ones together at
+ * most `slots.unproven`. So an agent whose endpoints hang, however many, cannot take the slots
+ * another agent's next delivery needs, nor can an endpoint with a backlog.
  */
-export function shareSlots(due: readonly { endpointId: string; count: number }[], slots: number, plan: ClaimPlan): Map<string, number> {
+export function shareSlots(due: readonly DueEndpoint[], slots: FreeSlots, plan: ClaimPlan): Map<string, number> {
   const open = due
-    .map((d, order) => ({ endpointId: d.endpointId, order, level: plan.inFlight(d.endpointId), left: Math.min(d.count, plan.bound(d.endpointId) - plan.inFlight(d.endpointId)) }))
+    .map((d, order) => ({
+      endpointId: d.endpointId, agentId: d.agentId, order, trust: plan.trust(d.endpointId),
+      level: plan.inFlight(d.endpointId), left: Math.min(d.count, plan.bound(d.endpointId) - plan.inFlight(d.endpointId)),
+    }))
     .filter((e) => e.left > 0);
+  const agents = new Map<string, number>();
+  const agentLevel = (agentId: string): number => {
+    let level = agents.get(agentId);
+    if (level === undefined) agents.set(agentId, (level = plan.agentInFlight(agentId)));
+    return level;
+  };
   const shares = new Map<string, number>();
-  for (let given = 0; given < slots && open.length > 0; given++) {
-    let best = 0;
-    for (let i = 1; i < open.length; i++) {
-      const [a, b] = [open[i]!, open[best]!];
-      if (a.level < b.level || (a.level === b.level && a.order < b.order)) best = i;
+  const left = { unproven: slots.unproven, untrusted: slots.untrusted };
+  for (let given = 0; given < slots.total; given++) {
+    let best = -1;
+    for (let i = 0; i < open.length; i++) {
+      const a = open[i]!;
+      if (a.trust !== 'trusted' && (left.unproven <= 0 || (a.trust === 'untrusted' && left.untrusted <= 0))) continue;
+      if (best < 0) {
+        best = i;
+        continue;
+      }
+      const b = open[best]!;
+      const [la, lb] = [agentLevel(a.agentId), agentLevel(b.agentId)];
+      if (la < lb || (la === lb && (a.level < b.level || (a.level === b.level && a.order < b.order)))) best = i;
     }
+    if (best < 0) break;
     const e = open[best]!;
     shares.set(e.endpointId, (shares.get(e.endpointId) ?? 0) + 1);
+    agents.set(e.agentId, agentLevel(e.agentId) + 1);
+    if (e.trust !== 'trusted') left.unproven -= 1;
+    if (e.trust === 'untrusted') left.untrusted -= 1;
     e.level += 1;
     e.left -= 1;
     if (e.left === 0) open.splice(best, 1);
@@ -256,13 +308,13 @@ export function shareSlots(due: readonly { endpointId: string; count: number }[]
 }
 
 /**
- * Claims up to `limit` due deliveries by moving their next attempt to `leaseUntil`: until then no
+ * Claims up to `slots` due deliveries by moving their next attempt to `leaseUntil`: until then no
  * other claim (this node's or another's) sees them. The slots are shared among endpoints
  * (`shareSlots`), then each endpoint's share is taken in its due order; on PostgreSQL with
  * `FOR UPDATE SKIP LOCKED`, so nodes that claim at the same moment take different rows instead of
  * waiting on each other (a node may then claim fewer than its share); SQLite has one writer at a time.
  */
-export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, limit: number, plan: ClaimPlan = UNBOUNDED): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, slots: number | FreeSlots, plan: ClaimPlan = UNBOUNDED): Promise<ClaimedDelivery[]> {
   // Looked for first without a transaction (on SQLite a read on the read connection): a claim
   // transaction takes the write lock, and every group commit of messages would wait behind it,
   // once a second, even when nothing is due (the usual case).
@@ -270,10 +322,10 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
   if (dueRows.length === 0) return [];
   // How many each has due is not counted (that would read them all): a share larger than an
   // endpoint's due deliveries claims fewer, and the worker claims again.
-  const due = dueRows.map((r) => ({ endpointId: r.endpoint_id, count: Number.POSITIVE_INFINITY }));
+  const due = dueRows.map((r) => ({ endpointId: r.endpoint_id, agentId: r.agent_id, count: Number.POSITIVE_INFINITY }));
   const skipped = due.filter((d) => plan.bound(d.endpointId) === 0).map((d) => d.endpointId);
   if (skipped.length > 0) plan.skipped?.(skipped);
-  const shares = shareSlots(due, limit, plan);
+  const shares = shareSlots(due, typeof slots === 'number' ? { total: slots, unproven: slots, untrusted: slots } : slots, plan);
   if (shares.size === 0) return [];
   const claimed = await db.transaction().execute(async (trx) => {
     const ids: string[] = [];
@@ -292,7 +344,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       .innerJoin('messages as m', 'm.id', 'd.message_id')
       .selectAll('m')
       .select([
-        'd.id as delivery_id', 'd.event as delivery_event', 'd.attempt', 'd.created_at as delivery_created_at', 'e.id as endpoint_id', 'e.url', 'e.secret', 'e.rooms',
+        'd.id as delivery_id', 'd.event as delivery_event', 'd.attempt', 'd.created_at as delivery_created_at', 'e.id as endpoint_id', 'e.agent_id', 'e.url', 'e.secret', 'e.rooms',
         'e.disabled_at as endpoint_disabled_at', 'a.disabled_at as agent_disabled_at',
       ])
       .where('d.id', 'in', ids)
@@ -302,6 +354,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       attempt: Number(r.attempt),
       createdAt: toIso(r.delivery_created_at),
       endpointId: r.endpoint_id,
+      agentId: r.agent_id,
       url: r.url,
       secret: r.secret,
       rooms: r.rooms === null ? null : (fromJson(r.rooms) as string[]),
