@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, notFound, validationError } from '../../errors.js';
+import { agentsNotFound, conflict, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -27,9 +27,9 @@ export interface AgentsService {
   /**
    * Agents named by id or name (MCP tools, the command line) as ids, in their order: a UUID is
    * returned as it is (the service it is passed to checks it), a name is looked up; an unknown name
-   * is a VALIDATION_ERROR on `field`.
+   * is NOT_FOUND naming it, as an unknown id is where the service checks it.
    */
-  resolveIds(refs: readonly string[], field: string): Promise<string[]>;
+  resolveIds(refs: readonly string[]): Promise<string[]>;
   /**
    * docs/protocol.md, Disabled agents: a disabled agent cannot open sessions, its JWTs are refused and its live
    * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
@@ -104,13 +104,13 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
       return names;
     },
 
-    async resolveIds(refs, field) {
+    async resolveIds(refs) {
       // isUuid narrows its argument: asked as a plain boolean so a name stays a string.
       const byId = (ref: string): boolean => isUuid(ref);
       const names = refs.filter((ref) => !byId(ref)).map((ref) => ref.toLowerCase());
       const ids = await findAgentIdsByName(db, [...new Set(names)]);
       const unknown = names.filter((name) => !ids.has(name));
-      if (unknown.length > 0) throw validationError({ [field]: `unknown agent name(s): ${[...new Set(unknown)].join(', ')}` });
+      if (unknown.length > 0) throw agentsNotFound(refs.filter((ref) => !byId(ref) && !ids.has(ref.toLowerCase())));
       return refs.map((ref) => (byId(ref) ? ref : (ids.get(ref.toLowerCase()) ?? ref)));
     },
 

@@ -4,7 +4,7 @@ import {
   CreateTaskInput, MoveTaskInput, TASK_LIST_LIMITS, TASK_RESULT_MAX_BYTES, TASK_STATES, TASK_WAIT_MAX_SECONDS,
   type TaskState,
 } from '@agent-messaging/protocol';
-import { AppError, forbidden, notFound, validationError } from '../../errors.js';
+import { agentsNotFound, AppError, forbidden, notFound, validationError } from '../../errors.js';
 import type { WaitSlots } from '../../limits/wait-slots.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import { commitStatements } from '../../store/statements.js';
@@ -273,7 +273,7 @@ export function createTasksService(deps: {
       }
       await messages.checkExtras(actor.agentId, extrasOf(fields.input), 'input.');
       const assignee = await findAgentById(db, assigneeId);
-      if (!assignee) throw notFound('Agent');
+      if (!assignee) throw agentsNotFound([assigneeId]);
       if (assignee.disabledAt !== null) throw forbidden('Agent is disabled');
 
       let roomId: string;

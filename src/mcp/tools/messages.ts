@@ -48,7 +48,7 @@ export const MESSAGE_TOOLS = {
     readOnly: false,
     async run({ room, mentions, ...rest }, { ctx, principal }) {
       const roomId = await ctx.rooms.resolveId(room, 'room');
-      const input = mentions === undefined ? rest : { ...rest, mentions: await ctx.agents.resolveIds(mentions, 'mentions') };
+      const input = mentions === undefined ? rest : { ...rest, mentions: await ctx.agents.resolveIds(mentions) };
       const { message, created } = await ctx.messages.send(principal, roomId, input);
       const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';
       const { slug } = await ctx.rooms.get(message.roomId);
@@ -124,7 +124,7 @@ export const MESSAGE_TOOLS = {
     fields: { agentId: 'to', roomId: 'to' },
     readOnly: false,
     async run({ to, ...rest }, { ctx, principal }) {
-      const [agentId] = await ctx.agents.resolveIds([to], 'to');
+      const [agentId] = await ctx.agents.resolveIds([to]);
       const opened = await ctx.rooms.openDirect(principal, { agentId });
       const { message, created } = await ctx.messages.send(principal, opened.room.id, rest);
       const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';

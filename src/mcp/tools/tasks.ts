@@ -16,7 +16,7 @@ const renderTask = (t: Task): string =>
 
 /** The create_task / request_approval body of POST /api/v1/tasks, the assignee resolved by name. */
 async function taskInput(ctx: AppContext, assignee: string, fields: { title: string; kind?: string; body?: string; data?: Record<string, unknown>; attachments?: string[]; room?: string; dueAt?: string; clientTaskId?: string }): Promise<Record<string, unknown>> {
-  const [assigneeId] = await ctx.agents.resolveIds([assignee], 'assignee');
+  const [assigneeId] = await ctx.agents.resolveIds([assignee]);
   const input: Record<string, unknown> = {};
   if (fields.body !== undefined) input.body = fields.body;
   if (fields.data !== undefined) input.data = fields.data;
