@@ -11,7 +11,7 @@ import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { CreateAgentInput, UpdateAgentInput } from '@agent-messaging/protocol';
 import {
-  findAgentById, findAgentIdsByName, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, updateAgent, type Agent, type AgentChanges,
+  findAgentById, findAgentIdsByName, findAgentNames, findExistingAgentIds, insertAgent, listAgents, setAgentDisabledAt, updateAgent, type Agent, type AgentChanges,
 } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
@@ -109,8 +109,10 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
       const byId = (ref: string): boolean => isUuid(ref);
       const names = refs.filter((ref) => !byId(ref)).map((ref) => ref.toLowerCase());
       const ids = await findAgentIdsByName(db, [...new Set(names)]);
-      const unknown = names.filter((name) => !ids.has(name));
-      if (unknown.length > 0) throw agentsNotFound(refs.filter((ref) => !byId(ref) && !ids.has(ref.toLowerCase())));
+      const givenIds = [...new Set(refs.filter(byId).map((ref) => ref.toLowerCase()))];
+      const existing = givenIds.length === 0 ? new Set<string>() : await findExistingAgentIds(db, givenIds);
+      const unknown = refs.filter((ref) => (byId(ref) ? !existing.has(ref.toLowerCase()) : !ids.has(ref.toLowerCase())));
+      if (unknown.length > 0) throw agentsNotFound(unknown);
       return refs.map((ref) => (byId(ref) ? ref : (ids.get(ref.toLowerCase()) ?? ref)));
     },
 

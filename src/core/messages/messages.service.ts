@@ -1,7 +1,6 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { agentsNotFound, conflict, forbidden, notFound, validationError } from '../../errors.js';
-import { findExistingAgentIds } from '../agents/agents.store.js';
+import { conflict, forbidden, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -244,14 +243,9 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     }
     if (mentions !== undefined) {
       const outsiders = await rooms.nonMembers(roomId, mentions);
-      if (outsiders.length > 0) {
-        // An agent that does not exist is NOT_FOUND, as everywhere an agent is named; one that is
-        // not a member is a bad mention.
-        const existing = await findExistingAgentIds(db, outsiders);
-        const missing = outsiders.filter((id) => !existing.has(id));
-        if (missing.length > 0) throw agentsNotFound(missing);
-        throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
-      }
+      // PHASE3.md section 2: a mention of anyone not a member (an id of no agent included) is 400
+      // details.mentions. MCP, which takes names, answers NOT_FOUND for a name or id of no agent first.
+      if (outsiders.length > 0) throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
     }
 
     const replyTo = fields.replyTo?.toLowerCase();
