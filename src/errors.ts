@@ -52,6 +52,9 @@ export class AppError extends Error {
 export const validationError = (details: ErrorDetails, message = 'Validation failed'): AppError =>
   new AppError('VALIDATION_ERROR', message, details);
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
+/** Agents named (by id or name) that do not exist: NOT_FOUND naming them, wherever an agent is named. */
+export const agentsNotFound = (refs: readonly string[]): AppError =>
+  new AppError('NOT_FOUND', `Agent${refs.length > 1 ? 's' : ''} not found: ${[...new Set(refs)].join(', ')}`);
 export const roomNotFound = (): AppError => new AppError('ROOM_NOT_FOUND', 'Room not found');
 export const unauthenticated = (message = 'Authentication required'): AppError =>
   new AppError('UNAUTHENTICATED', message);

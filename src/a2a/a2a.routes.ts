@@ -6,7 +6,7 @@ import { JsonRpcTransportHandler, ServerCallContext, validateVersion, type A2ARe
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.js';
 import type { Agent } from '../core/agents/agents.store.js';
-import { AppError, notFound, unauthenticated } from '../errors.js';
+import { notFound, unauthenticated, type AppError } from '../errors.js';
 import { A2A_PREFIX, agentCard } from './agent-card.js';
 import { ServiceRequestHandler, toPublicA2aError } from './request-handler.js';
 
@@ -47,13 +47,7 @@ function refuseUnauthenticated(request: FastifyRequest, reply: FastifyReply): ne
 /** The active agent of that name; 404 for an unknown or a disabled one. */
 async function activeAgent(ctx: AppContext, name: unknown): Promise<Agent> {
   if (typeof name !== 'string' || name === '') throw notFound('Agent');
-  let id: string | undefined;
-  try {
-    [id] = await ctx.agents.resolveIds([name], 'agent');
-  } catch (err) {
-    if (err instanceof AppError && err.code === 'VALIDATION_ERROR') throw notFound('Agent');
-    throw err;
-  }
+  const [id] = await ctx.agents.resolveIds([name]);
   const agent = id === undefined ? null : await ctx.agents.get(id);
   if (agent === null || agent.name !== name || agent.disabledAt !== null) throw notFound('Agent');
   return agent;

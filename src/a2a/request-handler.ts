@@ -16,13 +16,18 @@ import type { Principal } from '../core/principal.js';
 import { isTerminal, type Task } from '../core/tasks/task.js';
 import type { TasksService } from '../core/tasks/tasks.service.js';
 import { AppError } from '../errors.js';
+import type { WaitSlots } from '../limits/wait-slots.js';
 import { fromA2aState, toA2aMessage, toA2aState, toA2aTask } from './mapping.js';
 
-/** The services an A2A request calls (docs/a2a.md): tasks, and messages for what a move said. */
+/**
+ * The services an A2A request calls (docs/a2a.md): tasks, messages for what a move said, files for
+ * file parts, and the agents' wait slots that a held request (a stream, a blocking send) takes.
+ */
 export interface A2aServices {
   tasks: Pick<TasksService, 'create' | 'move' | 'get' | 'list'>;
   messages: Pick<MessagesService, 'thread'>;
   files: Pick<FilesService, 'upload'>;
+  limits: { waits: Pick<WaitSlots, 'acquire'> };
 }
 
 /** How long a blocking send waits for a terminal or `input-required` state (docs/a2a.md). */
@@ -147,22 +152,33 @@ export class ServiceRequestHandler implements A2ARequestHandler {
   }
 
   async sendMessage(params: SendMessageRequest): Promise<A2aTask> {
-    let task = await this.submit(params);
     const blocking = params.configuration?.returnImmediately !== true;
-    if (blocking) {
-      const deadline = Date.now() + BLOCKING_WAIT_MS;
-      while (!settles(task) && Date.now() < deadline && !this.signal.aborted) {
-        const seconds = Math.min(TASK_WAIT_MAX_SECONDS, Math.max(0, (deadline - Date.now()) / 1000));
-        task = await mapped('send', () => this.services.tasks.get(this.principal, task.id, { wait: seconds, changedAfter: task.updatedAt }, this.signal));
+    // Taken before the task is made: a refused send leaves nothing behind.
+    const release = blocking ? this.takeWaitSlot() : undefined;
+    try {
+      let task = await this.submit(params);
+      if (blocking) {
+        const deadline = Date.now() + BLOCKING_WAIT_MS;
+        while (!settles(task) && Date.now() < deadline && !this.signal.aborted) {
+          const seconds = Math.min(TASK_WAIT_MAX_SECONDS, Math.max(0, (deadline - Date.now()) / 1000));
+          task = await mapped('send', () => this.services.tasks.get(this.principal, task.id, { wait: seconds, changedAfter: task.updatedAt }, this.signal, true));
+        }
       }
+      return await this.toTask(task);
+    } finally {
+      release?.();
     }
-    return this.toTask(task);
   }
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const task = await this.submit(params);
-    yield { payload: { $case: 'task', value: await this.toTask(task) } };
-    yield* this.follow(task);
+    const release = this.takeWaitSlot();
+    try {
+      const task = await this.submit(params);
+      yield { payload: { $case: 'task', value: await this.toTask(task) } };
+      yield* this.follow(task);
+    } finally {
+      release();
+    }
   }
 
   async getTask(params: GetTaskRequest): Promise<A2aTask> {
@@ -192,10 +208,15 @@ export class ServiceRequestHandler implements A2ARequestHandler {
   }
 
   async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const task = await this.ownTask(params.id);
-    if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}: there is nothing to follow`);
-    yield { payload: { $case: 'task', value: await this.toTask(task) } };
-    yield* this.follow(task, false);
+    const release = this.takeWaitSlot();
+    try {
+      const task = await this.ownTask(params.id);
+      if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}: there is nothing to follow`);
+      yield { payload: { $case: 'task', value: await this.toTask(task) } };
+      yield* this.follow(task, false);
+    } finally {
+      release();
+    }
   }
 
   createTaskPushNotificationConfig(_params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
@@ -243,6 +264,16 @@ export class ServiceRequestHandler implements A2ARequestHandler {
     return task;
   }
 
+  /**
+   * One of the caller's wait slots (src/limits/wait-slots.ts), held by a stream or a blocking send
+   * for as long as it lasts, as every held request holds one; beyond the cap it is refused before
+   * anything is done (RATE_LIMITED, the JSON-RPC internal error with its text). The held reads it
+   * makes take none of their own.
+   */
+  private takeWaitSlot(): () => void {
+    return this.services.limits.waits.acquire(this.principal.agentId);
+  }
+
   /** A task of this caller given to this agent; "task not found" for any other (docs/a2a.md). */
   private async ownTask(id: string): Promise<Task> {
     if (id === '') throw new RequestMalformedError('The task id is required');
@@ -263,7 +294,7 @@ export class ServiceRequestHandler implements A2ARequestHandler {
     const done = (t: Task): boolean => isTerminal(t.state) || (stopAtInputRequired && t.state === 'input-required');
     while (!done(task) && !this.signal.aborted) {
       const current = task;
-      task = await mapped('send', () => this.services.tasks.get(this.principal, current.id, { wait: TASK_WAIT_MAX_SECONDS, changedAfter: current.updatedAt }, this.signal));
+      task = await mapped('send', () => this.services.tasks.get(this.principal, current.id, { wait: TASK_WAIT_MAX_SECONDS, changedAfter: current.updatedAt }, this.signal, true));
       for (const entry of task.history.slice(seen)) {
         const message = await this.messageOf(task, entry.messageId);
         yield {

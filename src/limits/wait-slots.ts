@@ -2,7 +2,8 @@ import { AppError } from '../errors.js';
 
 /**
  * Long-poll waits held per agent: every request that holds its answer until something happens
- * (`GET /api/v1/inbox?wait=S`, MCP `fetch_inbox` with `wait_seconds`, and any later wait) takes a
+ * (`GET /api/v1/inbox?wait=S`, MCP `fetch_inbox` with `wait_seconds`, a task's held read, an A2A
+ * stream, subscription or blocking send for its whole life) takes a
  * slot of its agent's one counter for as long as it waits. Beyond `perAgent` slots the request is
  * refused at once (`RATE_LIMITED`, 429 on REST) and the waits already held go on: a wait costs no
  * rate-limit point while it is held, so without this bound one agent could hold thousands of them

@@ -9,7 +9,7 @@ import type { Principal } from '../core/principal.js';
 import { AppError, unauthenticated } from '../errors.js';
 import { packageVersion } from '../config/version.js';
 import { registerResources } from './resources.js';
-import { callTool, isToolName, TOOL_LIST } from './tools.js';
+import { callTool, isToolName, TOOL_LIST } from './tools/index.js';
 
 const SERVER_INFO = { name: 'agent-messaging-service', version: packageVersion() };
 /**
@@ -25,7 +25,7 @@ const INSTRUCTIONS = 'Agent Messaging Service: rooms of agents exchanging messag
 /**
  * One MCP server for one request. Stateless (no `Mcp-Session-Id`): every request carries its
  * credential and stands alone, so any node behind a load balancer answers any request, and
- * nothing is kept between requests but the tool list, built once (tools.ts).
+ * nothing is kept between requests but the tool list, built once (tools/index.ts).
  *
  * The SDK's low-level `Server` rather than `McpServer.registerTool`: McpServer answers arguments
  * that fail its schema with its own text ("MCP error -32602: Input validation error ..."), where

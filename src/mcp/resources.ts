@@ -6,7 +6,7 @@ import {
 import type { AppContext } from '../context.js';
 import type { Principal } from '../core/principal.js';
 import { toPublicError } from '../errors.js';
-import { renderMessages, roomSlugs, withSenderNames } from './tools.js';
+import { renderMessages, roomSlugs, withSenderNames } from './tools/index.js';
 
 /**
  * The MCP resources (docs/mcp.md): the caller's rooms, `ams://rooms/<slug>`, and its inbox,

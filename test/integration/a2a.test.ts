@@ -399,4 +399,57 @@ describe('A2A streams free what they hold when their client goes away', () => {
     await reading;
     expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate']);
   });
+
+  it('a stream, a subscription and a blocking send each hold a wait slot: beyond the cap refused before anything is done, a closed one frees its slot', async () => {
+    const waits = t.server.app.ctx.limits.waits;
+    const carol = await newAgent(t.api);
+    const client = await a2aClient(t.server.url, bob.name, carol.jwt);
+    const v1 = { 'A2A-Version': '1.0' };
+    const tasksOfCarol = async (): Promise<number> => (await t.api.get('/api/v1/tasks?as=requester', { jwt: carol.jwt })).body.tasks.length;
+
+    // Two held: a message stream and a subscription (a non-blocking send holds nothing).
+    const closeStream = new AbortController();
+    const stream = client.sendMessageStream(sendParams(['Held stream']), { signal: closeStream.signal });
+    expect((await stream.next()).value?.payload?.$case).toBe('task');
+    const followed = asTask(await client.sendMessage(sendParams(['Followed'])));
+    const closeSubscription = new AbortController();
+    const subscription = client.resubscribeTask({ tenant: '', id: followed.id }, { signal: closeSubscription.signal });
+    expect((await subscription.next()).value?.payload?.$case).toBe('task');
+    expect(waits.heldBy(carol.id)).toBe(2);
+    expect(await tasksOfCarol()).toBe(2);
+
+    // The cap reached: each held kind is refused at once with the wait cap's text, and no task is made.
+    const refusal = { code: -32603, message: expect.stringMatching(/^Too many waiting requests for this agent \(at most 2 at once\)/) };
+    const message = (id: string) => ({ messageId: `${id}-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: id }] });
+    const refused = [
+      await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: message('stream') } }, carol.jwt, v1),
+      await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 2, method: 'SubscribeToTask', params: { id: followed.id } }, carol.jwt, v1),
+      await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 3, method: 'SendMessage', params: { message: message('blocking') } }, carol.jwt, v1),
+      await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 4, method: 'message/stream', params: { message: { kind: 'message', messageId: `legacy-${Date.now()}`, role: 'user', parts: [{ kind: 'text', text: 'legacy' }] } } }, carol.jwt),
+    ];
+    expect(refused.map((r) => [r.status, r.body])).toEqual([1, 2, 3, 4].map((id) => [200, { jsonrpc: '2.0', id, error: refusal }]));
+    expect(await tasksOfCarol()).toBe(2);
+    // What holds nothing still goes through: a non-blocking send, a read of a task.
+    expect(asTask(await client.sendMessage(sendParams(['Not held']))).status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+    expect((await client.getTask({ tenant: '', id: followed.id })).id).toBe(followed.id);
+
+    // Closing the stream frees its slot: a new stream is taken and follows its task to the end, then frees it.
+    closeStream.abort();
+    await stream.return(undefined).catch(() => undefined);
+    await waitUntil('the closed stream\'s slot freed', () => waits.heldBy(carol.id) === 1);
+    const events: StreamResponse[] = [];
+    const reading = (async () => {
+      for await (const event of client.sendMessageStream(sendParams(['After']))) events.push(event);
+    })();
+    await waitUntil('the new stream\'s task event', () => events.length >= 1);
+    expect(waits.heldBy(carol.id)).toBe(2);
+    const first = events[0]?.payload;
+    await move(t.api, bob, first?.$case === 'task' ? first.value.id : '', 'completed', 'Done');
+    await reading;
+    expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate']);
+    await waitUntil('the ended stream\'s slot freed', () => waits.heldBy(carol.id) === 1);
+    closeSubscription.abort();
+    await subscription.return(undefined).catch(() => undefined);
+    await waitUntil('every slot freed', () => waits.heldBy(carol.id) === 0);
+  });
 });

@@ -38,15 +38,16 @@ describe('MCP send_direct_message', () => {
     expect((history.body.messages as { body: string }[]).map((m) => m.body)).toEqual(['hi alice', 'hi bob']);
   });
 
-  it('errors are isError results starting with the code, naming `to`', async () => {
+  it('errors are isError results starting with the code, naming `to` or the agent not found', async () => {
     const alice = await newAgent(t.api);
     const bob = await newAgent(t.api);
     const mcp = await mcpOf(alice.jwt);
     const self = await callTool(mcp, 'send_direct_message', { to: alice.name, body: 'me' });
     expect(self).toMatchObject({ isError: true, data: { error: { code: 'VALIDATION_ERROR', details: { to: expect.any(String) } } } });
     expect(self.text).toMatch(/^VALIDATION_ERROR: /);
-    expect((await callTool(mcp, 'send_direct_message', { to: 'no-such-agent-xyz', body: 'x' })).data.error).toMatchObject({ code: 'VALIDATION_ERROR', details: { to: expect.stringContaining('no-such-agent-xyz') } });
-    expect((await callTool(mcp, 'send_direct_message', { to: '01900000-0000-7000-8000-000000000000', body: 'x' })).text).toMatch(/^NOT_FOUND: /);
+    // An agent that does not exist, by name or by id: NOT_FOUND naming it.
+    expect((await callTool(mcp, 'send_direct_message', { to: 'no-such-agent-xyz', body: 'x' })).text).toBe('NOT_FOUND: Agent not found: no-such-agent-xyz');
+    expect((await callTool(mcp, 'send_direct_message', { to: '01900000-0000-7000-8000-000000000000', body: 'x' })).text).toBe('NOT_FOUND: Agent not found: 01900000-0000-7000-8000-000000000000');
     expect((await callTool(mcp, 'send_direct_message', { to: bob.name, body: '' })).text).toMatch(/^VALIDATION_ERROR: /);
     const carol = await newAgent(t.api);
     expect((await t.api.post(`/api/v1/agents/${carol.id}/disable`)).status).toBe(200);

@@ -38,7 +38,7 @@ describe('mentions', () => {
     expect(res.body.mentions).toEqual([bob.id, admin.id]);
   });
 
-  it('400 details.mentions for a non-member or an unknown agent; nothing stored', async () => {
+  it('400 details.mentions for a non-member or an unknown agent (PHASE3.md section 2); nothing stored', async () => {
     for (const mentions of [[bob.id, outsider.id], ['0190a5d0-0000-7000-8000-000000000000']]) {
       const res = await send({ body: 'not stored', mentions });
       expect(res.status).toBe(400);
@@ -68,7 +68,7 @@ describe('mentions', () => {
     expect(ack).toEqual({ error: { code: 'VALIDATION_ERROR', message: expect.stringMatching(new RegExp(`mentions.*${outsider.id}`)) } });
   });
 
-  it('MCP send_message takes ids or names; an unknown name or a non-member is VALIDATION_ERROR', async () => {
+  it('MCP send_message takes ids or names; an unknown name is NOT_FOUND, a non-member VALIDATION_ERROR', async () => {
     const mcp = await connectMcp(server.url, alice.jwt);
     clients.push(mcp);
     const sent = await callTool(mcp, 'send_message', { room: room.slug, body: 'by name', mentions: [bob.name, admin.id] });
@@ -76,7 +76,7 @@ describe('mentions', () => {
     expect(sent.data.message.mentions).toEqual([bob.id, admin.id]);
     const unknown = await callTool(mcp, 'send_message', { room: room.slug, body: 'x', mentions: ['no-such-agent-here'] });
     expect(unknown.isError).toBe(true);
-    expect(unknown.text).toMatch(/^VALIDATION_ERROR: .*mentions.*no-such-agent-here/);
+    expect(unknown.text).toMatch(/^NOT_FOUND: .*no-such-agent-here/);
     const outside = await callTool(mcp, 'send_message', { room: room.slug, body: 'x', mentions: [outsider.name] });
     expect(outside.isError).toBe(true);
     expect(outside.text).toMatch(/^VALIDATION_ERROR: .*mentions/);

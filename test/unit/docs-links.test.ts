@@ -84,7 +84,7 @@ describe('the index of docs/ and the counts the README gives', () => {
   });
 
   it('the README names every MCP tool and counts them right, in digits (a count spelled out cannot be checked)', async () => {
-    const { TOOL_LIST } = await import('../../src/mcp/tools.js');
+    const { TOOL_LIST } = await import('../../src/mcp/tools/index.js');
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const counts = [...readme.matchAll(/\b([A-Za-z]+|\d+) (?:MCP )?tools\b/g)].map((m) => m[1]!);
     const spelled = /^(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|[a-z]+teen|twenty|thirty|forty|fifty)$/i;

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, notFound, validationError } from '../../errors.js';
+import { agentsNotFound, conflict, notFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -11,7 +11,7 @@ import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import { CreateAgentInput, UpdateAgentInput } from '@agent-messaging/protocol';
 import {
-  findAgentById, findAgentIdsByName, findAgentNames, insertAgent, listAgents, setAgentDisabledAt, updateAgent, type Agent, type AgentChanges,
+  findAgentById, findAgentIdsByName, findAgentNames, findExistingAgentIds, insertAgent, listAgents, setAgentDisabledAt, updateAgent, type Agent, type AgentChanges,
 } from './agents.store.js';
 
 const createAgentInput = compile(CreateAgentInput);
@@ -27,9 +27,9 @@ export interface AgentsService {
   /**
    * Agents named by id or name (MCP tools, the command line) as ids, in their order: a UUID is
    * returned as it is (the service it is passed to checks it), a name is looked up; an unknown name
-   * is a VALIDATION_ERROR on `field`.
+   * is NOT_FOUND naming it, as an unknown id is where the service checks it.
    */
-  resolveIds(refs: readonly string[], field: string): Promise<string[]>;
+  resolveIds(refs: readonly string[]): Promise<string[]>;
   /**
    * docs/protocol.md, Disabled agents: a disabled agent cannot open sessions, its JWTs are refused and its live
    * sockets are closed (the `agent.disabled` event, published after commit). Its API tokens stay as
@@ -104,13 +104,15 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
       return names;
     },
 
-    async resolveIds(refs, field) {
+    async resolveIds(refs) {
       // isUuid narrows its argument: asked as a plain boolean so a name stays a string.
       const byId = (ref: string): boolean => isUuid(ref);
       const names = refs.filter((ref) => !byId(ref)).map((ref) => ref.toLowerCase());
       const ids = await findAgentIdsByName(db, [...new Set(names)]);
-      const unknown = names.filter((name) => !ids.has(name));
-      if (unknown.length > 0) throw validationError({ [field]: `unknown agent name(s): ${[...new Set(unknown)].join(', ')}` });
+      const givenIds = [...new Set(refs.filter(byId).map((ref) => ref.toLowerCase()))];
+      const existing = givenIds.length === 0 ? new Set<string>() : await findExistingAgentIds(db, givenIds);
+      const unknown = refs.filter((ref) => (byId(ref) ? !existing.has(ref.toLowerCase()) : !ids.has(ref.toLowerCase())));
+      if (unknown.length > 0) throw agentsNotFound(unknown);
       return refs.map((ref) => (byId(ref) ? ref : (ids.get(ref.toLowerCase()) ?? ref)));
     },
 

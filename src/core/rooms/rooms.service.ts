@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { conflict, forbidden, notFound, roomNotFound, validationError } from '../../errors.js';
+import { agentsNotFound, conflict, forbidden, notFound, roomNotFound, validationError } from '../../errors.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB, RoomKind } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
@@ -168,7 +168,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const agentId = rawAgentId.toLowerCase();
       if (agentId === caller.agentId) throw validationError({ agentId: 'must not be the caller: a direct room is with another agent' });
       const other = await findAgentById(db, agentId);
-      if (!other) throw notFound('Agent');
+      if (!other) throw agentsNotFound([agentId]);
       if (other.disabledAt !== null) throw forbidden('Agent is disabled');
       const key = directKey(caller.agentId, agentId);
       const existing = await findDirectRoom(db, key);

@@ -4,7 +4,7 @@ import {
   CreateTaskInput, MoveTaskInput, TASK_LIST_LIMITS, TASK_RESULT_MAX_BYTES, TASK_STATES, TASK_WAIT_MAX_SECONDS,
   type TaskState,
 } from '@agent-messaging/protocol';
-import { AppError, forbidden, notFound, validationError } from '../../errors.js';
+import { agentsNotFound, AppError, forbidden, notFound, validationError } from '../../errors.js';
 import type { WaitSlots } from '../../limits/wait-slots.js';
 import { isUniqueViolation } from '../../store/errors.js';
 import { commitStatements } from '../../store/statements.js';
@@ -59,8 +59,12 @@ export interface ListTasksQuery {
 export interface TasksService {
   create(principal: Principal | null, input: unknown): Promise<CreateTaskResult>;
   move(principal: Principal | null, taskId: unknown, input: unknown): Promise<Task>;
-  /** `signal`: the client went away; a held request then stops waiting. */
-  get(principal: Principal | null, taskId: unknown, query: GetTaskQuery, signal?: AbortSignal): Promise<Task>;
+  /**
+   * `signal`: the client went away; a held request then stops waiting. `slotHeld`: the caller holds
+   * one of the agent's wait slots for a longer request made of such reads (an A2A stream), so this
+   * read takes none of its own.
+   */
+  get(principal: Principal | null, taskId: unknown, query: GetTaskQuery, signal?: AbortSignal, slotHeld?: boolean): Promise<Task>;
   list(principal: Principal | null, query: ListTasksQuery, signal?: AbortSignal, narrowing?: TaskListNarrowing): Promise<TaskListPage>;
   /** Moves every task past its `dueAt` to failed (the periodic sweep; the conditional move makes it once across nodes). */
   expire(): Promise<number>;
@@ -202,9 +206,9 @@ export function createTasksService(deps: {
   const refuse = (state: TaskState): AppError => new AppError('CONFLICT', `The task is ${state}: this move is not allowed`, { state });
 
   /** Holds until the predicate's change is woken (or the wait ends), with one of the agent's wait slots. */
-  const held = async <T>(agentId: string, seconds: number, keys: string[], matches: (c: TaskChange) => boolean, read: () => Promise<{ value: T; done: boolean }>, signal?: AbortSignal): Promise<T> => {
+  const held = async <T>(agentId: string, seconds: number, keys: string[], matches: (c: TaskChange) => boolean, read: () => Promise<{ value: T; done: boolean }>, signal?: AbortSignal, slotHeld = false): Promise<T> => {
     const deadline = Date.now() + seconds * 1000;
-    let release: (() => void) | undefined;
+    let release: (() => void) | undefined = slotHeld ? () => undefined : undefined;
     try {
       for (;;) {
         const left = deadline - Date.now();
@@ -273,7 +277,7 @@ export function createTasksService(deps: {
       }
       await messages.checkExtras(actor.agentId, extrasOf(fields.input), 'input.');
       const assignee = await findAgentById(db, assigneeId);
-      if (!assignee) throw notFound('Agent');
+      if (!assignee) throw agentsNotFound([assigneeId]);
       if (assignee.disabledAt !== null) throw forbidden('Agent is disabled');
 
       let roomId: string;
@@ -344,7 +348,7 @@ export function createTasksService(deps: {
       throw refuse(now?.task.state ?? task.state);
     },
 
-    async get(principal, rawId, query, signal) {
+    async get(principal, rawId, query, signal, slotHeld = false) {
       const actor = authz.requireAgent(principal, 'tasks:read');
       const seconds = parseTaskWait(query.wait);
       let changedAfter = Date.now();
@@ -361,7 +365,7 @@ export function createTasksService(deps: {
         const now = await findTask(db, id);
         if (!now) throw notFound('Task');
         return { value: now.task, done: settled(now.task) };
-      }, signal);
+      }, signal, slotHeld);
     },
 
     async list(principal, query, signal, narrowing = {}) {
