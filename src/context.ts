@@ -103,6 +103,12 @@ export interface ContextOverrides {
 
 const MEMBERSHIP_TTL_MS_MULTI_NODE = 5000;
 
+/** TEST ONLY (AMS_TEST_PAUSE_TASK_MOVE): logs that a move's transaction reached its pause, and never lets it go on. */
+const pauseForCrashTest = (logger: Logger) => (): Promise<void> => {
+  logger.warn({ testPause: 'task-move' }, 'test pause: a task move waits inside its transaction until the process is killed');
+  return new Promise<void>(() => undefined);
+};
+
 export async function createContext(config: Config, logger: Logger, overrides: ContextOverrides = {}): Promise<AppContext> {
   const database = overrides.database ?? (await openDatabase(config.database, logger));
   const { db } = database;
@@ -177,7 +183,10 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     rooms,
     activity,
     messages,
-    tasks: createTasksService({ db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits }),
+    tasks: createTasksService({
+      db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits,
+      ...(config.testPauseTaskMove ? { pauseMove: pauseForCrashTest(logger) } : {}),
+    }),
     taskWaiters,
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters, waitSlots: limits.waits }),

@@ -33,10 +33,6 @@ export interface A2aServices {
 /** How long a blocking send waits for a terminal or `input-required` state (docs/a2a.md). */
 export const BLOCKING_WAIT_MS = TASK_WAIT_MAX_SECONDS * 1000;
 
-/** How often, and how far apart, a move's message not yet committed is read again (at most 1 s in all). */
-const MESSAGE_READ_ATTEMPTS = 20;
-const MESSAGE_READ_PAUSE_MS = 50;
-
 /** A stream ends with the task, or when it waits for the caller. */
 const settles = (task: Task): boolean => isTerminal(task.state) || task.state === 'input-required';
 
@@ -316,20 +312,14 @@ export class ServiceRequestHandler implements A2ARequestHandler {
   /** The message a move posted, as an A2A message; undefined when the caller cannot read it. */
   private async messageOf(task: Task, messageId: string | null): Promise<A2aMessage | undefined> {
     if (messageId === null) return undefined;
-    // A move commits the task, then posts its message: a read woken between the two sees the
-    // history entry first, so an unknown message is read again for a moment.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const { root } = await this.services.messages.thread(this.principal, task.roomId, messageId, { limit: 1 });
-        return root.id === messageId ? toA2aMessage(root, task, this.baseUrl) : undefined;
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        // A token without messages:read still follows the task's states.
-        if (err.code === 'FORBIDDEN') return undefined;
-        if (err.code !== 'NOT_FOUND') throw err;
-        if (attempt >= MESSAGE_READ_ATTEMPTS || this.signal.aborted) return undefined;
-        await new Promise((resolve) => setTimeout(resolve, MESSAGE_READ_PAUSE_MS));
-      }
+    // A move and its message are one commit (docs/tasks.md): a history entry's message exists.
+    try {
+      const { root } = await this.services.messages.thread(this.principal, task.roomId, messageId, { limit: 1 });
+      return root.id === messageId ? toA2aMessage(root, task, this.baseUrl) : undefined;
+    } catch (err) {
+      // A token without messages:read, or a caller who no longer reads the room, still follows the task's states.
+      if (err instanceof AppError && (err.code === 'FORBIDDEN' || err.code === 'NOT_FOUND')) return undefined;
+      throw err;
     }
   }
 }

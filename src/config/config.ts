@@ -83,6 +83,12 @@ export interface Config {
     /** Whether endpoints may target loopback, private, link-local or unspecified addresses (tests, closed networks). */
     allowPrivateTargets: boolean;
   };
+  /**
+   * TEST ONLY (AMS_TEST_PAUSE_TASK_MOVE=true; absent otherwise): every task move's transaction stops,
+   * open, between its message's writes and the move's own, and stays there until the process is
+   * killed. The crash test of docs/tasks.md ("A move is one commit") kills it there.
+   */
+  testPauseTaskMove?: true;
 }
 
 /** A configuration mistake; main prints its message as one line and exits. */
@@ -292,5 +298,6 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       retryScheduleSeconds: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
       allowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS),
     },
+    ...(parseBoolean('AMS_TEST_PAUSE_TASK_MOVE', env.AMS_TEST_PAUSE_TASK_MOVE) ? { testPauseTaskMove: true as const } : {}),
   };
 }

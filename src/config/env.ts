@@ -36,6 +36,8 @@ export interface RawEnv {
   FILE_MAX_BYTES?: string;
   FILE_QUOTA_BYTES?: string;
   REQUEST_TIMEOUT_SECONDS?: string;
+  /** TEST ONLY (the crash test of docs/tasks.md, "A move is one commit"): see Config.testPauseTaskMove. */
+  AMS_TEST_PAUSE_TASK_MOVE?: string;
 }
 
 const KEYS: (keyof RawEnv)[] = [
@@ -45,7 +47,7 @@ const KEYS: (keyof RawEnv)[] = [
   'WS_ALLOWED_ORIGINS', 'COMPANY_ID', 'TRUST_PROXY', 'LOG_LEVEL', 'DB_POOL_MAX',
   'SESSION_EXCHANGE_CONCURRENCY', 'SQLITE_SYNCHRONOUS', 'SQLITE_LOCK_TIMEOUT_MS', 'PRESENCE_TTL_SECONDS',
   'WS_MAX_BUFFERED_BYTES', 'WS_MAX_EVENTS_IN_FLIGHT', 'POSITION_CHECK_INTERVAL_MS', 'CORS_ORIGINS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'FILE_MAX_BYTES', 'FILE_QUOTA_BYTES', 'REQUEST_TIMEOUT_SECONDS',
+  'FILE_MAX_BYTES', 'FILE_QUOTA_BYTES', 'REQUEST_TIMEOUT_SECONDS', 'AMS_TEST_PAUSE_TASK_MOVE',
 ];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

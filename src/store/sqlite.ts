@@ -12,6 +12,7 @@ import type { DB } from './schema.js';
 import { fastSqlite, type SqliteStatement } from './sqlite-fast.js';
 import { SAFETY_NET_AUTOCHECKPOINT_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { startSqliteWriter, type SqliteWriter } from './sqlite-writer.js';
+import { pauseOf } from './test-pause.js';
 
 /**
  * SQLite for the embedded deployment, set up so that neither a busy disk, nor a locked or full
@@ -307,18 +308,26 @@ export class SqliteKysely extends Kysely<DB> {
     await lock.lock();
     try {
       writer.post('begin immediate', [], 'begin');
-      // Runs of one statement (a batch's inserts of one kind) travel as one request: less to copy.
-      for (let i = 0; i < statements.length;) {
-        const text = statements[i]!.sql;
-        let end = i + 1;
-        while (end < statements.length && statements[end]!.sql === text) end++;
-        if (end - i === 1) writer.post(text, statements[i]!.parameters);
-        else writer.postMany(text, statements.slice(i, end).map((s) => s.parameters));
-        i = end;
-      }
-      const read = last === undefined ? undefined : writer.run(last.sql, last.parameters);
-      const commit = writer.run('commit', []);
       try {
+        // Runs of one statement (a batch's inserts of one kind) travel as one request: less to copy.
+        for (let i = 0; i < statements.length;) {
+          const pause = pauseOf(statements[i]!);
+          if (pause !== undefined) {
+            // A test's pause (test-pause.ts): what came before has run, inside the open transaction.
+            await writer.run('select 1', []);
+            await pause();
+            i++;
+            continue;
+          }
+          const text = statements[i]!.sql;
+          let end = i + 1;
+          while (end < statements.length && statements[end]!.sql === text) end++;
+          if (end - i === 1) writer.post(text, statements[i]!.parameters);
+          else writer.postMany(text, statements.slice(i, end).map((s) => s.parameters));
+          i = end;
+        }
+        const read = last === undefined ? undefined : writer.run(last.sql, last.parameters);
+        const commit = writer.run('commit', []);
         const [result] = await Promise.all([read, commit]);
         return (result?.rows ?? []) as R[];
       } catch (err) {

@@ -1,6 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import type { DB } from './schema.js';
 import { SqliteKysely } from './sqlite.js';
+import { pauseOf } from './test-pause.js';
 
 /**
  * Writes whose results nobody reads (no row counts, no returned rows), in one transaction, and
@@ -16,7 +17,11 @@ export async function commitStatements(db: Kysely<DB>, statements: readonly Comp
   if (db instanceof SqliteKysely) return db.writeBatch(statements, lastRead);
   if (statements.length === 0 && lastRead !== undefined) return (await db.executeQuery(lastRead)).rows;
   return db.transaction().execute(async (trx) => {
-    for (const statement of statements) await trx.executeQuery(statement);
+    for (const statement of statements) {
+      const pause = pauseOf(statement);
+      if (pause !== undefined) await pause();
+      else await trx.executeQuery(statement);
+    }
     return lastRead === undefined ? [] : (await trx.executeQuery(lastRead)).rows;
   });
 }

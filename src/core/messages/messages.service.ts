@@ -79,6 +79,19 @@ export interface TaskPost {
   task: MessageTask;
   /** The assignee, when the requester sends it: the message is for its attention. */
   attentionOf?: string;
+  /**
+   * The task's own writes (its row, its history entry, its audit record): committed in the
+   * message's transaction, after its statements, so that the message and the move are stored both
+   * or neither (docs/tasks.md, "A move is one commit"). Any of them failing (a unique violation: a
+   * concurrent move came first) fails the send with its error, and nothing of either is written.
+   */
+  statements: readonly CompiledQuery[];
+}
+
+/** One send in the group commit: its message, and what else its transaction writes (a task's move). */
+interface QueuedSend {
+  message: Message;
+  statements: readonly CompiledQuery[];
 }
 
 export interface SendResult {
@@ -96,7 +109,7 @@ export interface MessagesService {
    * connection can pipeline its sends without reordering them.
    */
   submit(principal: Principal | null, roomId: unknown, input: unknown, post?: TaskPost): Promise<{ committed: Promise<SendResult> }>;
-  /** The message a task's creation or move posts (core/tasks/): a send, with the task on it. */
+  /** The message a task's creation or move posts (core/tasks/): a send, with the task on it and the task's writes in its commit. */
   sendForTask(principal: Principal, roomId: string, input: unknown, post: TaskPost): Promise<SendResult>;
   /** A send's `data` and `attachments` checked as a send checks them (a task's message, before the task moves). */
   checkExtras(senderId: string, input: Record<string, unknown>, prefix: string): Promise<void>;
@@ -173,19 +186,23 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   // index is written in the same transaction: a message is searchable once its send is
   // acknowledged. Nothing in the transaction waits for a read: on SQLite the whole batch is one
   // round trip to the writer thread (write-batcher.ts).
-  const writes = createWriteBatcher<Message, OutboxWrites | null>(db, {
-    prepare: (messages) => (outbox ? outbox.prepare(messages) : Promise.resolve(null)),
-    write(db, messages, outboxWrites) {
+  const writes = createWriteBatcher<QueuedSend, OutboxWrites | null>(db, {
+    prepare: (sends) => (outbox ? outbox.prepare(sends.map((s) => s.message)) : Promise.resolve(null)),
+    write(db, sends, outboxWrites) {
+      const messages = sends.map((s) => s.message);
+      const tasks = sends.flatMap((s) => s.statements);
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
       const numbering = numberMessages(db, messages);
       const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
       // Attachment rows share the transaction: on PostgreSQL that takes the statements' path.
       const attached = attachmentStatements(db, messages);
-      const writes = batchWrites(db, messages, numbering, audit, (outboxWrites?.statements.length ?? 0) > 0 || attached.length > 0);
+      const writes = batchWrites(db, messages, numbering, audit, (outboxWrites?.statements.length ?? 0) > 0 || attached.length > 0 || tasks.length > 0);
       if ('alone' in writes) return { statements: [], lastRead: { query: writes.alone, committed: numbering.lastRead.committed } };
       const { statements } = writes;
       statements.push(...attached);
       if (outboxWrites) statements.push(...outboxWrites.statements);
+      // Last: a task's move after its message's writes (a crash test pauses between the two).
+      statements.push(...tasks);
       const { query, committed } = numbering.lastRead;
       return {
         statements,
@@ -288,7 +305,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     const earlier = message.clientMsgId === undefined ? null : await repeat();
     if (earlier) return { committed: Promise.resolve(earlier) };
     // Queued now, synchronously: the order of submits is the order in the batch (and of seq).
-    const committed = writes.write(message).then(
+    const committed = writes.write({ message, statements: post?.statements ?? [] }).then(
       (): SendResult | Promise<SendResult> => {
         const sent: SendResult = { message, created: true };
         const published = events.publish({ type: 'message.created', message, attention });

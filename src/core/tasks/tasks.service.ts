@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import {
   CreateTaskInput, MoveTaskInput, TASK_LIST_LIMITS, TASK_RESULT_MAX_BYTES, TASK_STATES, TASK_WAIT_MAX_SECONDS,
@@ -7,8 +7,8 @@ import {
 import { agentsNotFound, AppError, forbidden, notFound, validationError } from '../../errors.js';
 import type { WaitSlots } from '../../limits/wait-slots.js';
 import { isUniqueViolation } from '../../store/errors.js';
-import { commitStatements } from '../../store/statements.js';
 import type { DB } from '../../store/schema.js';
+import { pauseStatement } from '../../store/test-pause.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
 import { auditStatement } from '../audit/audit.store.js';
@@ -140,18 +140,27 @@ const messageTask = (task: Task): MessageTask => ({ id: task.id, kind: task.kind
 
 export function createTasksService(deps: {
   db: Kysely<DB>; authz: Authz; rooms: RoomsService; messages: MessagesService; events: EventPublisher; waiters: TaskWaiters; waitSlots: WaitSlots;
+  /**
+   * TEST ONLY, set by AMS_TEST_PAUSE_TASK_MOVE alone (docs/tasks.md): every move's transaction waits
+   * for it between its message's writes and the move's own (the crash test kills the process there).
+   */
+  pauseMove?: () => Promise<void>;
 }): TasksService {
-  const { db, authz, rooms, messages, events, waiters, waitSlots } = deps;
+  const { db, authz, rooms, messages, events, waiters, waitSlots, pauseMove } = deps;
 
-  /** The message a creation or a move posts, in the task's room, by `senderId` (docs/tasks.md). */
-  const post = async (task: Task, senderId: string, messageId: string, body: string, extras: MessageExtras = {}): Promise<void> => {
+  /**
+   * The message a creation or a move posts, in the task's room, by `senderId` (docs/tasks.md), and
+   * the task's `writes` in the same commit: both are stored or neither ("A move is one commit").
+   */
+  const post = async (task: Task, senderId: string, messageId: string, body: string, extras: MessageExtras, writes: CompiledQuery[]): Promise<void> => {
     // The task's own scope decided; the message goes the send path, with the sender's membership checked there.
-    // Its data and attachments were checked (checkExtras) before the task was written.
+    // Its data and attachments were checked (checkExtras) before, so that their errors name the task's field.
     const sender: Principal = { agentId: senderId, role: 'agent' };
     await messages.sendForTask(sender, task.roomId, { body, ...extras }, {
       messageId,
       task: messageTask(task),
       ...(senderId === task.requesterId ? { attentionOf: task.assigneeId } : {}),
+      statements: writes,
     });
   };
 
@@ -173,24 +182,15 @@ export function createTasksService(deps: {
   };
 
   /**
-   * One move: the conditional UPDATE (state and version as read), its history entry and its audit
-   * record in one transaction, then its message and its events. Null: another move changed the task
-   * first (its history entry took this one's number: moveTaskStatement).
+   * One move, one commit (docs/tasks.md): the conditional UPDATE (state and version as read), its
+   * history entry naming its message, its audit record and the message itself, in the message's
+   * transaction; then its events. Null: another move changed the task first (its history entry took
+   * this one's number: moveTaskStatement), and neither this move nor its message was written.
    */
   const applyMove = async (stored: StoredTask, by: string | null, senderId: string, state: TaskState, body: string | undefined, result: Record<string, unknown> | null | undefined, extras: MessageExtras = {}): Promise<Task | null> => {
     const before = stored.task;
     const messageId = uuidv7();
     const updatedAt = nextUpdatedAt(before.updatedAt);
-    try {
-      await commitStatements(db, [
-        moveTaskStatement(db, before.id, { state: before.state, version: stored.version }, { state, terminal: isTerminal(state), result, updatedAt }),
-        insertHistoryStatement(db, before.id, stored.version + 1, { state, at: updatedAt, by, messageId }),
-        auditStatement(db, { event: 'task-updated', actorId: by, subjectId: before.id, detail: { from: before.state, to: state } }),
-      ]);
-    } catch (err) {
-      if (isUniqueViolation(err)) return null;
-      throw err;
-    }
     const task: Task = {
       ...before,
       state,
@@ -198,7 +198,19 @@ export function createTasksService(deps: {
       updatedAt,
       history: [...before.history, { state, at: updatedAt, by, messageId }],
     };
-    await post(task, senderId, messageId, body ?? `Task "${task.title}" is now ${state}`, extras);
+    const writes = [
+      moveTaskStatement(db, before.id, { state: before.state, version: stored.version }, { state, terminal: isTerminal(state), result, updatedAt }),
+      insertHistoryStatement(db, before.id, stored.version + 1, { state, at: updatedAt, by, messageId }),
+      auditStatement(db, { event: 'task-updated', actorId: by, subjectId: before.id, detail: { from: before.state, to: state } }),
+    ];
+    // TEST ONLY (AMS_TEST_PAUSE_TASK_MOVE): the transaction stops here, its message written, the move not yet.
+    if (pauseMove !== undefined) writes.unshift(pauseStatement(pauseMove));
+    try {
+      await post(task, senderId, messageId, body ?? `Task "${task.title}" is now ${state}`, extras, writes);
+    } catch (err) {
+      if (isUniqueViolation(err)) return null;
+      throw err;
+    }
     await published(task);
     return task;
   };
@@ -299,8 +311,8 @@ export function createTasksService(deps: {
         history: [{ state: 'submitted', at: now, by: actor.agentId, messageId }],
       };
       try {
-        // Nothing here reads a result: one transaction sent at once (on SQLite, one trip to the writer).
-        await commitStatements(db, [
+        // The task, its first history entry and its audit record in its message's commit.
+        await post(task, actor.agentId, messageId, fields.input?.body ?? task.title, extrasOf(fields.input), [
           insertTaskStatement(db, task, clientTaskId),
           insertHistoryStatement(db, task.id, 0, task.history[0]!),
           auditStatement(db, { event: 'task-created', actorId: actor.agentId, subjectId: task.id, detail: { kind: task.kind, assigneeId, roomId } }),
@@ -313,7 +325,6 @@ export function createTasksService(deps: {
         }
         throw err;
       }
-      await post(task, actor.agentId, messageId, fields.input?.body ?? task.title, extrasOf(fields.input));
       await published(task);
       return { task, created: true };
     },
