@@ -7,7 +7,7 @@ import { jwtMinter, startService } from '../lib/service.js';
 
 /** The healthy endpoint's delivery p99 must stay under this beside endpoints that never answer (docs/webhooks.md, "Fairness"). */
 export const FAIRNESS_P99_TARGET_MS = 2000;
-/** The numbers of endpoints that never answer beside the healthy one, one run each (issue 47: 80 and 1,000). */
+/** The numbers of endpoints that never answer beside the healthy one, one run each (80 and 1,000). */
 const SILENT_ENDPOINTS = [80, 1000];
 /** Endpoints per agent owning silent ones (the registration limit): 80 are 8 agents', 1,000 are 100 agents'. */
 const ENDPOINTS_PER_AGENT = 10;

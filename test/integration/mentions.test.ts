@@ -38,7 +38,7 @@ describe('mentions', () => {
     expect(res.body.mentions).toEqual([bob.id, admin.id]);
   });
 
-  it('400 details.mentions for a non-member or an unknown agent (PHASE3.md section 2); nothing stored', async () => {
+  it('400 details.mentions for a non-member or an unknown agent (the published contract); nothing stored', async () => {
     for (const mentions of [[bob.id, outsider.id], ['0190a5d0-0000-7000-8000-000000000000']]) {
       const res = await send({ body: 'not stored', mentions });
       expect(res.status).toBe(400);

@@ -260,8 +260,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     }
     if (mentions !== undefined) {
       const outsiders = await rooms.nonMembers(roomId, mentions);
-      // PHASE3.md section 2: a mention of anyone not a member (an id of no agent included) is 400
-      // details.mentions. MCP, which takes names, answers NOT_FOUND for a name or id of no agent first.
+      // The published rule (docs/protocol.md): a mention of anyone not a member, an id of no agent
+      // included, is 400 details.mentions. MCP, which takes names, answers NOT_FOUND for a name or id of no agent first.
       if (outsiders.length > 0) throw validationError({ mentions: `not members of this room: ${outsiders.join(', ')}` });
     }
 
