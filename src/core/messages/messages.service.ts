@@ -86,12 +86,14 @@ export interface TaskPost {
    * concurrent move came first) fails the send with its error, and nothing of either is written.
    */
   statements: readonly CompiledQuery[];
+  /** The task's requester and assignee, for the webhook outbox's `task.updated` (its row may be written by this very commit). */
+  parties: readonly string[];
 }
 
-/** One send in the group commit: its message, and what else its transaction writes (a task's move). */
+/** One send in the group commit: its message, and the task it is posted for (its writes share the transaction). */
 interface QueuedSend {
   message: Message;
-  statements: readonly CompiledQuery[];
+  post: TaskPost | undefined;
 }
 
 export interface SendResult {
@@ -135,8 +137,15 @@ export interface OutboxWrites {
  * messages. `prepare` reads what it needs before the transaction and returns its statements.
  */
 export interface MessageOutbox {
-  /** `change`: an edit or a deletion by `actorId` (absent: new messages, from their senders). */
-  prepare(messages: readonly Message[], change?: { event: 'message.updated' | 'message.deleted'; actorId: string }): Promise<OutboxWrites | null>;
+  /**
+   * `change`: an edit or a deletion by `actorId` (absent: new messages, from their senders).
+   * `taskParties`: for new messages posted for tasks, each task's requester and assignee, by task id.
+   */
+  prepare(
+    messages: readonly Message[],
+    change?: { event: 'message.updated' | 'message.deleted'; actorId: string },
+    taskParties?: ReadonlyMap<string, readonly string[]>,
+  ): Promise<OutboxWrites | null>;
 }
 
 const sendInput = compile(SendMessageInput);
@@ -187,10 +196,12 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   // acknowledged. Nothing in the transaction waits for a read: on SQLite the whole batch is one
   // round trip to the writer thread (write-batcher.ts).
   const writes = createWriteBatcher<QueuedSend, OutboxWrites | null>(db, {
-    prepare: (sends) => (outbox ? outbox.prepare(sends.map((s) => s.message)) : Promise.resolve(null)),
+    prepare: (sends) => (outbox
+      ? outbox.prepare(sends.map((s) => s.message), undefined, new Map(sends.flatMap(({ post }) => (post === undefined ? [] : [[post.task.id, post.parties]]))))
+      : Promise.resolve(null)),
     write(db, sends, outboxWrites) {
       const messages = sends.map((s) => s.message);
-      const tasks = sends.flatMap((s) => s.statements);
+      const tasks = sends.flatMap((s) => s.post?.statements ?? []);
       // Numbered in this transaction (a retried batch numbers again), so seq follows the commit order.
       const numbering = numberMessages(db, messages);
       const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
@@ -305,7 +316,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     const earlier = message.clientMsgId === undefined ? null : await repeat();
     if (earlier) return { committed: Promise.resolve(earlier) };
     // Queued now, synchronously: the order of submits is the order in the batch (and of seq).
-    const committed = writes.write({ message, statements: post?.statements ?? [] }).then(
+    const committed = writes.write({ message, post }).then(
       (): SendResult | Promise<SendResult> => {
         const sent: SendResult = { message, created: true };
         const published = events.publish({ type: 'message.created', message, attention });

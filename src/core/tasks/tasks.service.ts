@@ -161,6 +161,7 @@ export function createTasksService(deps: {
       task: messageTask(task),
       ...(senderId === task.requesterId ? { attentionOf: task.assigneeId } : {}),
       statements: writes,
+      parties: [task.requesterId, task.assigneeId],
     });
   };
 

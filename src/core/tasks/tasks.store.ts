@@ -151,9 +151,3 @@ export async function listTasks(db: Db, q: TaskListQuery): Promise<{ tasks: Task
   const page = await withHistory(db, rows.slice(0, q.limit));
   return { tasks: page.map((s) => s.task), hasMore: rows.length > q.limit };
 }
-
-/** Each task's requester and assignee (the webhook outbox's `task.updated`). */
-export async function taskParties(db: Db, ids: readonly string[]): Promise<Map<string, readonly string[]>> {
-  const rows = await db.selectFrom('tasks').select(['id', 'requester_id', 'assignee_id']).where('id', 'in', [...ids]).execute();
-  return new Map(rows.map((r) => [r.id, [r.requester_id, r.assignee_id]]));
-}

@@ -6,7 +6,6 @@ import { attentionOf } from '../messages/attention.js';
 import type { Message } from '../messages/message.js';
 import type { OutboxWrites } from '../messages/messages.service.js';
 import type { PresenceReader } from '../../presence/presence.js';
-import { taskParties } from '../tasks/tasks.store.js';
 import { anyActiveEndpoint, endpointsInRooms, insertDeliveriesStatement, type NewDelivery, type OutboxCandidate } from './webhooks.store.js';
 
 /**
@@ -30,8 +29,12 @@ export interface MessageChange {
 }
 
 export interface WebhookOutbox {
-  /** The deliveries of these messages, as statements for the messages' transaction; null: none. */
-  prepare(messages: readonly Message[], change?: MessageChange): Promise<OutboxWrites | null>;
+  /**
+   * The deliveries of these messages, as statements for the messages' transaction; null: none.
+   * `taskParties`: the requester and assignee of each task a new message is posted for, by task id,
+   * from the sender (the task's row may be written in the same transaction, so it is not read).
+   */
+  prepare(messages: readonly Message[], change?: MessageChange, taskParties?: ReadonlyMap<string, readonly string[]>): Promise<OutboxWrites | null>;
   /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
   takeRecorded(): boolean;
   /** An endpoint may have been registered (here or on another node): "no endpoint" is no longer known. */
@@ -62,7 +65,7 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
   };
 
   return {
-    async prepare(messages, change) {
+    async prepare(messages, change, taskParties) {
       const event = change?.event ?? 'message.created';
       // Only while registrations on other nodes are known to reach this one.
       if (noEndpoint && crossNodeLive()) return null;
@@ -76,11 +79,9 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
       const createdAt = nowIso();
       const deliveries: NewDelivery[] = [];
       // A task's message also goes to the other side's endpoints listing task.updated (docs/tasks.md).
-      const taskIds = change === undefined ? [...new Set(messages.flatMap((m) => (m.task === null ? [] : [m.task.id])))] : [];
-      const parties = taskIds.length > 0 && candidates.some((c) => c.events.includes('task.updated')) ? await taskParties(db, taskIds) : new Map<string, readonly string[]>();
       for (const message of messages) {
         const attention = attentionOf(message);
-        const sides = message.task === null ? undefined : parties.get(message.task.id);
+        const sides = message.task === null || change !== undefined ? undefined : taskParties?.get(message.task.id);
         for (const c of candidates) {
           if (sides !== undefined && c.events.includes('task.updated') && sides.includes(c.agentId) && c.agentId !== message.senderId
             && (c.rooms === null || c.rooms.includes(message.roomId)) && !(c.mode === 'offline' && online.has(c.agentId))) {
