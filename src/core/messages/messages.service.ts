@@ -212,7 +212,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const { statements } = writes;
       statements.push(...attached);
       if (outboxWrites) statements.push(...outboxWrites.statements);
-      // Last: a task's move after its message's writes (a crash test pauses between the two).
+      // Last: a task's move after its message's writes (a crash test pauses between the two). Two
+      // commits touching one task both bump its room's counter first, so they never deadlock on it.
       statements.push(...tasks);
       const { query, committed } = numbering.lastRead;
       return {
