@@ -1,3 +1,5 @@
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Api, newAgent, type ApiResponse } from '../helpers/api.js';
 import { createTestDatabase, startServerProcess, TEST_DIALECT, TEST_JWT_SECRET, type StartedServer, type TestDatabase } from '../helpers/server.js';
@@ -8,6 +10,27 @@ import { expectOneCommitEach, taskAndMessages } from '../helpers/tasks.js';
 // statements not yet (the test-only pause AMS_TEST_PAUSE_TASK_MOVE), and restarted on the same
 // database: the move and its message are both absent. A move acknowledged just before a SIGKILL is
 // there with its message. Either way, every history entry names a message that exists.
+
+/** The paused move's transaction is open: it holds SQLite's write lock, or is a session idle in a transaction on PostgreSQL. */
+async function expectOpenTransaction(url: string): Promise<void> {
+  if (url.startsWith('sqlite:')) {
+    const other = new SQLite(url.slice('sqlite:'.length), { timeout: 0 });
+    try {
+      expect(() => other.exec('begin immediate')).toThrow(/locked|busy/i);
+    } finally {
+      other.close();
+    }
+    return;
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and state = 'idle in transaction'");
+    expect(rows[0]!.n).toBeGreaterThanOrEqual(1);
+  } finally {
+    await client.end();
+  }
+}
 
 describe(`a task move killed inside its commit (${TEST_DIALECT})`, () => {
   let db: TestDatabase;
@@ -35,6 +58,7 @@ describe(`a task move killed inside its commit (${TEST_DIALECT})`, () => {
     const moving: Promise<ApiResponse | Error> = api.post(`/api/v1/tasks/${taskId}/state`, { state: 'working', message: { body: 'killed move' } }, { jwt: assignee.jwt })
       .catch((err: Error) => err);
     await child.waitForLog((line) => line.testPause === 'task-move', 30_000);
+    await expectOpenTransaction(db.url);
     const exit = await child.kill('SIGKILL');
     expect(exit.signal).toBe('SIGKILL');
     expect(await moving).toBeInstanceOf(Error); // never answered
