@@ -146,6 +146,13 @@ describe('buildConfig', () => {
     expect(buildConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }).webhooks.allowPrivateTargets).toBe(true);
     expect(() => buildConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(ConfigError);
   });
+
+  it('AMS_TEST_PAUSE_TASK_MOVE (test only, docs/tasks.md): absent from the configuration unless "true"', () => {
+    expect('testPauseTaskMove' in buildConfig({})).toBe(false);
+    expect('testPauseTaskMove' in buildConfig({ AMS_TEST_PAUSE_TASK_MOVE: 'false' })).toBe(false);
+    expect(buildConfig(readEnv({ AMS_TEST_PAUSE_TASK_MOVE: 'true' })).testPauseTaskMove).toBe(true);
+    expect(() => buildConfig({ AMS_TEST_PAUSE_TASK_MOVE: '1' })).toThrow(ConfigError);
+  });
 });
 
 describe('exposureWarning', () => {
