@@ -105,8 +105,11 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; even
     async remove(principal, rawAgentId, rawWebhookId) {
       const webhookId = parseId(rawWebhookId, 'webhookId');
       const { caller, agentId } = await owner(principal, rawAgentId);
-      if (!(await deleteEndpoint(db, agentId, webhookId, (w) => endpointWithinGrant(caller, w)))) throw notFound('Webhook');
-      await recordAudit(db, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
+      // The deletion and its record commit together, or neither does.
+      await db.transaction().execute(async (trx) => {
+        if (!(await deleteEndpoint(trx, agentId, webhookId, (w) => endpointWithinGrant(caller, w)))) throw notFound('Webhook');
+        await recordAudit(trx, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
+      });
     },
 
     async deliveries(principal, rawAgentId, rawWebhookId, query) {
