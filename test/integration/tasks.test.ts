@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, newRoom, type Api, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
-import { waitUntil } from '../helpers/wait.js';
+import { untilPast, waitUntil } from '../helpers/wait.js';
 import { connectReady, waitFor, type Payload } from '../helpers/ws.js';
 
 // docs/tasks.md: tasks and approvals over REST, on the suite's engine (AMS_TEST_DATABASE).
@@ -302,8 +302,12 @@ describe('tasks', () => {
     // A terminal task is never expired again; a completed one with a past dueAt stays completed.
     const done = await newTask(t.api, p, { dueAt: new Date(Date.now() + 1500).toISOString() });
     await move(t.api, p.assignee, done.id, { state: 'completed' });
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect((await t.api.get(`/api/v1/tasks/${done.id}`, { jwt: p.requester.jwt })).body.state).toBe('completed');
+    // Past its dueAt, a sweep runs (this one awaited, rather than waiting for the timer's).
+    await untilPast(new Date(done.dueAt));
+    await t.server.app.ctx.tasks.expire();
+    const after = (await t.api.get(`/api/v1/tasks/${done.id}`, { jwt: p.requester.jwt })).body;
+    expect(after.state).toBe('completed');
+    expect(after.history.map((h: Payload) => h.state)).toEqual(['submitted', 'completed']);
   });
 
   it('scoped tokens: tasks:read lists but does not create; tasks:write creates', async () => {

@@ -5,7 +5,7 @@ import { newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../hel
 import { TEST_DIALECT } from '../helpers/server.js';
 import { startSilentServer, timeArrivals, type SilentServer } from '../helpers/silent-server.js';
 import { useTestServer } from '../helpers/suite.js';
-import { sleep, waitUntil } from '../helpers/wait.js';
+import { waitToProveAbsence, waitUntil } from '../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // docs/webhooks.md, "Fairness": one agent's receivers that hang or fail cannot delay another
@@ -68,7 +68,8 @@ describe(`webhook fairness across endpoints (${TEST_DIALECT})`, () => {
     // connection, although 150 deliveries are pending for it.
     await waitUntil('the silent receiver\'s attempts timed out', () => silent.open() === 0 && silent.connections() > 0, 20_000);
     const made = silent.connections();
-    await sleep(2_500);
+    // No event marks a connection that is not made: two polls of the worker (1 s each) and more.
+    await waitToProveAbsence(2_500);
     expect(silent.connections()).toBe(made);
     const log = (await t.api.get(`/api/v1/agents/${a.id}/webhooks/${silentId}/deliveries?limit=100`, { jwt: a.jwt })).body.deliveries as { status: string; attempt: number; error: string | null }[];
     expect(log.every((d) => d.status === 'pending')).toBe(true);

@@ -1,5 +1,5 @@
 import { RateLimiterMemory, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createSharedEventBudget, type Admission, type SharedEventBudget } from '../../src/limits/rate-limits.js';
 
 /** The limiter as two nodes share it (in Redis there; one in-memory limiter here), its calls counted. */
@@ -43,6 +43,11 @@ describe('an agent event budget taken in shares', () => {
   });
 
   it('answers events waiting for a share in their order, and starts over when the window ends', async () => {
+    // The window's end is the clock's: fake timers move it on, no real second passes.
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     const { limiter } = sharedLimiter(16); // shares of 2
     const budget = createSharedEventBudget(limiter);
     const order: number[] = [];
@@ -52,7 +57,10 @@ describe('an agent event budget taken in shares', () => {
     })));
     expect(order).toEqual([...order].sort((a, b) => a - b));
     expect(answers.map((a) => a.admitted)).toEqual([...Array<boolean>(16).fill(true), ...Array<boolean>(4).fill(false)]);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // Still the same window just before its end: refused.
+    await vi.advanceTimersByTimeAsync(900);
+    expect(admitted(await burst(budget, 'agent', 3))).toBe(0);
+    await vi.advanceTimersByTimeAsync(200);
     expect(admitted(await burst(budget, 'agent', 3))).toBe(3);
   });
 

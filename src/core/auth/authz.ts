@@ -1,5 +1,6 @@
 import type { AuthzMode } from '../../config/config.js';
-import { AppError, forbidden, unauthenticated } from '../../errors.js';
+import { AppError, forbidden, roomNotFound, unauthenticated } from '../../errors.js';
+import type { RoomKind } from '../../store/schema.js';
 import type { Principal, ScopeAction } from '../principal.js';
 
 /**
@@ -37,6 +38,38 @@ export function requireRoom(principal: Principal, roomId: string): void {
 export function grantedRooms<T extends { id: string }>(principal: Principal, rooms: T[]): T[] {
   return principal.scope?.rooms === undefined ? rooms : rooms.filter((room) => roomAllowed(principal, room.id));
 }
+
+/*
+ * Role and room-kind rules (docs/scopes.md, One policy): the services ask these and state none of
+ * their own. A room's kind is asked for lazily (`kindOf`), only when the answer depends on it.
+ */
+
+/** An admin reads and searches every group room without joining it; anyone else, their own rooms. */
+export const readsEveryGroupRoom = (caller: Principal): boolean => caller.role === 'admin';
+
+/** Whether the caller reads (or searches) the room without being one of its members: an admin, a group room. */
+export async function readsWithoutMembership(caller: Principal, kindOf: () => Promise<RoomKind>): Promise<boolean> {
+  return readsEveryGroupRoom(caller) && (await kindOf()) === 'group';
+}
+
+/** Whether reading a room's history needs membership: always in strict mode, and always for a direct room. */
+export async function historyNeedsMembership(strict: boolean, kindOf: () => Promise<RoomKind>): Promise<boolean> {
+  return strict || (await kindOf()) === 'direct';
+}
+
+/** The answer to a non-member: a direct room is private (ROOM_NOT_FOUND), a group room is 403. */
+export const nonMemberRefusal = (kind: RoomKind): AppError => (kind === 'direct' ? roomNotFound() : forbidden('Not a member of this room'));
+
+/** Whether a room listing shows every room: open mode, or an admin in strict mode (else the caller's own). */
+export const listsEveryRoom = (mode: AuthzMode, caller: Principal): boolean => mode !== 'strict' || caller.role === 'admin';
+
+/** Whether the caller manages another agent's resources (webhooks): the agent itself, or an admin whose token grants `admin`. */
+export const managesAgent = (caller: Principal, agentId: string): boolean =>
+  caller.agentId === agentId || (caller.role === 'admin' && hasAction(caller, 'admin'));
+
+/** A token limited to rooms reaches only an existing direct room among them, never a new one. */
+export const opensDirectRoom = (caller: Principal, existingRoomId: string | null): boolean =>
+  caller.scope?.rooms === undefined || (existingRoomId !== null && caller.scope.rooms.includes(existingRoomId));
 
 /**
  * The authorisation policy in one place. Open mode (the default) leaves the admin-only and membership

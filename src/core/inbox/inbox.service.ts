@@ -7,6 +7,7 @@ import { HISTORY_LIMITS, INBOX_FILTERS, INBOX_WAIT_MAX_SECONDS, type InboxFilter
 import { parsePageLimit } from '../paging.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
+import { longPoll } from '../waiters/waiters.js';
 import type { InboxWaiters } from './inbox-waiters.js';
 import { countUnread, countUnreadAttention, findUnread, type InboxMessage } from './inbox.store.js';
 
@@ -73,46 +74,29 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
   };
 
   /**
-   * A request that would wait holds one of its agent's wait slots (src/limits/wait-slots.ts, shared
-   * by every transport) until it answers. Beyond the cap it still answers what is unread; only when
-   * that is nothing, and it would have to wait, is it refused (RATE_LIMITED).
+   * The shared long poll (core/waiters/waiters.ts): a request that would wait holds one of its
+   * agent's wait slots until it answers; beyond the cap it still answers what is unread, and only
+   * when that is nothing is it refused (RATE_LIMITED).
    */
   async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, attentionOnly: boolean, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
-    let release: (() => void) | undefined;
-    let refusal: unknown;
-    try {
-      for (;;) {
-        const left = deadline - Date.now();
-        const mayWait = left > 0 && !waiters.isClosed && !signal?.aborted;
-        if (mayWait && release === undefined && refusal === undefined) {
-          try {
-            release = waitSlots.acquire(agent.agentId);
-          } catch (err) {
-            refusal = err;
-          }
-        }
-        // Registered before the read, so a message committed in between still wakes it. Between
-        // reads nothing is held but this entry: no connection, no transaction.
-        const wait = mayWait && release !== undefined
-          ? waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly)
-          : null;
-        const page = await findUnread(db, agent.agentId, limit, rooms, attentionOnly);
-        if (page.messages.length > 0 || wait === null) {
-          wait?.cancel();
-          if (page.messages.length === 0 && refusal !== undefined) throw refusal;
-          const [unreadTotal, attentionTotal] = attentionOnly
-            ? [await countUnread(db, agent.agentId, rooms), page.total]
-            : [page.total, await countUnreadAttention(db, agent.agentId, rooms)];
-          return { messages: page.messages, hasMore: page.hasMore, unreadTotal, attentionTotal };
-        }
-        // Woken: read again (the message committed before its wake-up). Otherwise answer empty.
-        if ((await wait.outcome) !== 'woken') {
-          // Nothing for its attention came; other unread messages may be there all along.
-          return attentionOnly ? { ...EMPTY, messages: [], unreadTotal: await countUnread(db, agent.agentId, rooms) } : { ...EMPTY, messages: [] };
-        }
-      }
-    } finally {
-      release?.();
+    const end = await longPoll({
+      agentId: agent.agentId,
+      deadline,
+      slots: waitSlots,
+      registry: waiters,
+      signal,
+      register: async (left) => waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly),
+      read: () => findUnread(db, agent.agentId, limit, rooms, attentionOnly),
+      found: (page) => page.messages.length > 0,
+    });
+    if (end.kind === 'ended') {
+      // Nothing for its attention came; other unread messages may be there all along.
+      return attentionOnly ? { ...EMPTY, messages: [], unreadTotal: await countUnread(db, agent.agentId, rooms) } : { ...EMPTY, messages: [] };
     }
+    const page = end.read;
+    const [unreadTotal, attentionTotal] = attentionOnly
+      ? [await countUnread(db, agent.agentId, rooms), page.total]
+      : [page.total, await countUnreadAttention(db, agent.agentId, rooms)];
+    return { messages: page.messages, hasMore: page.hasMore, unreadTotal, attentionTotal };
   }
 }

@@ -6,7 +6,7 @@ import type { DB, RoomKind } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import { grantedRooms, hasAction, requireRoom, type Authz } from '../auth/authz.js';
+import { grantedRooms, hasAction, historyNeedsMembership, listsEveryRoom, nonMemberRefusal, opensDirectRoom, requireRoom, type Authz } from '../auth/authz.js';
 import { actorTokenDetail } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
 import type { PresenceReader } from '../../presence/presence.js';
@@ -126,16 +126,13 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
     // With several nodes the cache answers only while other nodes' removals reach it (membership-cache.ts).
     if (cache?.has(roomId, agentId)) return kind;
     const since = cache?.begin() ?? 0;
-    if (!(await isMember(db, roomId, agentId))) {
-      if (kind === 'direct') throw roomNotFound();
-      throw forbidden('Not a member of this room');
-    }
+    if (!(await isMember(db, roomId, agentId))) throw nonMemberRefusal(kind);
     cache?.remember(since, roomId, agentId);
     return kind;
   };
 
   const assertReadable = async (roomId: string, agentId: string): Promise<void> => {
-    if (authz.historyNeedsMembership || (await getRoomOr404(roomId)).kind === 'direct') await assertMember(roomId, agentId);
+    if (await historyNeedsMembership(authz.historyNeedsMembership, async () => (await getRoomOr404(roomId)).kind)) await assertMember(roomId, agentId);
   };
 
   /**
@@ -172,8 +169,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       if (other.disabledAt !== null) throw forbidden('Agent is disabled');
       const key = directKey(caller.agentId, agentId);
       const existing = await findDirectRoom(db, key);
-      // A token limited to rooms reaches only those: an existing direct room among them, never a new one.
-      if (caller.scope?.rooms !== undefined && (existing === null || !caller.scope.rooms.includes(existing.id))) {
+      if (!opensDirectRoom(caller, existing?.id ?? null)) {
         throw forbidden('This token is limited to rooms: it cannot open a direct room outside them');
       }
       if (existing) return { room: existing, created: false };
@@ -231,7 +227,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const caller = authz.requireAgentWhenStrict(principal);
       if (caller === null) return listRooms(db, null);
       authz.requireAgent(caller, 'rooms:read');
-      if (authz.mode === 'strict' && caller.role !== 'admin') return grantedRooms(caller, await listRoomsOfAgent(db, caller.agentId));
+      if (!listsEveryRoom(authz.mode, caller)) return grantedRooms(caller, await listRoomsOfAgent(db, caller.agentId));
       return grantedRooms(caller, await listRooms(db, caller.agentId));
     },
 

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
-import type { DB } from '../../store/schema.js';
-import { requireRoom, roomAllowed, type Authz } from '../auth/authz.js';
+import type { DB, RoomKind } from '../../store/schema.js';
+import { readsEveryGroupRoom, readsWithoutMembership, requireRoom, roomAllowed, type Authz } from '../auth/authz.js';
 import { HISTORY_LIMITS, SearchQueryInput } from '@agent-messaging/protocol';
 import { parsePageLimit } from '../paging.js';
 import type { Message } from '../messages/message.js';
@@ -43,9 +43,9 @@ const given = (value: unknown): boolean => value !== undefined && value !== null
 export function createSearchService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService }): SearchService {
   const { db, authz, rooms } = deps;
 
-  // An admin reads every group room, a direct room only as one of its two members.
+  const kindOf = (roomId: string) => async (): Promise<RoomKind> => (await rooms.get(roomId)).kind;
   const mayRead = async (caller: Principal, roomId: string): Promise<boolean> =>
-    roomAllowed(caller, roomId) && ((caller.role === 'admin' && (await rooms.get(roomId)).kind === 'group') || (await isMember(db, roomId, caller.agentId)));
+    roomAllowed(caller, roomId) && ((await readsWithoutMembership(caller, kindOf(roomId))) || (await isMember(db, roomId, caller.agentId)));
 
   return {
     async searchMessages(principal, raw) {
@@ -58,12 +58,11 @@ export function createSearchService(deps: { db: Kysely<DB>; authz: Authz; rooms:
 
       let scope: SearchScope;
       if (roomId !== null) {
-        // An admin searches any group room; a direct room is its two members' only (ROOM_NOT_FOUND).
-        if (caller.role !== 'admin' || (await rooms.get(roomId)).kind === 'direct') await rooms.assertMember(roomId, caller.agentId);
+        if (!(await readsWithoutMembership(caller, kindOf(roomId)))) await rooms.assertMember(roomId, caller.agentId);
         requireRoom(caller, roomId);
         scope = { kind: 'room', roomId };
       } else {
-        scope = caller.role === 'admin' ? { kind: 'all', agentId: caller.agentId } : { kind: 'member', agentId: caller.agentId };
+        scope = readsEveryGroupRoom(caller) ? { kind: 'all', agentId: caller.agentId } : { kind: 'member', agentId: caller.agentId };
       }
       if (before !== null) {
         // As history: the cursor must be a message the caller could have been shown here.

@@ -7,7 +7,7 @@ import type { EventPublisher } from '../events.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import { hasAction, type Authz } from '../auth/authz.js';
+import { managesAgent, type Authz } from '../auth/authz.js';
 import { parsePageLimit } from '../paging.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';
@@ -62,7 +62,7 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; even
   const owner = async (principal: Principal | null, rawAgentId: unknown): Promise<{ caller: Principal; agentId: string }> => {
     const caller = authz.requireAgent(principal, 'webhooks:manage');
     const agentId = parseId(rawAgentId, 'id');
-    if (caller.agentId !== agentId && (caller.role !== 'admin' || !hasAction(caller, 'admin'))) throw forbidden('Only the agent itself or an admin manages its webhooks');
+    if (!managesAgent(caller, agentId)) throw forbidden('Only the agent itself or an admin manages its webhooks');
     if (!(await findAgentById(db, agentId))) throw notFound('Agent');
     return { caller, agentId };
   };
@@ -105,8 +105,11 @@ export function createWebhooksService(deps: { db: Kysely<DB>; authz: Authz; even
     async remove(principal, rawAgentId, rawWebhookId) {
       const webhookId = parseId(rawWebhookId, 'webhookId');
       const { caller, agentId } = await owner(principal, rawAgentId);
-      if (!(await deleteEndpoint(db, agentId, webhookId, (w) => endpointWithinGrant(caller, w)))) throw notFound('Webhook');
-      await recordAudit(db, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
+      // The deletion and its record commit together, or neither does.
+      await db.transaction().execute(async (trx) => {
+        if (!(await deleteEndpoint(trx, agentId, webhookId, (w) => endpointWithinGrant(caller, w)))) throw notFound('Webhook');
+        await recordAudit(trx, { event: 'webhook-deleted', actorId: caller.agentId, subjectId: webhookId, detail: { agentId } });
+      });
     },
 
     async deliveries(principal, rawAgentId, rawWebhookId, query) {

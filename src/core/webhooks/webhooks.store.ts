@@ -1,4 +1,4 @@
-import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, Transaction } from 'kysely';
 import { prepared } from '../../store/prepared.js';
 import { dialectOf } from '../../store/dialect.js';
 import type { DB, Db, WebhookDeliveriesTable, WebhookEndpointsTable } from '../../store/schema.js';
@@ -91,15 +91,16 @@ export async function findEndpoint(db: Db, agentId: string, id: string): Promise
   return row ? toWebhook(row) : null;
 }
 
-/** Deletes the endpoint and its deliveries; false when it does not exist or `visible` refuses it. */
-export async function deleteEndpoint(db: Kysely<DB>, agentId: string, id: string, visible: (w: StoredWebhook) => boolean = () => true): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const endpoint = await findEndpoint(trx, agentId, id);
-    if (!endpoint || !visible(endpoint)) return false;
-    await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
-    await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
-    return true;
-  });
+/**
+ * Deletes the endpoint and its deliveries; false when it does not exist or `visible` refuses it.
+ * Run it in the caller's transaction, with the audit record of the deletion.
+ */
+export async function deleteEndpoint(trx: Transaction<DB>, agentId: string, id: string, visible: (w: StoredWebhook) => boolean = () => true): Promise<boolean> {
+  const endpoint = await findEndpoint(trx, agentId, id);
+  if (!endpoint || !visible(endpoint)) return false;
+  await trx.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).execute();
+  await trx.deleteFrom('webhook_endpoints').where('id', '=', id).execute();
+  return true;
 }
 
 export async function listDeliveries(db: Db, endpointId: string, limit: number): Promise<WebhookDelivery[]> {
