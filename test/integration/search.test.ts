@@ -186,7 +186,6 @@ describe('message search', () => {
     for (const index of ['audit_log_time_idx', 'audit_log_event_time_idx', 'audit_log_actor_time_idx', 'audit_log_subject_time_idx']) await sql`drop index ${sql.raw(index)}`.execute(kysely); // 014
     await sql`create index audit_log_event_idx on audit_log (event, id)`.execute(kysely);
     for (const column of ['description', 'skills']) await sql`alter table agents drop column ${sql.raw(column)}`.execute(kysely); // 015
-    await sql`drop table file_usage`.execute(kysely); // 016
     await sql`delete from kysely_migration where name >= '005-message-search'`.execute(kysely);
     await server.close({ keepDatabase: true });
     server = await startTestServer({ db: server.db });

@@ -17,6 +17,7 @@ import type { EventPublisher } from '../events.js';
 import { isDirectRoom } from '../messages/attention.js';
 import type { MessagesService } from '../messages/messages.service.js';
 import { parsePageLimit } from '../paging.js';
+import { longPoll } from '../waiters/waiters.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { compile, isUuid, parseId, parseTimestamp, requireObject } from '../validation.js';
@@ -219,33 +220,13 @@ export function createTasksService(deps: {
   const refuse = (state: TaskState): AppError => new AppError('CONFLICT', `The task is ${state}: this move is not allowed`, { state });
 
   /** Holds until the predicate's change is woken (or the wait ends), with one of the agent's wait slots. */
+  // The one long-poll loop (core/waiters/waiters.ts), keyed by the task's or the agent's changes.
   const held = async <T>(agentId: string, seconds: number, keys: string[], matches: (c: TaskChange) => boolean, read: () => Promise<{ value: T; done: boolean }>, signal?: AbortSignal, slotHeld = false): Promise<T> => {
-    const deadline = Date.now() + seconds * 1000;
-    let release: (() => void) | undefined = slotHeld ? () => undefined : undefined;
-    try {
-      for (;;) {
-        const left = deadline - Date.now();
-        if (left > 0 && release === undefined && !signal?.aborted) {
-          try {
-            release = waitSlots.acquire(agentId);
-          } catch (err) {
-            const first = await read();
-            if (first.done) return first.value;
-            throw err;
-          }
-        }
-        // Registered before the read: a change committed in between still wakes it.
-        const wait = left > 0 && !signal?.aborted ? waiters.wait(keys, matches, left, signal) : null;
-        const { value, done } = await read();
-        if (done || wait === null) {
-          wait?.cancel();
-          return value;
-        }
-        if ((await wait.outcome) !== 'woken') return (await read()).value;
-      }
-    } finally {
-      release?.();
-    }
+    const end = await longPoll({
+      agentId, deadline: Date.now() + seconds * 1000, slots: waitSlots, registry: waiters, signal, slotHeld,
+      register: (left) => waiters.wait(keys, matches, left, signal), read, found: (r) => r.done,
+    });
+    return end.kind === 'read' ? end.read.value : (await read()).value;
   };
 
   let sweepTimer: NodeJS.Timeout | undefined;
