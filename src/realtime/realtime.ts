@@ -93,6 +93,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   });
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
+  const roomsSubscribed = (): Promise<void> => redisAdapter?.subscribed() ?? Promise.resolve();
   const inFlight = new InFlight();
   /** Membership removals this node's sockets followed: a handshake's setup reads its rooms again after one (connection.ts). */
   let removalsFollowed = 0;
@@ -109,8 +110,11 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     }
   };
   ctx.bridge.attachSockets({
-    joinRoom(roomId, agentIds) {
+    async joinRoom(roomId, agentIds) {
       for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).socketsJoin(roomChannel(roomId));
+      // A first member here makes this node subscribe the room's channel: the change answers once
+      // that is active, so a message sent after it reaches these sockets.
+      await roomsSubscribed();
       // The sockets hear of the room once they are subscribed (docs/websocket.md, room:added); the
       // room is read after the join, so lastSeq covers every message they will not get live.
       void announceRoom(roomId, agentIds);
@@ -124,7 +128,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     },
   });
   const announcer = createPresenceAnnouncer(nsp);
-  const subscriptions = createSubscriptions(presence, announcer, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds));
+  const subscriptions = createSubscriptions(presence, announcer, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds), roomsSubscribed);
   const capacity = connectionCapacity();
   if (capacity.maxConnections !== null) ctx.metrics.connectionCapacity.set(capacity.maxConnections);
   const capacityLog = { openFileLimit: capacity.openFileLimit, maxConnections: capacity.maxConnections };
