@@ -158,7 +158,8 @@ async function detectMode(pub: Redis, logger: Logger): Promise<AdapterMode> {
  * the classic adapter does: publish without waiting, then deliver here at once.
  */
 function localFirst(factory: ReturnType<typeof createShardedAdapter>): AdapterFactory {
-  return (nsp) => {
+  // A function, not an arrow: Socket.IO calls it with `new` (an object returned replaces `this`).
+  return function localFirstAdapter(nsp: Namespace): Adapter {
     const adapter = factory(nsp) as ClusterAdapter;
     const publisher = adapter as unknown as { publish(message: Omit<Extract<ClusterMessage, { type: MessageType.BROADCAST }>, 'nsp' | 'uid'>): void };
     adapter.broadcast = (packet: unknown, opts: BroadcastOptions): Promise<void> => {
