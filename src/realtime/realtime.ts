@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { adapterKey, createRedisAdapter } from '../cluster/redis-adapter.js';
+import { adapterKey, createRedisAdapter, type AdapterMode } from '../cluster/redis-adapter.js';
 import { createConnectionHandler } from './connection/connection.js';
 import { connectionCapacity, LOW_CAPACITY } from './connection/connection-capacity.js';
 import { safeParser } from './connection/safe-parser.js';
@@ -49,6 +49,8 @@ export interface RealtimeOptions {
 export interface Realtime {
   io: Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
   namespace: AgentsNamespace;
+  /** How the Redis adapter fans out (docs/scale-out.md, "Fan-out"); null on one node without Redis. */
+  adapterMode: AdapterMode | null;
   /** Stops accepting sockets and events, lets in-flight events finish, then closes the sockets. */
   close(): Promise<void>;
 }
@@ -182,6 +184,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   return {
     io,
     namespace: nsp,
+    adapterMode: redisAdapter?.mode ?? null,
     close() {
       closed ??= (async () => {
         closing = true;
