@@ -66,7 +66,8 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   const allowedOrigins = config.ws.allowedOrigins;
   let closing = false;
 
-  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? adapterKey(config.redisKeyPrefix), log) : null;
+  const mode = config.redisAdapterMode === 'auto' ? {} : { mode: config.redisAdapterMode };
+  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? adapterKey(config.redisKeyPrefix), log, mode) : null;
 
   const io = new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>(httpServer, {
     serveClient: false,
