@@ -14,11 +14,11 @@ const RATE = Number(process.env.AMS_BENCH_FANOUT_RATE ?? 200);
  * Scenario 26, "work follows members" (docs/scale-out.md, "Fan-out"): three nodes on PostgreSQL and
  * Redis, rooms whose members are all connected to node A, messages sent there. The CPU nodes B and
  * C spend per message, as a share of A's (target <= 5 %): raw, and less what each spends idle over
- * as long (timers, heartbeats), measured just before. With the sharded adapter B and C hear none of
- * the rooms' broadcasts, only the cluster bus's wake-up hints.
+ * as long (timers, heartbeats), measured just before. The sharded adapter (REDIS_ADAPTER_MODE=auto on
+ * Redis >= 7), where B and C hear none of the rooms' broadcasts, only the cluster bus's wake-up
+ * hints; then the classic one (every node hears every broadcast) for comparison.
  */
 export async function fanoutScenario(bench) {
-  const { quick, log } = bench;
   const database = await createDatabase();
   if (database.error) return { error: `not available: ${database.error}` };
   const redis = await startRedis();
@@ -26,11 +26,24 @@ export async function fanoutScenario(bench) {
     await database.drop();
     return { error: `not available: ${redis.error}` };
   }
+  try {
+    const sharded = await measure(bench, database, redis, 'auto');
+    if (sharded.error) return sharded;
+    const classic = await measure(bench, database, redis, 'classic');
+    return { ...sharded, classic };
+  } finally {
+    await redis.stop();
+    await database.drop().catch((err) => bench.log(`could not drop the bench database: ${err.message}`));
+  }
+}
+
+async function measure(bench, database, redis, mode) {
+  const { quick, log } = bench;
   const mint = jwtMinter(bench.jwtSecret);
   const nodes = [];
   let clients = [];
   try {
-    const common = { databaseUrl: database.url, jwtSecret: bench.jwtSecret, redisUrl: redis.url, profileDir: bench.profileDir };
+    const common = { databaseUrl: database.url, jwtSecret: bench.jwtSecret, redisUrl: redis.url, profileDir: bench.profileDir, env: { REDIS_ADAPTER_MODE: mode } };
     for (const name of ['node-a', 'node-b', 'node-c']) nodes.push(await startService({ name, ...common })); // A migrates first
     const [a] = nodes;
     const set = await serviceClients(a, { rooms: ROOMS, roomSize: ROOM_SIZE, mint });
@@ -53,7 +66,7 @@ export async function fanoutScenario(bench) {
     const result = await load.step({ rate: RATE, durationMs });
     const wall = (Date.now() - started) / 1000;
     const cpu = spent(cpu0, cpus());
-    log(`node A ${RATE} msg/s  ${describe(result)}`);
+    log(`${mode.padEnd(7)} node A ${RATE} msg/s  ${describe(result)}`);
     if (cpu.includes(null) || idle.includes(null)) return { error: 'not available: no /proc CPU times' };
 
     const messages = result.sent;
@@ -62,6 +75,7 @@ export async function fanoutScenario(bench) {
     const ratio = (i) => perMessageUs[i] / perMessageUs[0];
     const netRatio = (i) => Math.max(0, perMessageUs[i] - idlePerMessageUs[i]) / Math.max(1, perMessageUs[0] - idlePerMessageUs[0]);
     const summary = {
+      mode,
       rate: RATE,
       rooms: ROOMS,
       roomSize: ROOM_SIZE,
@@ -77,12 +91,10 @@ export async function fanoutScenario(bench) {
       target: 0.05,
     };
     const pct = (x) => `${(x * 100).toFixed(1)} %`;
-    log(`== CPU per message: A ${perMessageUs[0]} us, B ${perMessageUs[1]} us (${pct(summary.ratioB)} of A; ${pct(summary.netRatioB)} less idle), C ${perMessageUs[2]} us (${pct(summary.ratioC)}; ${pct(summary.netRatioC)} less idle); target <= 5 %`);
+    log(`== ${mode}: CPU per message: A ${perMessageUs[0]} us, B ${perMessageUs[1]} us (${pct(summary.ratioB)} of A; ${pct(summary.netRatioB)} less idle), C ${perMessageUs[2]} us (${pct(summary.ratioC)}; ${pct(summary.netRatioC)} less idle); target <= 5 %`);
     return summary;
   } finally {
     for (const cl of clients) cl.close();
     for (const n of nodes) await n.proc.stop();
-    await redis.stop();
-    await database.drop().catch((err) => log(`could not drop the bench database: ${err.message}`));
   }
 }
