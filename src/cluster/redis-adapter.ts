@@ -2,7 +2,7 @@ import { createAdapter, createShardedAdapter } from '@socket.io/redis-adapter';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Namespace } from 'socket.io';
-import { Adapter, type BroadcastOptions, type ClusterAdapter, type ClusterMessage, MessageType } from 'socket.io-adapter';
+import { Adapter, type BroadcastFlags, type BroadcastOptions, type ClusterAdapter, type ClusterMessage, MessageType } from 'socket.io-adapter';
 import { BUS_ACK_TIMEOUT_MS } from './bus.js';
 import { watchRedisConnection } from './redis-watchdog.js';
 
@@ -152,29 +152,48 @@ async function detectMode(pub: Redis, logger: Logger): Promise<AdapterMode> {
 }
 
 /**
- * The sharded adapter delivers a broadcast to this node's sockets only after Redis answered its
- * SPUBLISH (it waits for an offset this service does not use: no connection state recovery), so
- * a slow or silently cut Redis would hold local delivery and reorder it against direct emits. As
- * the classic adapter does: publish without waiting, then deliver here at once.
+ * The sharded adapter acts on this node's sockets (a broadcast, socketsJoin/socketsLeave,
+ * disconnectSockets) only after Redis answered its SPUBLISH (it waits for an offset this service
+ * does not use: no connection state recovery), so a slow or silently cut Redis would hold local
+ * delivery and revocations, and reorder them against direct emits. As the classic adapter does:
+ * publish without waiting, then act here at once.
  */
 function localFirst(factory: ReturnType<typeof createShardedAdapter>): AdapterFactory {
+  type Published = DistributiveOmit<ClusterMessage, 'nsp' | 'uid'>;
+  const encode = (opts: BroadcastOptions): { rooms: string[]; except: string[]; flags: BroadcastFlags } =>
+    ({ rooms: [...opts.rooms], except: [...(opts.except ?? [])], flags: opts.flags ?? {} });
   // A function, not an arrow: Socket.IO calls it with `new` (an object returned replaces `this`).
   return function localFirstAdapter(nsp: Namespace): Adapter {
     const adapter = factory(nsp) as ClusterAdapter;
-    const publisher = adapter as unknown as { publish(message: Omit<Extract<ClusterMessage, { type: MessageType.BROADCAST }>, 'nsp' | 'uid'>): void };
+    const publish = (opts: BroadcastOptions, message: Published): void => {
+      if (opts.flags?.local !== true) (adapter as unknown as { publish(message: Published): void }).publish(message);
+    };
     adapter.broadcast = (packet: unknown, opts: BroadcastOptions): Promise<void> => {
-      if (opts.flags?.local !== true) {
-        publisher.publish({
-          type: MessageType.BROADCAST,
-          data: { packet, opts: { rooms: [...opts.rooms], except: [...(opts.except ?? [])], flags: opts.flags ?? {} } },
-        });
-      }
+      publish(opts, { type: MessageType.BROADCAST, data: { packet, opts: encode(opts) } });
       Adapter.prototype.broadcast.call(adapter, packet, opts);
+      return Promise.resolve();
+    };
+    adapter.addSockets = (opts: BroadcastOptions, rooms: string[]): Promise<void> => {
+      publish(opts, { type: MessageType.SOCKETS_JOIN, data: { opts: encode(opts), rooms } });
+      Adapter.prototype.addSockets.call(adapter, opts, rooms);
+      return Promise.resolve();
+    };
+    adapter.delSockets = (opts: BroadcastOptions, rooms: string[]): Promise<void> => {
+      publish(opts, { type: MessageType.SOCKETS_LEAVE, data: { opts: encode(opts), rooms } });
+      Adapter.prototype.delSockets.call(adapter, opts, rooms);
+      return Promise.resolve();
+    };
+    adapter.disconnectSockets = (opts: BroadcastOptions, close: boolean): Promise<void> => {
+      publish(opts, { type: MessageType.DISCONNECT_SOCKETS, data: { opts: encode(opts), close } });
+      Adapter.prototype.disconnectSockets.call(adapter, opts, close);
       return Promise.resolve();
     };
     return adapter;
   };
 }
+
+/** Omit over each member of a union (the library's own helper is not exported). */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /**
  * A patch on the adapter's habits, not its API: it calls these commands of its clients and drops
