@@ -277,6 +277,20 @@ export function summaryRows(results) {
     } else rows.push(unavailable(17, label, d, '<= 1.0 x R1'));
   }
 
+  if ('fanout' in results) {
+    const f = results.fanout;
+    if (f.perMessageUs) {
+      const worst = Math.max(f.netRatioB, f.netRatioC);
+      rows.push(row(26, 'fan-out follows members', 'CPU per message of nodes B, C (idle removed) / node A', {
+        service: `sharded ${fmt(f.netRatioB * 100, 1)} % / ${fmt(f.netRatioC * 100, 1)} %`,
+        baseline: f.classic?.perMessageUs ? `classic ${fmt(f.classic.netRatioB * 100, 1)} % / ${fmt(f.classic.netRatioC * 100, 1)} %` : '-',
+        ratio: worst,
+        target: '<= 5 %',
+        met: worst <= f.target,
+      }));
+    } else rows.push(unavailable(26, 'fan-out follows members', f, '<= 5 %'));
+  }
+
   if ('cluster' in results) {
     const c = results.cluster;
     if (c.crossNode) {

@@ -44,7 +44,8 @@ export interface NodeState {
 
 /** The real-time layer's part (attached once its namespace exists): this node's sockets follow membership changes. */
 export interface SocketMembership {
-  joinRoom(roomId: string, agentIds: readonly string[]): void;
+  /** Resolves once this node's sockets would get the room's next broadcast (the change's acknowledgement waits for it). */
+  joinRoom(roomId: string, agentIds: readonly string[]): void | Promise<void>;
   leaveRoom(roomId: string, agentIds: readonly string[]): void;
 }
 

@@ -21,6 +21,11 @@ export interface Config {
   /** Prepended to every Redis key and channel of the service, so deployments can share a Redis. */
   redisKeyPrefix: string;
   /**
+   * The Socket.IO Redis adapter's fan-out: `auto` is sharded on Redis >= 7, classic below
+   * (docs/scale-out.md, "Fan-out"); the other values force one, the same on every node.
+   */
+  redisAdapterMode: 'auto' | 'sharded' | 'classic';
+  /**
    * With Redis: a node's sockets count as present this long after its last heartbeat (sent every
    * third of it); a node that dies is swept by the others within about 1.33 times this.
    */
@@ -245,6 +250,11 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     throw new ConfigError('REDIS_KEY_PREFIX must be 1 to 64 characters of letters, digits, ":", ".", "_", "-", "{" or "}"');
   }
 
+  const redisAdapterMode = env.REDIS_ADAPTER_MODE ?? 'auto';
+  if (redisAdapterMode !== 'auto' && redisAdapterMode !== 'sharded' && redisAdapterMode !== 'classic') {
+    throw new ConfigError(`REDIS_ADAPTER_MODE must be auto, sharded or classic, got "${redisAdapterMode}"`);
+  }
+
   const companyId = env.COMPANY_ID ?? 'default';
   if (!/^[A-Za-z0-9._-]{1,128}$/.test(companyId)) {
     throw new ConfigError('COMPANY_ID must be 1 to 128 characters of letters, digits, ".", "_" or "-"');
@@ -262,6 +272,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     database,
     redisUrl,
     redisKeyPrefix,
+    redisAdapterMode,
     presenceTtlSeconds: integer('PRESENCE_TTL_SECONDS', env.PRESENCE_TTL_SECONDS, 15, 2, 3600),
     jwtSecret,
     jwtTtlSeconds: integer('JWT_TTL_SECONDS', env.JWT_TTL_SECONDS, 900, 1, 31 * 24 * 3600),

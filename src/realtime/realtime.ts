@@ -2,7 +2,7 @@ import type { Server as HttpServer } from 'node:http';
 import { Server } from 'socket.io';
 import type { AppContext } from '../context.js';
 import { AppError } from '../errors.js';
-import { adapterKey, createRedisAdapter } from '../cluster/redis-adapter.js';
+import { adapterKey, createRedisAdapter, type AdapterMode } from '../cluster/redis-adapter.js';
 import { createConnectionHandler } from './connection/connection.js';
 import { connectionCapacity, LOW_CAPACITY } from './connection/connection-capacity.js';
 import { safeParser } from './connection/safe-parser.js';
@@ -49,6 +49,8 @@ export interface RealtimeOptions {
 export interface Realtime {
   io: Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>;
   namespace: AgentsNamespace;
+  /** How the Redis adapter fans out (docs/scale-out.md, "Fan-out"); null on one node without Redis. */
+  adapterMode: AdapterMode | null;
   /** Stops accepting sockets and events, lets in-flight events finish, then closes the sockets. */
   close(): Promise<void>;
 }
@@ -64,7 +66,8 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   const allowedOrigins = config.ws.allowedOrigins;
   let closing = false;
 
-  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? adapterKey(config.redisKeyPrefix), log) : null;
+  const mode = config.redisAdapterMode === 'auto' ? {} : { mode: config.redisAdapterMode };
+  const redisAdapter = ctx.redis ? await createRedisAdapter(ctx.redis, options.adapterKey ?? adapterKey(config.redisKeyPrefix), log, mode) : null;
 
   const io = new Server<ClientToServerEvents, ServerToClientEvents, InterServerEvents, SocketData>(httpServer, {
     serveClient: false,
@@ -93,6 +96,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   });
 
   const nsp: AgentsNamespace = io.of(NAMESPACE);
+  const roomsSubscribed = (): Promise<void> => redisAdapter?.subscribed() ?? Promise.resolve();
   const inFlight = new InFlight();
   /** Membership removals this node's sockets followed: a handshake's setup reads its rooms again after one (connection.ts). */
   let removalsFollowed = 0;
@@ -109,8 +113,11 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     }
   };
   ctx.bridge.attachSockets({
-    joinRoom(roomId, agentIds) {
+    async joinRoom(roomId, agentIds) {
       for (const agentId of agentIds) nsp.local.in(membershipFollowers(agentId, roomId)).socketsJoin(roomChannel(roomId));
+      // A first member here makes this node subscribe the room's channel: the change answers once
+      // that is active, so a message sent after it reaches these sockets.
+      await roomsSubscribed();
       // The sockets hear of the room once they are subscribed (docs/websocket.md, room:added); the
       // room is read after the join, so lastSeq covers every message they will not get live.
       void announceRoom(roomId, agentIds);
@@ -124,7 +131,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     },
   });
   const announcer = createPresenceAnnouncer(nsp);
-  const subscriptions = createSubscriptions(presence, announcer, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds));
+  const subscriptions = createSubscriptions(presence, announcer, (agentId, roomIds) => ctx.activity.gone(agentId, roomIds), roomsSubscribed);
   const capacity = connectionCapacity();
   if (capacity.maxConnections !== null) ctx.metrics.connectionCapacity.set(capacity.maxConnections);
   const capacityLog = { openFileLimit: capacity.openFileLimit, maxConnections: capacity.maxConnections };
@@ -178,6 +185,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
   return {
     io,
     namespace: nsp,
+    adapterMode: redisAdapter?.mode ?? null,
     close() {
       closed ??= (async () => {
         closing = true;

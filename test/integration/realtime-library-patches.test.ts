@@ -192,7 +192,7 @@ describe('socket.io-parser and socket.io as realtime/connection/safe-parser.ts u
 const redisReady = await servicesAvailable('redis adapter patch', ['redis']);
 
 describe.skipIf(!redisReady)('the Redis adapter patch in cluster/redis-adapter.ts', () => {
-  it('the adapter sends its commands only through the methods whose promises the patch handles', async () => {
+  it.each(['sharded', 'classic'] as const)('the %s adapter sends its commands only through the methods whose promises the patch handles', async (mode) => {
     const base = new Redis(REDIS_TEST_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     await new Promise((resolve) => base.once('ready', resolve));
     const unguarded: string[] = [];
@@ -227,12 +227,14 @@ describe.skipIf(!redisReady)('the Redis adapter patch in cluster/redis-adapter.t
     };
 
     const key = `ams-test:${randomBytes(5).toString('hex')}`;
-    const handle = await createRedisAdapter(base, key, pino({ level: 'silent' }));
+    const handle = await createRedisAdapter(base, key, pino({ level: 'silent' }), { mode });
     const io = new Server({ adapter: handle.adapter });
     try {
       const nsp = io.of('/agents');
       // The adapter subscribes (seen from `base`, whose own commands are not recorded).
-      await waitUntil('the adapter subscribed', async () => ((await base.pubsub('CHANNELS', `${key}*`)) as string[]).length > 0);
+      // Classic mode subscribes to a pattern, sharded mode to shard channels.
+      const listing = mode === 'sharded' ? 'SHARDCHANNELS' : 'CHANNELS';
+      await waitUntil('the adapter subscribed', async () => ((await base.call('PUBSUB', listing, `${key}*`)) as string[]).length > 0);
       nsp.to('room:x').emit('message:new', {}); // broadcast
       nsp.in('agent:x').socketsJoin('room:y'); // room operations
       nsp.in('agent:x').socketsLeave('room:y');

@@ -128,7 +128,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
       }
       return false;
     }
-    subscriptions.subscribe(socket, roomIds);
+    await subscriptions.subscribe(socket, roomIds);
     const known = await deps.rooms.lastSeqs(roomIds);
     const lastSeqs: Record<string, number> = {};
     for (const roomId of roomIds) lastSeqs[roomId] = known[roomId] ?? 0;

@@ -85,13 +85,13 @@ export interface Subscriptions {
   register(socket: AgentSocket, roomIds: readonly string[]): Promise<{ connections: number; firstInRooms: readonly string[] }>;
   /** A registered socket that was refused: its presence removed, nothing announced. */
   withdraw(socket: AgentSocket): Promise<void>;
-  /** Puts a registered socket in its rooms' channels: a message sent from now on reaches it. */
-  subscribe(socket: AgentSocket, roomIds: readonly string[]): void;
+  /** Puts a registered socket in its rooms' channels: once resolved, a message sent from now on reaches it. */
+  subscribe(socket: AgentSocket, roomIds: readonly string[]): Promise<void>;
   /** `presence:update` online in the rooms where the socket was its agent's first. */
   announceOnline(socket: AgentSocket, firstInRooms: readonly string[]): void;
   /** After a socket disconnected: offline where it was the agent's last socket. */
   disconnect(socket: AgentSocket): Promise<void>;
-  /** `room:join`: subscribes the socket; online only when the agent had no socket in the room before (docs/websocket.md). */
+  /** `room:join` (and a position check's repair): subscribes the socket (active once resolved); online only when the agent had no socket in the room before (docs/websocket.md). */
   join(socket: AgentSocket, roomId: string): Promise<void>;
   /** `room:leave`: unsubscribes the socket; offline when it was the agent's last socket there. */
   leave(socket: AgentSocket, roomId: string): Promise<void>;
@@ -101,8 +101,12 @@ export interface Subscriptions {
   membershipRemoved(agentId: string, roomId: string): Promise<void>;
 }
 
-/** `offline`: the agent's last socket in those rooms went (its activity there becomes `idle`). */
-export function createSubscriptions(presence: PresenceTracker, presenceAnnouncer: PresenceAnnouncer, offline: (agentId: string, roomIds: string[]) => void = () => undefined): Subscriptions {
+/**
+ * `offline`: the agent's last socket in those rooms went (its activity there becomes `idle`).
+ * `subscribed`: resolves once this node's channel subscriptions asked for so far are active (the
+ * Redis adapter subscribes a room's channel on its first socket here).
+ */
+export function createSubscriptions(presence: PresenceTracker, presenceAnnouncer: PresenceAnnouncer, offline: (agentId: string, roomIds: string[]) => void = () => undefined, subscribed: () => Promise<void> = () => Promise.resolve()): Subscriptions {
   const announce = presenceAnnouncer.announce;
 
   return {
@@ -114,8 +118,9 @@ export function createSubscriptions(presence: PresenceTracker, presenceAnnouncer
       await presence.disconnect(socket.data.principal.agentId, socket.id);
     },
 
-    subscribe(socket, roomIds) {
+    async subscribe(socket, roomIds) {
       socket.join(roomIds.map(roomChannel));
+      await subscribed();
     },
 
     announceOnline(socket, firstInRooms) {
@@ -136,6 +141,7 @@ export function createSubscriptions(presence: PresenceTracker, presenceAnnouncer
       socket.join(roomChannel(roomId));
       // A repeat, or a join while another socket of the agent is in the room, announces nothing.
       if (await presence.join(agentId, socket.id, roomId)) announce(roomId, agentId, 'online');
+      await subscribed();
     },
 
     async leave(socket, roomId) {
