@@ -15,7 +15,7 @@ import type { MessagesService } from '../core/messages/messages.service.js';
 import type { Principal } from '../core/principal.js';
 import { isTerminal, type Task } from '../core/tasks/task.js';
 import type { TasksService } from '../core/tasks/tasks.service.js';
-import { AppError } from '../errors.js';
+import { AppError, toPublicError } from '../errors.js';
 import type { WaitSlots } from '../limits/wait-slots.js';
 import { fromA2aState, toA2aMessage, toA2aState, toA2aTask } from './mapping.js';
 
@@ -68,8 +68,11 @@ function toA2aError(err: unknown, conflict: 'cancel' | 'send'): unknown {
  */
 export function toPublicA2aError(err: unknown, log: (err: unknown) => void): unknown {
   if (err instanceof A2AError) return err;
-  // A refusal of the service's that is no one's fault here (too many held waits, an outage): its text.
-  if (err instanceof AppError && (err.code === 'UNAVAILABLE' || err.code === 'RATE_LIMITED')) return new Error(err.message);
+  // A refusal that is no one's fault here (too many held waits; the database away, which reaches
+  // here as the driver's error): the catalog's code and text, as MCP gives them, so a caller knows
+  // to retry. A2A has no code of its own for either: the JSON-RPC internal error carries it.
+  const refusal = toPublicError(err);
+  if (refusal.code === 'UNAVAILABLE' || refusal.code === 'RATE_LIMITED') return new Error(`${refusal.code}: ${refusal.message}`);
   log(err);
   return new Error('Internal error');
 }

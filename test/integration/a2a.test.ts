@@ -419,7 +419,7 @@ describe('A2A streams free what they hold when their client goes away', () => {
     expect(await tasksOfCarol()).toBe(2);
 
     // The cap reached: each held kind is refused at once with the wait cap's text, and no task is made.
-    const refusal = { code: -32603, message: expect.stringMatching(/^Too many waiting requests for this agent \(at most 2 at once\)/) };
+    const refusal = { code: -32603, message: expect.stringMatching(/^RATE_LIMITED: Too many waiting requests for this agent \(at most 2 at once\)/) };
     const message = (id: string) => ({ messageId: `${id}-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: id }] });
     const refused = [
       await rpc(t.api, bob.name, { jsonrpc: '2.0', id: 1, method: 'SendStreamingMessage', params: { message: message('stream') } }, carol.jwt, v1),

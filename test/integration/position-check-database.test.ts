@@ -37,6 +37,14 @@ describe.skipIf(!ready)('position check after a database interruption', () => {
     const refused = await emitWithAck(socket, 'message:send', { roomId: room.id, body: 'while PostgreSQL is down' }, 15_000);
     expect(refused).toEqual({ error: { code: 'UNAVAILABLE', message: expect.any(String) } });
     expect(positions).toEqual([]);
+    // The same outage reaches an A2A caller as unavailable, not as an internal error: the target
+    // agent's lookup is the first thing that needs the database, so the answer is REST's 503.
+    const a2a = await api.request('POST', `/a2a/${admin.name}`, {
+      rawBody: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'during-outage', role: 'ROLE_USER', parts: [{ text: 'while PostgreSQL is down' }] } } }),
+      headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' }, jwt: alice.jwt,
+    });
+    expect(a2a.status).toBe(503);
+    expect(a2a.body).toEqual({ error: 'Database unavailable' });
 
     await cluster.postgres.start();
     const told = await waitFor(socket, 'room:positions', () => true, 30_000);
