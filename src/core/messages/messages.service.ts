@@ -6,7 +6,7 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
 import type { AuditEntry } from '../audit/audit.store.js';
-import { requireRoom, type Authz } from '../auth/authz.js';
+import { deletesMessage, editsMessage, requireRoom, type Authz } from '../auth/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
@@ -382,7 +382,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     async edit(principal, rawRoomId, rawMessageId, input) {
       const { body } = editInput.parse(requireObject(input));
       const { actor, message } = await target(principal, rawRoomId, rawMessageId);
-      if (message.senderId !== actor.agentId) throw forbidden('Only its sender may edit a message');
+      if (!editsMessage(actor, message.senderId)) throw forbidden('Only its sender may edit a message');
       const editedAt = nowIso();
       const after: Message = { ...message, body, editedAt };
       return change(message, after, 'message.updated', actor.agentId, (trx) => updateMessageBody(trx, message.id, body, editedAt));
@@ -390,9 +390,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
 
     async remove(principal, rawRoomId, rawMessageId) {
       const { actor, message } = await target(principal, rawRoomId, rawMessageId);
-      // Its sender, or an admin in a group room (a direct room is its two members' alone).
-      const byAdmin = actor.role === 'admin' && !isDirectRoom(await rooms.get(message.roomId));
-      if (message.senderId !== actor.agentId && !byAdmin) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
+      if (!(await deletesMessage(actor, message.senderId, async () => (await rooms.get(message.roomId)).kind))) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
       const deletedAt = nowIso();
       const after: Message = { ...message, body: '', mentions: [], data: null, attachments: [], deletedAt };
       await change(message, after, 'message.deleted', actor.agentId, async (trx) => {
