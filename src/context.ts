@@ -133,7 +133,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const sessions = createSessionsService({ db, jwt, gate: limits.exchangeGate });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
-  const inboxWaiters = new InboxWaiters();
+  // Other nodes' commits reach this node only while it holds an inbox waiter (docs/scale-out.md).
+  const inboxWaiters = new InboxWaiters({ follow: () => bus.follow('messages.committed'), unfollow: () => bus.unfollow('messages.committed') });
   const taskWaiters = new TaskWaiters();
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide

@@ -85,7 +85,11 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       slots: waitSlots,
       registry: waiters,
       signal,
-      register: async (left) => waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly),
+      register: async (left) => {
+        const wait = waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly);
+        await waiters.ready;
+        return wait;
+      },
       read: () => findUnread(db, agent.agentId, limit, rooms, attentionOnly),
       found: (page) => page.messages.length > 0,
     });
