@@ -8,7 +8,7 @@ import type { Config } from './config/config.js';
 import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
 import { createAuditService, type AuditService } from './core/audit/audit.service.js';
 import { createApiTokenAuth, type ApiTokenAuth } from './core/auth/api-token-auth.js';
-import { createAuthz, type Authz } from './core/auth/authz.js';
+import { createAuthz, type Authz } from './core/authz/authz.js';
 import { createJwtCodec } from './core/auth/jwt.js';
 import { resolveJwtSecret } from './core/auth/jwt-secret.js';
 import { createSessionAuth, type SessionAuth } from './core/auth/session-auth.js';

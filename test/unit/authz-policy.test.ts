@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   deletesMessage, editsMessage, historyNeedsMembership, listsEveryRoom, managesAgent, nonMemberRefusal, opensDirectRoom, readsEveryGroupRoom, readsWithoutMembership,
-} from '../../src/core/auth/authz.js';
+} from '../../src/core/authz/authz.js';
 import type { Principal } from '../../src/core/principal.js';
 import type { RoomKind } from '../../src/store/schema.js';
 
@@ -22,7 +22,7 @@ function kind(value: RoomKind): { kindOf: () => Promise<RoomKind>; asked: () => 
   };
 }
 
-describe('the authorisation policy (core/auth/authz.ts)', () => {
+describe('the authorisation policy (core/authz/authz.ts)', () => {
   it('an admin reads every group room without joining; a direct room needs membership; an agent reads its own rooms', async () => {
     expect(readsEveryGroupRoom(admin)).toBe(true);
     expect(readsEveryGroupRoom(agent)).toBe(false);
