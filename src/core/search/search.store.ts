@@ -1,5 +1,4 @@
 import { dialectOf } from '../../store/dialect.js';
-import { prepared } from '../../store/prepared.js';
 import type { Db } from '../../store/schema.js';
 import { withAttachments } from '../messages/attachments.store.js';
 import { toMessage } from '../messages/messages.store.js';
