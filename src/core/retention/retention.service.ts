@@ -51,6 +51,8 @@ export interface RetentionDeps {
   sweepIntervalMs: number;
   /** Messages per transaction: small, so sends wait little for SQLite's one writer. */
   batchSize?: number;
+  /** Called after each committed batch (tests put a room under legal hold between two batches). */
+  afterBatch?: (roomId: string, deleted: number) => Promise<void>;
 }
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -80,6 +82,7 @@ export function createRetentionService(deps: RetentionDeps): RetentionService {
       const done = await db.transaction().execute((trx) => deleteMessages(trx, roomId, expired));
       if (!done) break; // put under legal hold meanwhile
       deleted += expired.length;
+      await deps.afterBatch?.(roomId, expired.length);
       if (expired.length < batch.length || batch.length < batchSize) break;
       await yieldToOthers();
     }
