@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { AmsClient } from '@agent-messaging/client';
+import { ensureBuilt } from '../helpers/build.js';
+import { runAms } from '../helpers/cli.js';
 import { newAdmin, newAgent, newRoom, scopedSession, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -8,7 +11,7 @@ const UNKNOWN_ID = '0190a5d0-0000-7000-8000-000000000000';
 interface Line { room?: { id: string; lastSeq: number }; id?: string; seq?: number; senderId?: string; body?: string; deletedAt?: string | null }
 
 // docs/retention.md, Export: GET /api/v1/rooms/:id/export.
-describe('room export', () => {
+describe('room export', { timeout: 120_000 }, () => {
   const { server, api } = useTestServer();
   const exportUrl = (roomId: string, format?: string) => `${server.url}/api/v1/rooms/${roomId}/export${format === undefined ? '' : `?format=${format}`}`;
   const get = (roomId: string, jwt: string, format?: string, signal?: AbortSignal) => fetch(exportUrl(roomId, format), { headers: { authorization: `Bearer ${jwt}` }, signal });
@@ -124,5 +127,34 @@ describe('room export', () => {
     await waitUntil('the service answers after the abort', async () => (await api.get('/healthz')).status === 200);
     const whole = lines(await (await get(room.id, alice.jwt)).text());
     expect(whole.length).toBe(701);
+  });
+
+  it('the client library and ams: updateRoom / ams rooms update, exportRoom / ams export ROOM [--format markdown]', async () => {
+    await ensureBuilt();
+    const admin = await newAdmin(api);
+    const alice = await newAgent(api);
+    const room = await newRoom(api, admin, [alice]);
+    await sendMessage(api, alice, room.id, 'exported by the client');
+    const client = new AmsClient({ url: server.url, apiToken: admin.apiToken });
+    try {
+      expect(await client.updateRoom(room.slug, { retentionDays: 90, legalHold: true })).toMatchObject({ id: room.id, retentionDays: 90, legalHold: true });
+      const stream = await client.exportRoom(room.slug, 'ndjson');
+      const text = await new Response(stream).text();
+      expect(lines(text).map((l) => l.body ?? 'room')).toEqual(['room', 'exported by the client']);
+    } finally {
+      await client.close();
+    }
+    const env = { AMS_URL: server.url, AMS_API_TOKEN: admin.apiToken };
+    const updated = await runAms(env, 'rooms', 'update', room.slug, '--retention-days', 'default', '--legal-hold', 'off');
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ retentionDays: null, legalHold: false });
+    expect((await runAms(env, 'rooms', 'update', room.slug, '--retention-days', '1.5')).code).toBe(2);
+    const ndjson = await runAms({ ...env, AMS_API_TOKEN: alice.apiToken }, 'export', room.slug);
+    expect(ndjson.code).toBe(0);
+    expect(lines(ndjson.stdout)[0]!.room).toMatchObject({ id: room.id });
+    const md = await runAms(env, 'export', room.id, '--format', 'markdown');
+    expect(md.code).toBe(0);
+    expect(md.stdout).toContain(`**${alice.name}**: exported by the client`);
+    expect((await runAms(env, 'export', room.id, '--format', 'pdf')).code).toBe(2);
   });
 });
