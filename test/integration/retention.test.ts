@@ -5,6 +5,7 @@ import { claimSweep, deleteMessages, oldestMessages } from '../../src/core/reten
 import { newAdmin, newAgent, newRoom, scopedSession, sendMessage, type TestAgent } from '../helpers/api.js';
 import { useTestServer } from '../helpers/suite.js';
 import { untilPast, waitUntil } from '../helpers/wait.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { connectReady, emitWithAck } from '../helpers/ws.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -107,6 +108,16 @@ describe('retention', () => {
       expect(page.oldestSeq).toBe(kept.seq);
     } finally {
       socket.close();
+    }
+
+    const mcp = await connectMcp(server.url, bob.jwt);
+    try {
+      const read = await callTool(mcp, 'read_messages', { room: room.id, afterSeq: 0 });
+      expect(read.data).toMatchObject({ oldestSeq: kept.seq, lastSeq: kept2.seq });
+      expect(read.text).toContain(`Messages up to seq ${kept.seq - 1} were deleted by the room's retention.`);
+      expect((await callTool(mcp, 'read_messages', { room: room.id })).data).toMatchObject({ oldestSeq: kept.seq });
+    } finally {
+      await mcp.close();
     }
 
     // Search, attention, attachments and the file carried only by deleted messages are gone.
