@@ -22,6 +22,7 @@ import { createInboxService, type InboxService } from './core/inbox/inbox.servic
 import { InboxWaiters } from './core/inbox/inbox-waiters.js';
 import { TaskWaiters } from './core/tasks/task-waiters.js';
 import { createTasksService, type TasksService } from './core/tasks/tasks.service.js';
+import { createRetentionService, type RetentionService } from './core/retention/retention.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
@@ -89,6 +90,8 @@ export interface AppContext {
   webhookWorker: DeliveryWorker;
   /** Uploads, downloads and the clean-up of files (its timer started by app.ts). */
   files: FilesService;
+  /** The retention sweep (its timer started by app.ts) and room exports (docs/retention.md). */
+  retention: RetentionService;
   close(): Promise<void>;
 }
 
@@ -204,6 +207,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       ...config.files,
       warn: (detail, message) => logger.warn(detail, message),
     }),
+    retention: createRetentionService({ db, authz, rooms, defaultDays: config.retention.defaultDays, sweepIntervalMs: config.retention.sweepIntervalMs }),
     async close() {
       inboxWaiters.close();
       taskWaiters.close();
@@ -211,6 +215,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       activity.close();
       await webhookWorker.stop();
       await ctx.files.stop();
+      await ctx.retention.stop();
       await bus.close();
       await database.close();
       if (redis) redis.disconnect();

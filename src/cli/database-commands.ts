@@ -115,6 +115,32 @@ export const DATABASE_COMMANDS: Record<string, Command> = {
       });
     },
   },
+  'admin backup': {
+    usage: 'admin backup FILE',
+    summary: 'Copy the SQLite database (DATABASE_URL) to a new file while the service keeps serving (SQLite\'s online backup), check the copy and print {file, pages, integrity}. PostgreSQL: use pg_dump (docs/retention.md).',
+    options: [],
+    args: ['FILE'],
+    async run(input: CommandInput) {
+      const file = input.args[0]!;
+      const config = buildConfig(readEnv(), { requireJwtSecret: false });
+      const database = config.database;
+      if (database.kind !== 'sqlite') {
+        throw new AppError('VALIDATION_ERROR', 'admin backup copies a SQLite database; for PostgreSQL use pg_dump (docs/retention.md, Backup)');
+      }
+      if (database.path === ':memory:') throw new AppError('VALIDATION_ERROR', 'an in-memory database cannot be backed up');
+      refuseMissingDatabase(database, false, false);
+      const { backupSqlite } = await import('../store/sqlite-backup.js');
+      let result: { pages: number; integrity: string };
+      try {
+        result = await backupSqlite(database.path, file);
+      } catch (err) {
+        throw new AppError('VALIDATION_ERROR', `backup failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      console.error(`ams: database: ${describeDatabase(database)}`);
+      console.log(JSON.stringify({ file: resolve(file), ...result }, null, 2));
+      return result.integrity === 'ok' ? 0 : 1;
+    },
+  },
   migrate: {
     usage: 'migrate',
     summary: 'Apply database migrations (creating the database if it is missing) and exit.',

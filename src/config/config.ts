@@ -88,6 +88,15 @@ export interface Config {
     /** Whether endpoints may target loopback, private, link-local or unspecified addresses (tests, closed networks). */
     allowPrivateTargets: boolean;
   };
+  retention: {
+    /**
+     * RETENTION_DAYS: how long messages are kept in a room without its own `retentionDays`, in days
+     * (a decimal: 0.0001 is about 9 s); null (unset): for ever (docs/retention.md).
+     */
+    defaultDays: number | null;
+    /** RETENTION_SWEEP_SECONDS: the period of the sweep that deletes expired messages. */
+    sweepIntervalMs: number;
+  };
   /**
    * TEST ONLY (AMS_TEST_PAUSE_TASK_MOVE=true; absent otherwise): every task move's transaction stops,
    * open, between its message's writes and the move's own, and stays there until the process is
@@ -150,6 +159,20 @@ function parseRetrySchedule(raw: string | undefined): number[] {
     throw new ConfigError(`WEBHOOK_RETRY_SCHEDULE must be "none" or up to ${WEBHOOK_RETRIES_MAX} comma-separated whole numbers of seconds (each at most ${WEBHOOK_RETRY_DELAY_MAX_SECONDS}), got "${raw}"`);
   }
   return items.map(Number);
+}
+
+/** The longest retention a room or the service may set: 100 years. */
+export const RETENTION_DAYS_MAX = 36_500;
+
+/** RETENTION_DAYS: a decimal number of days above 0 (unset: keep everything). */
+function parseRetentionDays(raw: string | undefined): number | null {
+  if (raw === undefined) return null;
+  const text = raw.trim();
+  const value = /^\d+(\.\d+)?$|^\.\d+$/.test(text) ? Number(text) : NaN;
+  if (!(value > 0) || value > RETENTION_DAYS_MAX) {
+    throw new ConfigError(`RETENTION_DAYS must be a number of days above 0 and at most ${RETENTION_DAYS_MAX} (a decimal, e.g. 30 or 0.5), got "${raw}"`);
+  }
+  return value;
 }
 
 function parseBoolean(name: string, raw: string | undefined): boolean {
@@ -308,6 +331,10 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     webhooks: {
       retryScheduleSeconds: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
       allowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS),
+    },
+    retention: {
+      defaultDays: parseRetentionDays(env.RETENTION_DAYS),
+      sweepIntervalMs: 1000 * integer('RETENTION_SWEEP_SECONDS', env.RETENTION_SWEEP_SECONDS, 3600, 1, 7 * 24 * 3600),
     },
     ...(parseBoolean('AMS_TEST_PAUSE_TASK_MOVE', env.AMS_TEST_PAUSE_TASK_MOVE) ? { testPauseTaskMove: true as const } : {}),
   };

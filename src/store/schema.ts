@@ -54,6 +54,10 @@ export interface RoomsTable {
   kind: Generated<RoomKind>;
   /** A direct room's two member ids, sorted and joined by `:`; null for a group room (migration 009). */
   direct_key: string | null;
+  /** Days its messages are kept; null: the service's RETENTION_DAYS (migration 020). */
+  retention_days: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 1 while under legal hold: the retention sweep leaves the room alone (migration 020). */
+  legal_hold: Generated<number>;
 }
 
 export type RoomKind = 'group' | 'direct';

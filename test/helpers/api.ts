@@ -39,7 +39,9 @@ export class Api {
     const response = await fetch(`${this.baseUrl}${path}`, { method, headers, body });
     const text = await response.text();
     let parsed: unknown = text;
-    if (text !== '' && (response.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(text);
+    const type = response.headers.get('content-type') ?? '';
+    // NDJSON (a room's export) is lines of JSON, not one document: left as text.
+    if (text !== '' && type.includes('json') && !type.includes('ndjson')) parsed = JSON.parse(text);
     return { status: response.status, headers: response.headers, body: parsed };
   }
 

@@ -71,6 +71,9 @@ describe('the audit log, readable (open mode)', () => {
     expect((await t.api.post(`/rooms/${room.id}/members`, { agentId: bob.id }, as(admin))).status).toBe(201);
     expect((await t.api.delete(`/rooms/${room.id}/members/${bob.id}`, as(admin))).status).toBe(204);
     expected.push(['room-created', room.id, admin.id], ['member-added', room.id, admin.id], ['member-removed', room.id, admin.id]);
+    expect((await t.api.request('PATCH', `/api/v1/rooms/${room.id}`, { body: { retentionDays: 30 }, jwt: admin.jwt })).status).toBe(200);
+    expect((await fetch(`${t.server.url}/api/v1/rooms/${room.id}/export`, { headers: { authorization: `Bearer ${admin.jwt}` } })).status).toBe(200);
+    expected.push(['room-updated', room.id, admin.id], ['room-exported', room.id, admin.id]);
 
     const sent = await sendMessage(t.api, alice, room.id, 'to be edited');
     expect((await t.api.request('PATCH', `/api/v1/rooms/${room.id}/messages/${sent.id}`, { body: { body: 'edited' }, jwt: alice.jwt })).status).toBe(200);

@@ -169,6 +169,9 @@ describe('message search', () => {
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
     await sql`drop table message_search`.execute(kysely);
+    await sql`drop index webhook_deliveries_message_idx`.execute(kysely); // 020
+    await sql`drop index message_attention_room_seq_idx`.execute(kysely);
+    for (const column of ['retention_days', 'legal_hold']) await sql`alter table rooms drop column ${sql.raw(column)}`.execute(kysely);
     await sql`drop table file_usage`.execute(kysely); // 016
     for (const table of ['message_attachments', 'file_chunks', 'files']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 012
     await sql`alter table messages drop column data`.execute(kysely);

@@ -4,6 +4,7 @@ import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, typ
 import { useTextForm } from '../text-form.js';
 import { Attachments } from './attachments.js';
 import { Composer, roomComposer, threadComposer } from './composer.js';
+import { RetentionPanel } from './retention.js';
 
 const PAGE = 50;
 
@@ -206,6 +207,7 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
   return (
     <section class="room" aria-labelledby="room-heading">
       <h2 id="room-heading">{title}</h2>
+      <RetentionPanel key={room.id} session={session} room={room} />
       {error !== null && <p role="alert" class="error">{error}</p>}
       <div class="room-body">
         <div class="conversation">

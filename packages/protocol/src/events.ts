@@ -197,6 +197,7 @@ export const SyncAckSchema = Type.Object(
     messages: Type.Array(WsMessageSchema, { description: 'Oldest first, seq > afterSeq' }),
     lastSeq: Type.Integer({ minimum: 0, description: "The room's latest seq" }),
     hasMore: Type.Boolean({ description: 'Whether messages after this page exist' }),
+    oldestSeq: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The lowest seq still stored in the room (retention deletes the oldest messages); null when none' }),
   },
   { title: 'SyncAck' },
 );
@@ -225,6 +226,7 @@ export const HistoryAckSchema = Type.Object(
     messages: Type.Array(WsMessageSchema, { description: 'Newest first' }),
     hasMore: Type.Boolean({ description: 'Whether older messages exist' }),
     cursor: Type.Union([IdString(), Type.Null()], { description: 'Id of the oldest message on the page; null when the page is empty' }),
+    oldestSeq: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The lowest seq still stored in the room (retention deletes the oldest messages); null when none' }),
   },
   { title: 'HistoryAck' },
 );

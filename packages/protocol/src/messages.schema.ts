@@ -153,6 +153,7 @@ export const HistoryPageSchema = Type.Object(
     messages: Type.Array(MessageSchema, { description: 'Newest first' }),
     nextCursor: Type.Union([IdString(), Type.Null()], { description: 'Id of the oldest message on the page; null when the page is empty' }),
     hasMore: Type.Boolean({ description: 'Whether older messages exist' }),
+    oldestSeq: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The lowest seq still stored in the room (retention deletes the oldest messages); null when none' }),
   },
   { title: 'HistoryPage' },
 );
@@ -163,6 +164,7 @@ export const SyncPageSchema = Type.Object(
     messages: Type.Array(MessageSchema, { description: 'Oldest first, seq > afterSeq' }),
     lastSeq: Type.Integer({ minimum: 0, description: "The room's latest seq" }),
     hasMore: Type.Boolean({ description: 'Whether messages after this page exist (up to lastSeq)' }),
+    oldestSeq: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: 'The lowest seq still stored in the room (retention deletes the oldest messages); null when none' }),
   },
   { title: 'SyncPage' },
 );

@@ -4,6 +4,9 @@ import { Type, Text, Uuid } from './text.js';
 
 export const ROOM_SLUG_PATTERN = '^[a-z0-9-]{1,64}$';
 
+/** The longest retention a room may set, in days (100 years). */
+export const ROOM_RETENTION_DAYS_MAX = 36_500;
+
 export const CreateRoomInput = Type.Object(
   {
     // The pattern bounds the length (64), so every bad slug gets the message naming the pattern.
@@ -33,8 +36,29 @@ export const RoomSchema = Type.Object(
     readSeq: Type.Optional(Type.Integer({ minimum: 0, description: "The caller's read cursor (GET /api/v1/rooms with a JWT, member rooms)" })),
     unreadCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Messages after readSeq sent by others' })),
     attentionCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Of those, the messages for the caller\'s attention (mentions, direct rooms, replies to it)' })),
+    retentionDays: Type.Union([Type.Integer({ minimum: 1, maximum: ROOM_RETENTION_DAYS_MAX }), Type.Null()], {
+      description: 'Days its messages are kept before the retention sweep deletes them; null: the service\'s RETENTION_DAYS (unset: for ever)',
+    }),
+    legalHold: Type.Boolean({ description: 'While true the retention sweep deletes nothing in the room' }),
   },
   { title: 'Room' },
+);
+
+/** `PATCH /api/v1/rooms/:id` (admins, group rooms): retention and legal hold (docs/retention.md). */
+export const UpdateRoomInput = Type.Object(
+  {
+    retentionDays: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: ROOM_RETENTION_DAYS_MAX }), Type.Null()], {
+      description: 'Whole days, 1..36500; null: the service\'s RETENTION_DAYS',
+    })),
+    legalHold: Type.Optional(Type.Boolean({ description: 'true: the retention sweep leaves the room alone' })),
+  },
+  { additionalProperties: true },
+);
+
+/** `GET /api/v1/rooms/:id/export` (docs/retention.md, Export). */
+export const ExportQuerySchema = Type.Object(
+  { format: Type.Optional(Type.Union([Type.Literal('ndjson'), Type.Literal('markdown')], { description: 'ndjson (default) or markdown' })) },
+  { additionalProperties: true },
 );
 
 /** `POST /api/v1/rooms/:id/read` and `room:read`. */

@@ -117,6 +117,21 @@ export async function deleteFiles(db: Kysely<DB>, ids: readonly string[]): Promi
   });
 }
 
+/**
+ * Inside a transaction that removed attachments (the retention sweep): those of `ids` that no
+ * message carries any more are deleted with their chunks, their bytes back to their uploaders.
+ */
+export async function deleteFilesAttachedToNothing(trx: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const gone = await trx.deleteFrom('files').where('id', 'in', ids)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('message_attachments').select('file_id').whereRef('message_attachments.file_id', '=', 'files.id'))))
+    .returning(['id', 'uploader_id', 'size'])
+    .execute();
+  if (gone.length === 0) return;
+  await trx.deleteFrom('file_chunks').where('file_id', 'in', gone.map((f) => f.id)).execute();
+  await giveBack(trx, gone);
+}
+
 async function giveBack(db: Db, deleted: readonly { uploader_id: string; size: number | string }[]): Promise<void> {
   for (const file of deleted) {
     const size = Number(file.size);

@@ -23,7 +23,7 @@ import { findByClientMsgId, findMessageInRoom, lockCurrentBody, pageMessages, pa
 import { recordAudit } from '../audit/audit.store.js';
 import { removeSearchEntry, searchEntryStatement } from './search-entries.store.js';
 import { searchText } from '../search-text.js';
-import { numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
+import { findOldestSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
 import { parseAfterSeq } from './sync.js';
 
 
@@ -39,6 +39,8 @@ export interface HistoryPage {
   /** Id of the oldest message on the page; null when the page is empty. */
   nextCursor: string | null;
   hasMore: boolean;
+  /** The lowest `seq` still stored in the room (retention deletes the oldest); null when none. */
+  oldestSeq: number | null;
 }
 
 export interface SyncQuery {
@@ -57,6 +59,11 @@ export interface SyncPage {
   lastSeq: number;
   /** Whether messages after this page exist (up to lastSeq). */
   hasMore: boolean;
+  /**
+   * The lowest `seq` still stored (null when none): below it the messages were deleted by retention
+   * (docs/retention.md), so an `afterSeq` below it skips them, they are not missing.
+   */
+  oldestSeq: number | null;
 }
 
 export interface ThreadQuery {
@@ -423,7 +430,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
         throw validationError({ [field]: 'is not the id of a message in this room' });
       }
       const { messages, hasMore } = await pageMessages(db, roomId, before, limit);
-      return { messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null };
+      const oldestSeq = await findOldestSeq(db, roomId);
+      return { messages, hasMore, nextCursor: messages.length > 0 ? messages[messages.length - 1]!.id : null, oldestSeq };
     },
 
     async sync(principal, rawRoomId, query) {
@@ -436,7 +444,9 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       // lastSeq first: every seq up to it is committed, so the page below has no hole.
       const lastSeq = (await findLastSeq(db, roomId)) ?? 0;
       const { messages, hasMore } = await pageAfterSeq(db, roomId, afterSeq, lastSeq, limit);
-      return { messages, lastSeq, hasMore };
+      // Read after the page: a sweep in between can only raise it, so a page never starts below it unsaid.
+      const oldestSeq = await findOldestSeq(db, roomId);
+      return { messages, lastSeq, hasMore, oldestSeq };
     },
 
     async thread(principal, rawRoomId, rawMessageId, query) {

@@ -106,3 +106,15 @@ export async function pageAfterSeq(db: Db, roomId: string, afterSeq: number, upT
   const { rows } = await afterSeqPageQuery(db, { roomId, afterSeq, upTo, rows: limit + 1 });
   return { messages: await withAttachments(db, rows.slice(0, limit).map(toMessage)), hasMore: rows.length > limit };
 }
+
+const oldestSeqQuery = prepared((db, p: { roomId: string }) =>
+  db.selectFrom('messages').select('seq').where('room_id', '=', p.roomId).orderBy('seq').limit(1));
+
+/**
+ * The lowest `seq` still stored in a room (the retention sweep deletes the oldest: docs/retention.md);
+ * null when it has none.
+ */
+export async function findOldestSeq(db: Db, roomId: string): Promise<number | null> {
+  const row = (await oldestSeqQuery(db, { roomId })).rows[0];
+  return row === undefined ? null : Number(row.seq);
+}

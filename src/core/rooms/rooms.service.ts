@@ -14,10 +14,10 @@ import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';
 import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
-import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
+import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN, UpdateRoomInput } from '@agent-messaging/protocol';
 import { findLastSeqs,
   deleteMembership, directKey, findDirectRoom, findMembersAmong, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember,
-  listRoomIdsOfAgents, listRoomMembers, listRooms, listRoomsOfAgent, type Membership, type Room, type RoomMemberRow,
+  listRoomIdsOfAgents, listRoomMembers, listRooms, listRoomsOfAgent, updateRoomRetention, type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';
 
 export interface RoomMember extends RoomMemberRow {
@@ -27,6 +27,7 @@ export interface RoomMember extends RoomMemberRow {
 
 const createRoomInput = compile(CreateRoomInput);
 const addMemberInput = compile(AddMemberInput);
+const updateRoomInput = compile(UpdateRoomInput);
 const ROOM_SLUG_RE = new RegExp(ROOM_SLUG_PATTERN);
 
 export interface RoomsService {
@@ -41,6 +42,13 @@ export interface RoomsService {
    */
   assertReadable(roomId: string, agentId: string): Promise<void>;
   create(principal: Principal | null, input: unknown): Promise<Room>;
+  /**
+   * `PATCH /api/v1/rooms/:id`: an admin sets a group room's `retentionDays` and `legalHold`
+   * (docs/retention.md); the room as it is now. A direct room: 400 to its members, 404 to others.
+   */
+  update(principal: Principal | null, roomId: string, input: unknown): Promise<Room>;
+  /** The room read now, not from the cache (its retention and legal hold may have changed since). */
+  getFresh(roomId: string): Promise<Room>;
   /** Open mode: all rooms. Strict: an agent's own rooms, all for an admin. Either within a token's rooms. */
   list(principal: Principal | null): Promise<Room[]>;
   /** The rooms an agent is a member of that its token reaches (room:list, the inbox's wait). */
@@ -67,7 +75,10 @@ export interface RoomsService {
   removeMember(principal: Principal | null, roomId: string, agentId: string): Promise<void>;
   /** The members with whether each is online (a JWT; in strict mode members only, as history). */
   members(principal: Principal | null, roomId: string): Promise<{ members: RoomMember[] }>;
-  /** Throws ROOM_NOT_FOUND unless the room exists (its `lastSeq` may be stale: see lastSeqs). */
+  /**
+   * Throws ROOM_NOT_FOUND unless the room exists (its `lastSeq` may be stale: see lastSeqs; its
+   * retention fields too: see getFresh).
+   */
   get(roomId: string): Promise<Room>;
   /** `{roomId: lastSeq}`, read now (agent:hello-ack). */
   lastSeqs(roomIds: readonly string[]): Promise<Record<string, number>>;
@@ -176,7 +187,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       if (!self) throw notFound('Agent');
       const id = uuidv7();
       const name = [self.name, other.name].sort().join(', ');
-      const room: Room = { id, slug: `dm-${id}`, name, kind: 'direct', createdBy: caller.agentId, createdAt: nowIso(), lastSeq: 0 };
+      const room: Room = { id, slug: `dm-${id}`, name, kind: 'direct', createdBy: caller.agentId, createdAt: nowIso(), lastSeq: 0, retentionDays: null, legalHold: false };
       const agentIds = [caller.agentId, agentId];
       try {
         await db.transaction().execute(async (trx) => {
@@ -205,7 +216,7 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       const unknown = wanted.filter((id) => !existing.has(id));
       if (unknown.length > 0) throw validationError({ members: `unknown agent id(s): ${unknown.join(', ')}` });
 
-      const room: Room = { id: uuidv7(), slug, name, kind: 'group', createdBy: creator.agentId, createdAt: nowIso(), lastSeq: 0 };
+      const room: Room = { id: uuidv7(), slug, name, kind: 'group', createdBy: creator.agentId, createdAt: nowIso(), lastSeq: 0, retentionDays: null, legalHold: false };
       const memberships = wanted.map((agentId) => ({ roomId: room.id, agentId, joinedAt: room.createdAt }));
       try {
         await db.transaction().execute(async (trx) => {
@@ -219,6 +230,38 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       }
       // One change set: every member's sockets, on every node, in one event.
       await events.publish({ type: 'membership.added', roomId: room.id, agentIds: wanted });
+      return room;
+    },
+
+    async update(principal, rawRoomId, input) {
+      const admin = authz.requireAdmin(principal);
+      const roomId = parseId(rawRoomId, 'id');
+      const room = await getRoomOr404(roomId);
+      if (room.kind === 'direct') {
+        // Private: an unknown room to anyone but its two members.
+        if (!(await isMember(db, roomId, admin.agentId))) throw roomNotFound();
+        throw validationError({ id: 'is a direct room: retention and legal hold are set on group rooms only' });
+      }
+      requireRoom(admin, roomId);
+      const body = requireObject(input);
+      const change = updateRoomInput.parse(body);
+      if (change.retentionDays === undefined && change.legalHold === undefined) {
+        throw validationError({ retentionDays: 'or legalHold is required' });
+      }
+      const actor = await actorTokenDetail(db, principal);
+      const updated = await db.transaction().execute(async (trx) => {
+        if (!(await updateRoomRetention(trx, roomId, change))) return null;
+        await recordAudit(trx, { event: 'room-updated', actorId: admin.agentId, subjectId: roomId, detail: { ...change, ...actor } });
+        return findRoomById(trx, roomId);
+      });
+      if (updated === null) throw roomNotFound();
+      knownRooms.set(roomId, { ...updated });
+      return updated;
+    },
+
+    async getFresh(rawRoomId) {
+      const room = await findRoomById(db, parseId(rawRoomId, 'roomId'));
+      if (!room) throw roomNotFound();
       return room;
     },
 

@@ -17,6 +17,10 @@ export interface Room {
   createdAt: string;
   /** The room's latest message `seq` when it was read (0 without messages). */
   lastSeq: number;
+  /** Days its messages are kept; null: the service's RETENTION_DAYS (docs/retention.md). */
+  retentionDays: number | null;
+  /** While true the retention sweep leaves the room alone. */
+  legalHold: boolean;
 }
 
 export interface Membership {
@@ -42,7 +46,19 @@ const toRoom = (row: Selectable<RoomsTable>): Room => ({
   createdBy: row.created_by,
   createdAt: toIso(row.created_at),
   lastSeq: Number(row.last_seq),
+  retentionDays: row.retention_days === null ? null : Number(row.retention_days),
+  legalHold: Number(row.legal_hold) === 1,
 });
+
+/** Sets a room's retention and legal hold (the fields given); false for an unknown room. */
+export async function updateRoomRetention(db: Db, id: string, change: { retentionDays?: number | null; legalHold?: boolean }): Promise<boolean> {
+  const set: { retention_days?: number | null; legal_hold?: number } = {};
+  if (change.retentionDays !== undefined) set.retention_days = change.retentionDays;
+  if (change.legalHold !== undefined) set.legal_hold = change.legalHold ? 1 : 0;
+  if (Object.keys(set).length === 0) return (await findRoomById(db, id)) !== null;
+  const result = await db.updateTable('rooms').set(set).where('id', '=', id).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
 
 /** `directKey`: a direct room's pair (directKey()), unique; omitted for a group room. */
 export async function insertRoom(db: Db, room: Room, directKey: string | null = null): Promise<void> {

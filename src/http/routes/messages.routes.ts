@@ -23,10 +23,10 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
     // `afterSeq`: forward catch-up, oldest first (docs/catch-up.md); otherwise history, newest first.
     if (wantsAfterSeq(request.query)) {
       const page = await ctx.messages.sync(request.principal, request.params.id, { afterSeq, before, cursor, limit });
-      return { messages: page.messages, lastSeq: page.lastSeq, hasMore: page.hasMore };
+      return { messages: page.messages, lastSeq: page.lastSeq, hasMore: page.hasMore, oldestSeq: page.oldestSeq };
     }
     const page = await ctx.messages.history(request.principal, request.params.id, { before, cursor, limit });
-    return { messages: page.messages, nextCursor: page.nextCursor, hasMore: page.hasMore };
+    return { messages: page.messages, nextCursor: page.nextCursor, hasMore: page.hasMore, oldestSeq: page.oldestSeq };
   });
 
   app.post<{ Params: { id: string } }>('/api/v1/rooms/:id/messages', {

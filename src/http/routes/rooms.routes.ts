@@ -1,10 +1,12 @@
+import { Readable } from 'node:stream';
+import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.js';
 import { authenticateAgentIdHeader } from '../../core/auth/authenticate.js';
 import type { Principal } from '../../core/principal.js';
 import {
   AddMemberInput, CreateRoomHeaders, SetActivityInput, OpenDirectRoomInput, CreateRoomInput, MemberParams,
-  MembershipSchema, MarkReadInput, RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema,
+  MembershipSchema, MarkReadInput, RoomMembersSchema, ReadCursorSchema, RoomIdParams, RoomList, RoomListPage, RoomSchema, UpdateRoomInput, ExportQuerySchema,
 } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 
@@ -18,7 +20,49 @@ async function roomCreator(request: FastifyRequest, ctx: AppContext): Promise<Pr
   return authenticateAgentIdHeader(ctx.agents, (Array.isArray(header) ? header[0] : header) ?? '');
 }
 
+/** The export's body in OpenAPI: text in either of its media types. */
+const exportBody = {
+  description: 'The room, streamed',
+  content: {
+    'application/x-ndjson': { schema: { type: 'string', description: 'First line {"room": Room}, then one Message (REST representation, tombstones included) per line in seq order' } },
+    'text/markdown': { schema: { type: 'string', description: 'A transcript: time, sender\'s name, body, files by name; replies indented under their thread' } },
+  },
+} as unknown as TSchema;
+
+const EXPORT_TYPES = { ndjson: 'application/x-ndjson; charset=utf-8', markdown: 'text/markdown; charset=utf-8' } as const;
+const EXPORT_EXTENSIONS = { ndjson: 'ndjson', markdown: 'md' } as const;
+
 export function roomsRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.patch<{ Params: { id: string } }>('/api/v1/rooms/:id', {
+    schema: describe({
+      operationId: 'updateRoom', summary: 'Set a group room\'s retention and legal hold (admins)', tags: ['rooms'], security: SECURITY.jwt,
+      description: 'retentionDays: whole days 1..36500, or null for the service\'s RETENTION_DAYS (unset: kept for ever); the retention sweep deletes older messages for good. '
+        + 'legalHold: true stops the sweep for the room. Either or both. An admin\'s JWT (a scoped token needs admin); a direct room is 400 to its members, 404 to anyone else. Audited as room-updated (docs/retention.md).',
+      params: RoomIdParams, body: UpdateRoomInput,
+      success: { 200: { schema: RoomSchema, description: 'The room as it is now' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request) => ctx.rooms.update(request.principal, request.params.id, request.body));
+
+  app.get<{ Params: { id: string }; Querystring: { format?: string } }>('/api/v1/rooms/:id/export', {
+    schema: describe({
+      operationId: 'exportRoom', summary: 'Download a room\'s messages as NDJSON or a Markdown transcript (streamed)', tags: ['rooms'], security: SECURITY.jwt,
+      description: 'An admin (group rooms), or a member; a direct room only its members (404 to anyone else). Needs messages:read. '
+        + 'The room up to its lastSeq when the export began, in seq order, streamed page by page (memory bounded); Content-Disposition: attachment. Audited as room-exported (docs/retention.md).',
+      params: RoomIdParams, querystring: ExportQuerySchema,
+      success: { 200: { schema: exportBody, description: 'The room, streamed' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request, reply) => {
+    const { room, format, chunks } = await ctx.retention.exportRoom(request.principal, request.params.id, request.query.format);
+    void reply.header('content-type', EXPORT_TYPES[format]);
+    void reply.header('content-disposition', `attachment; filename="${room.slug}.${EXPORT_EXTENSIONS[format]}"`);
+    void reply.header('x-content-type-options', 'nosniff');
+    // Pulled a page at a time as the client reads: a slow reader holds the database reads back, a
+    // client that goes away ends the generator (its reads stop).
+    return reply.send(Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 }));
+  });
+
   app.post('/rooms', {
     schema: describe({
       operationId: 'createRoom', summary: 'Create a room (admin); the creator becomes a member', tags: ['rooms'], security: SECURITY.roomCreator,

@@ -23,12 +23,14 @@ export const MESSAGE_TOOLS = {
         const page = await ctx.messages.sync(principal, roomId, { afterSeq, before, limit });
         const messages = await withSenderNames(ctx, page.messages);
         const footer = page.hasMore ? `More messages follow: call again with afterSeq ${messages.at(-1)!.seq}.` : `Up to date: the room's lastSeq is ${page.lastSeq}.`;
-        return { data: { messages, hasMore: page.hasMore, lastSeq: page.lastSeq }, text: renderMessages(messages, await roomSlugs(ctx, [roomId]), `No messages after seq ${afterSeq}.`, [footer]) };
+        // Below oldestSeq the messages were deleted by retention (docs/retention.md): say so, not "missing".
+        const gone = page.oldestSeq !== null && afterSeq < page.oldestSeq - 1 ? [`Messages up to seq ${page.oldestSeq - 1} were deleted by the room's retention.`] : [];
+        return { data: { messages, hasMore: page.hasMore, lastSeq: page.lastSeq, oldestSeq: page.oldestSeq }, text: renderMessages(messages, await roomSlugs(ctx, [roomId]), `No messages after seq ${afterSeq}.`, [...gone, footer]) };
       }
       const page = await ctx.messages.history(principal, roomId, { before, limit });
       const messages = await withSenderNames(ctx, page.messages);
       const footer = page.hasMore ? `Older messages exist: call again with before "${page.nextCursor}".` : '';
-      return { data: { messages, hasMore: page.hasMore, nextCursor: page.nextCursor }, text: renderMessages(messages, await roomSlugs(ctx, [roomId]), 'No messages.', ['(newest first)', footer]) };
+      return { data: { messages, hasMore: page.hasMore, nextCursor: page.nextCursor, oldestSeq: page.oldestSeq }, text: renderMessages(messages, await roomSlugs(ctx, [roomId]), 'No messages.', ['(newest first)', footer]) };
     },
   }),
 

@@ -25,7 +25,7 @@ export function messageHandlers(deps: { messages: MessagesService }): Record<'me
         // `cursor` is accepted as a synonym of `before`, as on REST: it is what the previous page returned.
         const { before, cursor, limit } = payload;
         const page = await messages.history(principal, payload.roomId, { before, cursor, limit });
-        return { messages: page.messages.map(toWsMessage), hasMore: page.hasMore, cursor: page.nextCursor };
+        return { messages: page.messages.map(toWsMessage), hasMore: page.hasMore, cursor: page.nextCursor, oldestSeq: page.oldestSeq };
       },
     },
 
@@ -35,7 +35,7 @@ export function messageHandlers(deps: { messages: MessagesService }): Record<'me
       async handle({ principal, payload }) {
         const { afterSeq, limit, before, cursor } = payload;
         const page = await messages.sync(principal, payload.roomId, { afterSeq, limit, before, cursor });
-        return { messages: page.messages.map(toWsMessage), lastSeq: page.lastSeq, hasMore: page.hasMore };
+        return { messages: page.messages.map(toWsMessage), lastSeq: page.lastSeq, hasMore: page.hasMore, oldestSeq: page.oldestSeq };
       },
     },
 

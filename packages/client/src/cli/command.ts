@@ -42,6 +42,9 @@ export const OPTIONS = {
   comment: { type: 'string' },
   message: { type: 'string' },
   'create-database': { type: 'boolean' },
+  format: { type: 'string' },
+  'retention-days': { type: 'string' },
+  'legal-hold': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean' },
 } as const;

@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { optionalString, UsageError, type Command } from './command.js';
 import { CONNECTION, findRoom, json, print, printTable, withClient } from './with-client.js';
 
@@ -50,6 +53,47 @@ export const roomCommands: Record<string, Command> = {
       const room = await findRoom(client, input.args[0]!);
       await client.removeMember(room.id, input.args[1]!);
       console.log(`removed ${input.args[1]!} from ${room.slug}`);
+      return 0;
+    }),
+  },
+  'rooms update': {
+    usage: 'rooms update ROOM [--retention-days <1..36500|default>] [--legal-hold on|off]',
+    summary: 'Set a group room\'s retention (whole days; default: the service\'s RETENTION_DAYS) and legal hold (admin); print the room as JSON.',
+    options: [...CONNECTION, 'retention-days', 'legal-hold', 'json'],
+    args: ['ROOM'],
+    fields: { retentionDays: '--retention-days', legalHold: '--legal-hold' },
+    run: (input) => withClient(input, async (client) => {
+      const changes: { retentionDays?: number | null; legalHold?: boolean } = {};
+      const days = optionalString(input, 'retention-days');
+      if (days !== undefined) {
+        if (days === 'default') changes.retentionDays = null;
+        else if (/^\d{1,6}$/.test(days)) changes.retentionDays = Number(days);
+        else throw new UsageError('--retention-days must be a whole number of days (1..36500) or default');
+      }
+      const hold = optionalString(input, 'legal-hold');
+      if (hold !== undefined) {
+        if (hold !== 'on' && hold !== 'off') throw new UsageError('--legal-hold must be on or off');
+        changes.legalHold = hold === 'on';
+      }
+      if (Object.keys(changes).length === 0) throw new UsageError('rooms update needs --retention-days or --legal-hold');
+      print(await client.updateRoom(input.args[0]!, changes));
+      return 0;
+    }),
+  },
+  export: {
+    usage: 'export ROOM [--format ndjson|markdown]',
+    summary: 'Write a room\'s export to stdout (redirect it to a file): NDJSON, a {room} line then one message a line in seq order, or a Markdown transcript; streamed, never whole in memory.',
+    options: [...CONNECTION, 'format'],
+    args: ['ROOM'],
+    fields: { format: '--format' },
+    run: (input) => withClient(input, async (client) => {
+      const format = optionalString(input, 'format') ?? 'ndjson';
+      if (format !== 'ndjson' && format !== 'markdown') throw new UsageError('--format must be ndjson or markdown');
+      const body = await client.exportRoom(input.args[0]!, format);
+      // Read only as fast as stdout takes it.
+      for await (const chunk of Readable.fromWeb(body as WebReadableStream<Uint8Array>)) {
+        if (!process.stdout.write(chunk as Uint8Array)) await once(process.stdout, 'drain');
+      }
       return 0;
     }),
   },

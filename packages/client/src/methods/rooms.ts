@@ -1,4 +1,5 @@
 import { ClientBase, enc } from '../client-base.js';
+import { AmsError } from '../errors.js';
 import type { ActivityState, Membership, NewRoom, Room, RoomMember } from '../types.js';
 
 // Rooms, their members and what members show they are doing (docs/client.md, Rooms and Activity).
@@ -26,6 +27,25 @@ export abstract class RoomMethods extends ClientBase {
   /** Removes an agent (its id or name) from a room. */
   async removeMember(roomId: string, agent: string): Promise<void> {
     await this.http.request('DELETE', `/rooms/${enc(roomId)}/members/${enc(await this.agentId(agent))}`);
+  }
+
+  /**
+   * Sets a group room's retention (`retentionDays`: whole days 1..36500, null for the service's
+   * RETENTION_DAYS) and legal hold (true: the retention sweep leaves it alone). Admins; docs/retention.md.
+   */
+  async updateRoom(room: string, changes: { retentionDays?: number | null; legalHold?: boolean }): Promise<Room> {
+    return this.http.request('PATCH', `/api/v1/rooms/${enc(await this.roomId(room))}`, { body: changes });
+  }
+
+  /**
+   * A room's export (`ndjson`: a `{room}` line, then one message a line in seq order; `markdown`: a
+   * transcript), as a stream of bytes to write where it goes: it is never held whole in memory.
+   * Admins, or members with messages:read (docs/retention.md, Export).
+   */
+  async exportRoom(room: string, format: 'ndjson' | 'markdown' = 'ndjson'): Promise<ReadableStream<Uint8Array>> {
+    const response = await this.http.raw('GET', `/api/v1/rooms/${enc(await this.roomId(room))}/export?format=${format}`);
+    if (response.body === null) throw new AmsError('NETWORK_ERROR', 'the export has no body');
+    return response.body;
   }
 
   /** The members of a room, with whether each is online. */
