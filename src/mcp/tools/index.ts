@@ -45,6 +45,8 @@ const TOOLS = {
   list_tasks: TASK_TOOLS.list_tasks,
   update_task: TASK_TOOLS.update_task,
   request_approval: TASK_TOOLS.request_approval,
+  claim_task: TASK_TOOLS.claim_task,
+  heartbeat_task: TASK_TOOLS.heartbeat_task,
   read_thread: SOCIAL_TOOLS.read_thread,
   read_audit: AUDIT_TOOLS.read_audit,
 };
