@@ -190,6 +190,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     tasks: createTasksService({
       db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits,
       ...(config.testPauseTaskMove ? { pauseMove: pauseForCrashTest(logger) } : {}),
+      ...(config.testMinLeaseSeconds === undefined ? {} : { minLeaseSeconds: config.testMinLeaseSeconds }),
     }),
     taskWaiters,
     readCursors: createReadCursorsService({ db, authz, rooms }),

@@ -45,13 +45,18 @@ export type WsErrorCode = (typeof ERROR_CATALOG)[ErrorCode]['ws'];
 
 /** Field name -> human-readable message. */
 export type ErrorDetails = Record<string, string>;
+/** A 409's facts: who holds a claimed task (`assigneeId`, null when back in its queue), the leases in the way (`conflicts`). */
+export type ConflictDetails = Record<string, unknown>;
+
+/** A detail's value as words (a validation message is one already; a conflict's facts as JSON). */
+export const detailText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
 
 export class AppError extends Error {
   override name = 'AppError';
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details?: ErrorDetails,
+    readonly details?: ErrorDetails | ConflictDetails,
   ) {
     super(message);
   }

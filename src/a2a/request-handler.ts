@@ -15,7 +15,7 @@ import type { MessagesService } from '../core/messages/messages.service.js';
 import type { Principal } from '../core/principal.js';
 import { isTerminal, type Task } from '../core/tasks/task.js';
 import type { TasksService } from '../core/tasks/tasks.service.js';
-import { AppError, toPublicError } from '../errors.js';
+import { AppError, detailText, toPublicError } from '../errors.js';
 import type { WaitSlots } from '../limits/wait-slots.js';
 import { fromA2aState, toA2aMessage, toA2aState, toA2aTask } from './mapping.js';
 
@@ -44,10 +44,10 @@ const settles = (task: Task): boolean => isTerminal(task.state) || task.state ==
  */
 function toA2aError(err: unknown, conflict: 'cancel' | 'send'): unknown {
   if (!(err instanceof AppError)) return err;
-  const details = err.details === undefined ? '' : `: ${Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
+  const details = err.details === undefined ? '' : `: ${Object.entries(err.details).map(([field, problem]) => `${field} ${detailText(problem)}`).join('; ')}`;
   switch (err.a2aKind) {
     case 'invalid-params':
-      return new RequestMalformedError({ message: `${err.message}${details}`, metadata: err.details });
+      return new RequestMalformedError({ message: `${err.message}${details}`, metadata: Object.fromEntries(Object.entries(err.details ?? {}).map(([field, problem]) => [field, detailText(problem)])) });
     case 'task-not-found':
       return new TaskNotFoundError(err.message);
     case 'conflict':

@@ -72,8 +72,9 @@ export const BUS_TOPICS = {
   'task.updated': Type.Object({
     id: Id,
     requesterId: Id,
-    assigneeId: Id,
+    assigneeId: Type.Union([Id, Type.Null()]),
     state: Type.Union(TASK_STATES.map((s) => Type.Literal(s))),
+    queueId: Type.Optional(Type.Union([Id, Type.Null()])),
   }),
 } satisfies Record<string, TSchema>;
 

@@ -80,7 +80,7 @@ const CROSSINGS: Crossings = {
     hint('messages.committed', { messages: [{ roomId: message.roomId, senderId: message.senderId, ...(attention?.length ? { attention: [...attention] } : {}) }] }),
   // At most one per agent and room per second (the service's throttle): not batched.
   'activity.changed': ({ update }) => hint('activity.changed', update),
-  'task.updated': ({ task }) => hint('task.updated', { id: task.id, requesterId: task.requesterId, assigneeId: task.assigneeId, state: task.state }),
+  'task.updated': ({ task }) => hint('task.updated', { id: task.id, requesterId: task.requesterId, assigneeId: task.assigneeId, state: task.state, queueId: task.queueId }),
 };
 
 type Appliers = { [T in BusTopic]: BusHandler<T> };

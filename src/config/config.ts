@@ -103,6 +103,12 @@ export interface Config {
    * killed. The crash test of docs/tasks.md ("A move is one commit") kills it there.
    */
   testPauseTaskMove?: true;
+  /**
+   * TEST ONLY (AMS_TEST_MIN_LEASE_SECONDS=1..10; absent otherwise): the shortest task claim lease
+   * accepted (10 otherwise) and the shortest resource lease ttl (5 otherwise), so that the tests of
+   * leases running out take seconds (docs/tasks.md, docs/leases.md).
+   */
+  testMinLeaseSeconds?: number;
 }
 
 /** A configuration mistake; main prints its message as one line and exits. */
@@ -179,6 +185,11 @@ function parseBoolean(name: string, raw: string | undefined): boolean {
   if (raw === undefined || raw === 'false') return false;
   if (raw === 'true') return true;
   throw new ConfigError(`${name} must be "true" or "false", got "${raw}"`);
+}
+
+function parseTestMinLeaseSeconds(raw: string): number {
+  if (!/^\d{1,2}$/.test(raw) || Number(raw) < 1 || Number(raw) > 10) throw new ConfigError(`AMS_TEST_MIN_LEASE_SECONDS must be a whole number from 1 to 10, got "${raw}"`);
+  return Number(raw);
 }
 
 function parseTrustProxy(raw: string | undefined): boolean | string | number {
@@ -337,5 +348,6 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       sweepIntervalMs: 1000 * integer('RETENTION_SWEEP_SECONDS', env.RETENTION_SWEEP_SECONDS, 3600, 1, 7 * 24 * 3600),
     },
     ...(parseBoolean('AMS_TEST_PAUSE_TASK_MOVE', env.AMS_TEST_PAUSE_TASK_MOVE) ? { testPauseTaskMove: true as const } : {}),
+    ...(env.AMS_TEST_MIN_LEASE_SECONDS === undefined ? {} : { testMinLeaseSeconds: parseTestMinLeaseSeconds(env.AMS_TEST_MIN_LEASE_SECONDS) }),
   };
 }

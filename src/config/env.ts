@@ -41,6 +41,8 @@ export interface RawEnv {
   RETENTION_SWEEP_SECONDS?: string;
   /** TEST ONLY (the crash test of docs/tasks.md, "A move is one commit"): see Config.testPauseTaskMove. */
   AMS_TEST_PAUSE_TASK_MOVE?: string;
+  /** TEST ONLY (short leases in the tests of leases running out): see Config.testMinLeaseSeconds. */
+  AMS_TEST_MIN_LEASE_SECONDS?: string;
 }
 
 const KEYS: (keyof RawEnv)[] = [
@@ -51,6 +53,7 @@ const KEYS: (keyof RawEnv)[] = [
   'SESSION_EXCHANGE_CONCURRENCY', 'SQLITE_SYNCHRONOUS', 'SQLITE_LOCK_TIMEOUT_MS', 'PRESENCE_TTL_SECONDS',
   'WS_MAX_BUFFERED_BYTES', 'WS_MAX_EVENTS_IN_FLIGHT', 'POSITION_CHECK_INTERVAL_MS', 'CORS_ORIGINS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
   'FILE_MAX_BYTES', 'FILE_QUOTA_BYTES', 'REQUEST_TIMEOUT_SECONDS', 'RETENTION_DAYS', 'RETENTION_SWEEP_SECONDS', 'AMS_TEST_PAUSE_TASK_MOVE',
+  'AMS_TEST_MIN_LEASE_SECONDS',
 ];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

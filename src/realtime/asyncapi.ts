@@ -99,7 +99,7 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   { name: 'activity:update', key: 'activityUpdate', payload: ActivityUpdate, summary: 'A member of one of the connection\'s rooms is typing, working or idle again (at most one per agent and room per second; nothing is sent when a state expires)' },
   {
     name: 'task:updated', key: 'taskUpdated', payload: Type.Object({ task: TaskSchema }, { title: 'TaskUpdated' }),
-    summary: 'A task of which the agent is the requester or the assignee was created or moved (docs/tasks.md), on any node: the task as it is now, its history included',
+    summary: 'A task of which the agent is the requester or the assignee, or a queued task of a room of which it is a member, was created, moved or claimed (docs/tasks.md), on any node: the task as it is now, its history included',
   },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {

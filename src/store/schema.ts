@@ -216,7 +216,8 @@ export interface TasksTable {
   kind: string;
   title: string;
   requester_id: string;
-  assignee_id: string;
+  /** Null while a queued task is unclaimed (migration 019). */
+  assignee_id: string | null;
   room_id: string;
   state: string;
   terminal: number;
@@ -226,6 +227,13 @@ export interface TasksTable {
   version: number;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Migration 019: a queued task's room, its claimer's lease, its attempts and its fencing counter. */
+  queue_id: string | null;
+  lease_expires_at: NullableTimestamp;
+  lease_seconds: number | null;
+  attempts: Generated<number>;
+  max_attempts: Generated<number>;
+  claim: Generated<number>;
 }
 
 /** A task's states in order, `n` from 0 (migration 013). */
@@ -236,6 +244,28 @@ export interface TaskHistoryTable {
   at: Timestamp;
   by_id: string | null;
   message_id: string | null;
+  /** Migration 019: `lease-expired` or `claimed`; null otherwise. */
+  reason: string | null;
+}
+
+/** The live leases on resources (migration 019; core/leases/). */
+export interface LeasesTable {
+  id: string;
+  room_id: string;
+  resource: string;
+  holder_id: string;
+  exclusive: number;
+  reason: string;
+  fence: ColumnType<number, number, number>;
+  client_lease_id: string | null;
+  expires_at: Timestamp;
+  created_at: Timestamp;
+}
+
+/** Per room: the fence of its last granted lease (migration 019). */
+export interface LeaseRoomsTable {
+  room_id: string;
+  fence: ColumnType<number, number, number>;
 }
 
 export interface DB {
@@ -259,6 +289,8 @@ export interface DB {
   message_attachments: MessageAttachmentsTable;
   tasks: TasksTable;
   task_history: TaskHistoryTable;
+  leases: LeasesTable;
+  lease_rooms: LeaseRoomsTable;
 }
 
 /** What a store function runs its queries on: the database or one of its transactions. */

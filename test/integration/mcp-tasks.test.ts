@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { newAgent } from '../helpers/api.js';
+import { newAdmin, newAgent, newRoom } from '../helpers/api.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -36,6 +36,38 @@ describe('MCP task tools', () => {
     const refused = await callTool(b, 'update_task', { taskId: task.id, state: 'rejected' });
     expect(refused.isError).toBe(true);
     expect(refused.text).toMatch(/^CONFLICT/);
+  });
+
+  it('create_task with queue, claim_task (by id and the oldest, with a wait), heartbeat_task, list_tasks of a queue', async () => {
+    const admin = await newAdmin(t.api);
+    const [requester, w1, w2, outsider] = [await newAgent(t.api), await newAgent(t.api), await newAgent(t.api), await newAgent(t.api)];
+    const room = await newRoom(t.api, admin, [requester, w1, w2]);
+    const [r, a, b, o] = [await mcpOf(requester.jwt), await mcpOf(w1.jwt), await mcpOf(w2.jwt), await mcpOf(outsider.jwt)];
+    const made = await callTool(r, 'create_task', { queue: room.slug, title: 'Index the files', maxAttempts: 2 });
+    expect(made.isError).toBe(false);
+    expect(made.data.task).toMatchObject({ assigneeId: null, queueId: room.id, maxAttempts: 2 });
+    expect((await callTool(r, 'create_task', { title: 'Nobody' })).text).toMatch(/^VALIDATION_ERROR/);
+    expect((await callTool(r, 'create_task', { queue: room.id, assignee: w1.id, title: 'Both' })).text).toMatch(/^VALIDATION_ERROR/);
+
+    const claimed = await callTool(a, 'claim_task', { taskId: made.data.task.id, leaseSeconds: 60 });
+    expect(claimed.data.task).toMatchObject({ assigneeId: w1.id, claim: 1 });
+    const lost = await callTool(b, 'claim_task', { taskId: made.data.task.id });
+    expect(lost.isError).toBe(true);
+    expect(lost.text).toMatch(/^CONFLICT/);
+    expect(lost.text).toContain(w1.id);
+    expect((await callTool(o, 'claim_task', { taskId: made.data.task.id })).text).toMatch(/^NOT_FOUND/);
+    expect((await callTool(a, 'claim_task', {})).text).toMatch(/^VALIDATION_ERROR/);
+    expect((await callTool(a, 'claim_task', { queue: room.id, leaseSeconds: 5 })).text).toMatch(/^VALIDATION_ERROR/);
+    expect((await callTool(a, 'heartbeat_task', { taskId: made.data.task.id, leaseSeconds: 120 })).data.task.assigneeId).toBe(w1.id);
+    expect((await callTool(b, 'heartbeat_task', { taskId: made.data.task.id })).text).toMatch(/^CONFLICT/);
+
+    expect((await callTool(b, 'claim_task', { queue: room.slug })).data.task).toBeNull();
+    const waiting = callTool(b, 'claim_task', { queue: room.slug, wait_seconds: 15 });
+    await waitUntil('the claim_task waiter', () => t.server.app.ctx.taskWaiters.size > 0);
+    const next = await callTool(r, 'create_task', { queue: room.id, title: 'Second' });
+    expect((await waiting).data.task).toMatchObject({ id: next.data.task.id, assigneeId: w2.id });
+    const listed = await callTool(a, 'list_tasks', { queue: room.slug });
+    expect(listed.data.tasks.map((x: { id: string }) => x.id).sort()).toEqual([made.data.task.id, next.data.task.id].sort());
   });
 
   it('request_approval waits for the decision in one call', async () => {

@@ -189,6 +189,19 @@ describe('/openapi.json', () => {
     expect((await call(t, 'GET', '/api/v1/tasks/:id', taskId, { jwt: outsider.jwt })).status).toBe(404);
     expect((await call(t, 'GET', '/api/v1/tasks', none, { jwt: alice.jwt })).status).toBe(200);
     expect((await call(t, 'GET', '/api/v1/tasks?as=boss', none, { jwt: alice.jwt })).status).toBe(400);
+    // Queues (docs/tasks.md, Queues).
+    const queueRoom = await call(t, 'POST', '/rooms', none, { body: { slug: uniqueName('queue'), name: 'Queue', members: [alice.id, bob.id] }, headers: asAdmin });
+    const queued = await call(t, 'POST', '/api/v1/tasks', none, { body: { queue: queueRoom.body.id, title: 'Queued' }, jwt: alice.jwt });
+    expect(queued.status).toBe(201);
+    const queuedId = { id: queued.body.id as string };
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/claim', queuedId, { body: { leaseSeconds: 1 }, jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/claim', queuedId, { body: {}, jwt: bob.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/claim', queuedId, { body: {}, jwt: outsider.jwt })).status).toBe(404);
+    expect((await call(t, 'POST', '/api/v1/tasks/claim', none, { body: { queue: queueRoom.body.id }, jwt: bob.jwt })).status).toBe(204);
+    expect((await call(t, 'POST', '/api/v1/tasks/claim', none, { body: {}, jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/heartbeat', queuedId, { body: { leaseSeconds: 60 }, jwt: bob.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/tasks/:id/heartbeat', queuedId, { body: {}, jwt: alice.jwt })).status).toBe(409);
+    expect((await call(t, 'GET', `/api/v1/tasks?queue=${queueRoom.body.id as string}`, none, { jwt: bob.jwt })).status).toBe(200);
 
     const roomId = { id: room.body.id as string };
     expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(201);

@@ -60,6 +60,7 @@ describe('tasks', () => {
     expect(task).toEqual({
       id: expect.any(String), kind: 'task', title: 'Summarise the logs', requesterId: p.requester.id, assigneeId: p.assignee.id, roomId: expect.any(String),
       state: 'submitted', result: null, dueAt: null, createdAt: expect.any(String), updatedAt: task.createdAt,
+      queueId: null, leaseExpiresAt: null, attempts: 0, maxAttempts: 3, claim: 0,
       history: [{ state: 'submitted', at: task.createdAt, by: p.requester.id, messageId: expect.any(String) }],
     });
     const direct = await t.api.post('/api/v1/direct-rooms', { agentId: p.assignee.id }, { jwt: p.requester.jwt });

@@ -12,7 +12,7 @@ function detailsOf(fn: () => unknown): Record<string, string> | undefined {
   } catch (err) {
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).status).toBe(400);
-    return (err as AppError).details;
+    return (err as AppError).details as Record<string, string> | undefined;
   }
   throw new Error('expected a validation error');
 }

@@ -49,7 +49,7 @@ describe('search query language', () => {
       parse(q);
       return undefined;
     } catch (err) {
-      if (err instanceof AppError) return err.details?.q;
+      if (err instanceof AppError) return err.details?.q as string | undefined;
       throw err;
     }
   };

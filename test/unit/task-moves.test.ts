@@ -37,7 +37,8 @@ describe(`task moves as one transaction of statements (${TEST_DIALECT})`, () => 
   it('the first move from a version wins; a second from the same version is refused whole, the task as the first left it', async () => {
     const now = new Date().toISOString();
     const task: Task = {
-      id: randomUUID(), kind: 'task', title: 't', requesterId: randomUUID(), assigneeId: randomUUID(), roomId: randomUUID(),
+      id: randomUUID(), kind: 'task', title: 't', requesterId: randomUUID(), assigneeId: randomUUID(), roomId: randomUUID(), queueId: null,
+      leaseExpiresAt: null, attempts: 0, maxAttempts: 3, claim: 0,
       state: 'submitted', result: null, dueAt: null, createdAt: now, updatedAt: now, history: [{ state: 'submitted', at: now, by: null, messageId: null }],
     };
     await commitStatements(database.db, [insertTaskStatement(database.db, task, null), insertHistoryStatement(database.db, task.id, 0, task.history[0]!)]);

@@ -8,7 +8,7 @@ function detailsOf(fn: () => unknown): Record<string, string> | undefined {
   } catch (err) {
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).code).toBe('VALIDATION_ERROR');
-    return (err as AppError).details;
+    return (err as AppError).details as Record<string, string> | undefined;
   }
   throw new Error('expected a validation error');
 }

@@ -12,7 +12,11 @@ export class AmsError extends Error {
   /** The HTTP status, when the failure was an HTTP answer. */
   readonly status: number | undefined;
   readonly code: string;
-  /** For VALIDATION_ERROR over REST: field name -> what is wrong with it. */
+  /**
+   * For VALIDATION_ERROR over REST: field name -> what is wrong with it. For some CONFLICTs, the
+   * conflict's facts, each a string: `assigneeId` (who holds a claimed task; absent when nobody),
+   * `conflicts` (the leases in the way, as JSON text: `leaseConflicts(err)` parses it).
+   */
   readonly details: Record<string, string> | undefined;
 
   constructor(code: string, message: string, options: { status?: number; details?: Record<string, string>; cause?: unknown } = {}) {
@@ -50,7 +54,11 @@ export function fromHttpError(status: number, body: unknown): AmsError {
   // REST bodies carry no code; the one 404 with a code of its own says so in its message.
   let code = HTTP_STATUS_CODES[status] ?? (status >= 500 ? 'INTERNAL' : 'VALIDATION_ERROR');
   if (status === 404 && message === 'Room not found') code = 'ROOM_NOT_FOUND';
-  const fields = typeof details === 'object' && details !== null ? (details as Record<string, string>) : undefined;
+  // A conflict's facts may be ids, null or lists: strings stay, null goes, the rest as JSON text.
+  const fields = typeof details === 'object' && details !== null
+    ? Object.fromEntries(Object.entries(details as Record<string, unknown>).flatMap(([field, value]) =>
+      value === null || value === undefined ? [] : [[field, typeof value === 'string' ? value : JSON.stringify(value)]]))
+    : undefined;
   return new AmsError(code, message, { status, ...(fields ? { details: fields } : {}) });
 }
 

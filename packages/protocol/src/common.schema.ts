@@ -23,7 +23,7 @@ export const RoleSchema = Type.Union([Type.Literal('admin'), Type.Literal('agent
 export const ErrorBody = Type.Object(
   {
     error: Type.String({ description: 'Human-readable message' }),
-    details: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Field name -> what is wrong with it' })),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Field name -> what is wrong with it (a string) for validation failures; a conflict\'s facts for some 409s (`assigneeId`, `conflicts`)' })),
   },
   { title: 'ErrorBody' },
 );

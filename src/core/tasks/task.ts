@@ -6,11 +6,20 @@ export interface Task {
   kind: TaskKind;
   title: string;
   requesterId: string;
-  assigneeId: string;
+  /** Null while a queued task is unclaimed. */
+  assigneeId: string | null;
   roomId: string;
+  /** The queue (a room) a queued task was created in (docs/tasks.md, "Queues"); null otherwise. */
+  queueId: string | null;
   state: TaskState;
   result: Record<string, unknown> | null;
   dueAt: string | null;
+  /** When the claimer's lease runs out; null unless claimed and not terminal. */
+  leaseExpiresAt: string | null;
+  attempts: number;
+  maxAttempts: number;
+  /** Grows with every claim: a fencing number. */
+  claim: number;
   createdAt: string;
   updatedAt: string;
   history: TaskHistoryEntry[];
@@ -22,7 +31,11 @@ export interface TaskHistoryEntry {
   /** Null for the expiry. */
   by: string | null;
   messageId: string | null;
+  /** `claimed`, `lease-expired`; absent for other moves. */
+  reason?: TaskMoveReason;
 }
+
+export type TaskMoveReason = 'claimed' | 'lease-expired';
 
 export type TaskSide = 'requester' | 'assignee';
 

@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
 import {
-  CreateTaskInput, MoveTaskInput, TASK_LIST_LIMITS, TASK_RESULT_MAX_BYTES, TASK_STATES, TASK_WAIT_MAX_SECONDS,
+  ClaimNextTaskInput, CreateTaskInput, MoveTaskInput, TASK_LEASE_SECONDS, TASK_LIST_LIMITS, TASK_MAX_ATTEMPTS, TASK_RESULT_MAX_BYTES, TASK_STATES, TASK_WAIT_MAX_SECONDS,
   type TaskState,
 } from '@agent-messaging/protocol';
 import { agentsNotFound, AppError, forbidden, notFound, validationError } from '../../errors.js';
@@ -21,10 +21,13 @@ import { longPoll } from '../waiters/waiters.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { compile, isUuid, parseId, parseTimestamp, requireObject } from '../validation.js';
-import { agentKey, taskKey, type TaskChange, type TaskWaiters } from './task-waiters.js';
+import { agentKey, queueKey, taskKey, type TaskChange, type TaskWaiters } from './task-waiters.js';
 import type { MessageTask } from '../messages/message.js';
-import { allowedMove, isTerminal, type Task, type TaskSide } from './task.js';
-import { findByClientTaskId, findTask, insertHistoryStatement, insertTaskStatement, listExpired, listTasks, moveTaskStatement, type StoredTask } from './tasks.store.js';
+import { allowedMove, isTerminal, type Task, type TaskMoveReason, type TaskSide } from './task.js';
+import {
+  findByClientTaskId, findTask, insertHistoryStatement, insertTaskStatement, listClaimable, listExpired, listLeaseExpired, listTasks, moveTaskStatement,
+  renewLease, requireVersionStatement, type LeaseChange, type StoredTask,
+} from './tasks.store.js';
 
 export interface CreateTaskResult {
   task: Task;
@@ -50,6 +53,7 @@ export interface TaskListNarrowing {
 }
 
 export interface ListTasksQuery {
+  queue?: unknown;
   as?: unknown;
   state?: unknown;
   cursor?: unknown;
@@ -68,7 +72,17 @@ export interface TasksService {
    */
   get(principal: Principal | null, taskId: unknown, query: GetTaskQuery, signal?: AbortSignal, slotHeld?: boolean): Promise<Task>;
   list(principal: Principal | null, query: ListTasksQuery, signal?: AbortSignal, narrowing?: TaskListNarrowing): Promise<TaskListPage>;
-  /** Moves every task past its `dueAt` to failed (the periodic sweep; the conditional move makes it once across nodes). */
+  /** Claims an unclaimed queued task (docs/tasks.md, "Queues"): 409 `{assigneeId}` when someone else has it. */
+  claim(principal: Principal | null, taskId: unknown, input: unknown): Promise<Task>;
+  /** Claims the oldest unclaimed task of a queue, waiting up to `wait` seconds for one; null when none. */
+  claimNext(principal: Principal | null, input: unknown, signal?: AbortSignal): Promise<Task | null>;
+  /** The claimer renews its lease; 409 when the task is no longer its. */
+  heartbeat(principal: Principal | null, taskId: unknown, input: unknown): Promise<Task>;
+  /**
+   * Moves every task past its `dueAt` to failed, and every claimed task whose lease ran out back to
+   * its queue (or to failed, its attempts used up): the periodic sweep; the conditional move makes
+   * each once across nodes.
+   */
   expire(): Promise<number>;
   /** Runs `expire` every EXPIRY_INTERVAL_MS (one sweep at a time on this node) until `stopExpiry`. */
   startExpiry(onError: (err: unknown) => void): void;
@@ -77,6 +91,10 @@ export interface TasksService {
 
 const createInput = compile(CreateTaskInput);
 const moveInput = compile(MoveTaskInput);
+const claimNextInput = compile(ClaimNextTaskInput);
+
+/** How many of a queue's oldest unclaimed tasks one claim of "the next" tries before it says none. */
+const CLAIM_CANDIDATES = 20;
 
 /** How many expired tasks one sweep moves at most (the next sweep takes the rest). */
 const EXPIRY_BATCH = 100;
@@ -99,6 +117,20 @@ function resultProblem(result: Record<string, unknown> | null | undefined): stri
   if (result === undefined || result === null) return null;
   return Buffer.byteLength(JSON.stringify(result)) > TASK_RESULT_MAX_BYTES ? `must be at most ${TASK_RESULT_MAX_BYTES} bytes as JSON` : null;
 }
+
+/**
+ * A lease in whole seconds, `min`..3600 (`min` is 10 but for the test-only AMS_TEST_MIN_LEASE_SECONDS),
+ * `fallback` when absent.
+ */
+function parseLeaseSeconds(raw: unknown, min: number, fallback: number): number {
+  if (raw === undefined || raw === null) return fallback;
+  if (typeof raw !== 'number' || !Number.isInteger(raw) || raw < min || raw > TASK_LEASE_SECONDS.max) {
+    throw validationError({ leaseSeconds: `must be a whole number of seconds from ${TASK_LEASE_SECONDS.min} to ${TASK_LEASE_SECONDS.max}` });
+  }
+  return raw;
+}
+
+const secondsFrom = (at: string, seconds: number): string => new Date(new Date(at).getTime() + seconds * 1000).toISOString();
 
 /** An opaque cursor: the last task's `updatedAt` and id. */
 const encodeCursor = (task: Task): string => Buffer.from(`${task.updatedAt}|${task.id}`).toString('base64url');
@@ -147,8 +179,11 @@ export function createTasksService(deps: {
    * for it between its message's writes and the move's own (the crash test kills the process there).
    */
   pauseMove?: () => Promise<void>;
+  /** TEST ONLY (AMS_TEST_MIN_LEASE_SECONDS): the shortest claim lease accepted; 10 otherwise. */
+  minLeaseSeconds?: number;
 }): TasksService {
   const { db, authz, rooms, messages, events, waiters, waitSlots, pauseMove } = deps;
+  const minLeaseSeconds = deps.minLeaseSeconds ?? TASK_LEASE_SECONDS.min;
 
   /**
    * The message a creation or a move posts, in the task's room, by `senderId` (docs/tasks.md), and
@@ -161,9 +196,9 @@ export function createTasksService(deps: {
     await messages.sendForTask(sender, task.roomId, { body, ...extras }, {
       messageId,
       task: messageTask(task),
-      ...(senderId === task.requesterId ? { attentionOf: task.assigneeId } : {}),
+      ...(senderId === task.requesterId && task.assigneeId !== null ? { attentionOf: task.assigneeId } : {}),
       statements: writes,
-      parties: [task.requesterId, task.assigneeId],
+      parties: task.assigneeId === null ? [task.requesterId] : [task.requesterId, task.assigneeId],
     });
   };
 
@@ -171,14 +206,20 @@ export function createTasksService(deps: {
     await events.publish({ type: 'task.updated', task });
   };
 
-  /** The task and the caller's side; 404 to an agent who is neither side, 403 to such an admin. */
+  const isQueueMember = async (queueId: string | null, agentId: string): Promise<boolean> =>
+    queueId !== null && (await rooms.nonMembers(queueId, [agentId])).length === 0;
+
+  /**
+   * The task and the caller's side; 404 to an agent who is neither side (nor, for a queued task, a
+   * member of its queue), 403 to such an admin.
+   */
   const load = async (actor: Principal, rawId: unknown): Promise<{ stored: StoredTask; side: TaskSide | null }> => {
     const id = parseId(rawId, 'taskId');
     const stored = await findTask(db, id);
     if (!stored) throw notFound('Task');
     const { task } = stored;
     const side: TaskSide | null = task.requesterId === actor.agentId ? 'requester' : task.assigneeId === actor.agentId ? 'assignee' : null;
-    if (side === null && actor.role !== 'admin') throw notFound('Task');
+    if (side === null && actor.role !== 'admin' && !(await isQueueMember(task.queueId, actor.agentId))) throw notFound('Task');
     // Reads and moves alike: a token limited to rooms reaches the tasks of those rooms only.
     requireRoom(actor, task.roomId);
     return { stored, side };
@@ -189,33 +230,64 @@ export function createTasksService(deps: {
    * history entry naming its message, its audit record and the message itself, in the message's
    * transaction; then its events. Null: another move changed the task first (its history entry took
    * this one's number: moveTaskStatement), and neither this move nor its message was written.
+   * `claim`: the claim columns it sets (a claim, a renewal, the lease running out); a move to a
+   * terminal state otherwise ends the lease. `leaseRanOutBy`: only if the lease ran out by then.
    */
-  const applyMove = async (stored: StoredTask, by: string | null, senderId: string, state: TaskState, body: string | undefined, result: Record<string, unknown> | null | undefined, extras: MessageExtras = {}): Promise<Task | null> => {
+  const applyMove = async (stored: StoredTask, move: {
+    by: string | null; senderId: string; state: TaskState; body?: string | undefined; result?: Record<string, unknown> | null | undefined;
+    extras?: MessageExtras; claim?: LeaseChange; reason?: TaskMoveReason; leaseRanOutBy?: string;
+  }): Promise<Task | null> => {
     const before = stored.task;
+    const { by, state, result } = move;
     const messageId = uuidv7();
     const updatedAt = nextUpdatedAt(before.updatedAt);
+    const claim: LeaseChange | undefined = move.claim ?? (isTerminal(state) && before.leaseExpiresAt !== null
+      ? { assigneeId: before.assigneeId, leaseExpiresAt: null, leaseSeconds: null, attempts: before.attempts, claim: before.claim } : undefined);
+    const entry = { state, at: updatedAt, by, messageId, ...(move.reason === undefined ? {} : { reason: move.reason }) };
     const task: Task = {
       ...before,
       state,
       result: result === undefined ? before.result : result,
+      ...(claim === undefined ? {} : { assigneeId: claim.assigneeId, leaseExpiresAt: claim.leaseExpiresAt, attempts: claim.attempts, claim: claim.claim }),
       updatedAt,
-      history: [...before.history, { state, at: updatedAt, by, messageId }],
+      history: [...before.history, entry],
     };
     const writes = [
-      moveTaskStatement(db, before.id, { state: before.state, version: stored.version }, { state, terminal: isTerminal(state), result, updatedAt }),
-      insertHistoryStatement(db, before.id, stored.version + 1, { state, at: updatedAt, by, messageId }),
-      auditStatement(db, { event: 'task-updated', actorId: by, subjectId: before.id, detail: { from: before.state, to: state } }),
+      moveTaskStatement(db, before.id, { state: before.state, version: stored.version, ...(move.leaseRanOutBy === undefined ? {} : { leaseRanOutBy: move.leaseRanOutBy }) },
+        { state, terminal: isTerminal(state), result, updatedAt, ...(claim === undefined ? {} : { claim }) }),
+      insertHistoryStatement(db, before.id, stored.version + 1, entry),
+      auditStatement(db, { event: 'task-updated', actorId: by, subjectId: before.id, detail: { from: before.state, to: state, ...(move.reason === undefined ? {} : { reason: move.reason }) } }),
     ];
+    if (move.leaseRanOutBy !== undefined) writes.push(requireVersionStatement(db, before.id, stored.version + 1));
     // TEST ONLY (AMS_TEST_PAUSE_TASK_MOVE): the transaction stops here, its message written, the move not yet.
     if (pauseMove !== undefined) writes.unshift(pauseStatement(pauseMove));
     try {
-      await post(task, senderId, messageId, body ?? `Task "${task.title}" is now ${state}`, extras, writes);
+      await post(task, move.senderId, messageId, move.body ?? `Task "${task.title}" is now ${state}`, move.extras ?? {}, writes);
     } catch (err) {
       if (isUniqueViolation(err)) return null;
       throw err;
     }
     await published(task);
     return task;
+  };
+
+  /** 409 to a caller who is not (or no longer) the task's claimer: `assigneeId` says who has it (null: back in the queue). */
+  const notYours = (task: Task): AppError =>
+    new AppError('CONFLICT', task.assigneeId === null ? 'The task is not claimed by you: it is back in its queue' : 'The task is claimed by another agent', { assigneeId: task.assigneeId, state: task.state });
+
+  /** The claim of a task read as `stored` by `agentId`, for `seconds`; 409 when someone else has it (or came first). */
+  const claimStored = async (agentId: string, stored: StoredTask, seconds: number): Promise<Task> => {
+    const task = stored.task;
+    if (task.queueId === null) throw new AppError('CONFLICT', 'Only a queued task can be claimed', { assigneeId: task.assigneeId, state: task.state });
+    if (task.requesterId === agentId) throw forbidden('The requester cannot claim its own task');
+    if (task.assigneeId !== null || task.state !== 'submitted') throw notYours(task);
+    const claimed = await applyMove(stored, {
+      by: agentId, senderId: agentId, state: 'submitted', reason: 'claimed', body: `Claimed task "${task.title}"`,
+      claim: { assigneeId: agentId, leaseExpiresAt: secondsFrom(nowIso(), seconds), leaseSeconds: seconds, attempts: task.attempts + 1, claim: task.claim + 1 },
+    });
+    if (claimed) return claimed;
+    const now = await findTask(db, task.id);
+    throw notYours(now?.task ?? task);
   };
 
   const refuse = (state: TaskState): AppError => new AppError('CONFLICT', `The task is ${state}: this move is not allowed`, { state });
@@ -256,8 +328,14 @@ export function createTasksService(deps: {
     async create(principal, input) {
       const actor = authz.requireAgent(principal, 'tasks:write');
       const fields = createInput.parse(requireObject(input));
-      const assigneeId = fields.assignee.toLowerCase();
-      if (!isUuid(assigneeId)) throw validationError({ assignee: 'must be an agent id (UUID)' });
+      if (fields.assignee !== undefined && fields.queue !== undefined) {
+        throw validationError({ assignee: 'give assignee or queue, not both', queue: 'give assignee or queue, not both' });
+      }
+      if (fields.assignee === undefined && fields.queue === undefined) throw validationError({ assignee: 'is required (or queue)' });
+      if (fields.queue !== undefined && fields.room !== undefined) throw validationError({ room: 'a queued task lives in its queue\'s room: give queue alone' });
+      const queueId = fields.queue === undefined ? null : fields.queue.toLowerCase();
+      const assigneeId = fields.assignee === undefined ? null : fields.assignee.toLowerCase();
+      if (assigneeId !== null && !isUuid(assigneeId)) throw validationError({ assignee: 'must be an agent id (UUID)' });
       if (assigneeId === actor.agentId) throw validationError({ assignee: 'must not be the caller' });
       let dueAt: string | null = null;
       if (fields.dueAt !== undefined) {
@@ -271,12 +349,21 @@ export function createTasksService(deps: {
         if (earlier) return { task: earlier.task, created: false };
       }
       await messages.checkExtras(actor.agentId, extrasOf(fields.input), 'input.');
-      const assignee = await findAgentById(db, assigneeId);
-      if (!assignee) throw agentsNotFound([assigneeId]);
-      if (assignee.disabledAt !== null) throw forbidden('Agent is disabled');
+      if (assigneeId !== null) {
+        const assignee = await findAgentById(db, assigneeId);
+        if (!assignee) throw agentsNotFound([assigneeId]);
+        if (assignee.disabledAt !== null) throw forbidden('Agent is disabled');
+      }
 
       let roomId: string;
-      if (fields.room !== undefined) {
+      if (queueId !== null) {
+        roomId = queueId;
+        const room = await rooms.get(roomId);
+        if (isDirectRoom(room)) throw validationError({ queue: 'must be a group room' });
+        if (!(await isQueueMember(roomId, actor.agentId))) throw validationError({ queue: 'the caller must be a member of the room' });
+      } else if (assigneeId === null) {
+        throw validationError({ assignee: 'is required (or queue)' });
+      } else if (fields.room !== undefined) {
         roomId = fields.room.toLowerCase();
         const room = await rooms.get(roomId);
         if (isDirectRoom(room)) throw validationError({ room: 'must be a group room (without room, the task lives in the direct room of the two)' });
@@ -289,8 +376,9 @@ export function createTasksService(deps: {
       const now = nowIso();
       const messageId = uuidv7();
       const task: Task = {
-        id: uuidv7(), kind: fields.kind ?? 'task', title: fields.title, requesterId: actor.agentId, assigneeId, roomId,
-        state: 'submitted', result: null, dueAt, createdAt: now, updatedAt: now,
+        id: uuidv7(), kind: fields.kind ?? 'task', title: fields.title, requesterId: actor.agentId, assigneeId, roomId, queueId,
+        state: 'submitted', result: null, dueAt, leaseExpiresAt: null, attempts: 0, maxAttempts: fields.maxAttempts ?? TASK_MAX_ATTEMPTS.default, claim: 0,
+        createdAt: now, updatedAt: now,
         history: [{ state: 'submitted', at: now, by: actor.agentId, messageId }],
       };
       try {
@@ -298,7 +386,7 @@ export function createTasksService(deps: {
         await post(task, actor.agentId, messageId, fields.input?.body ?? task.title, extrasOf(fields.input), [
           insertTaskStatement(db, task, clientTaskId),
           insertHistoryStatement(db, task.id, 0, task.history[0]!),
-          auditStatement(db, { event: 'task-created', actorId: actor.agentId, subjectId: task.id, detail: { kind: task.kind, assigneeId, roomId } }),
+          auditStatement(db, { event: 'task-created', actorId: actor.agentId, subjectId: task.id, detail: { kind: task.kind, assigneeId, roomId, ...(queueId === null ? {} : { queueId }) } }),
         ]);
       } catch (err) {
         // Two concurrent creates with one clientTaskId: the loser answers the winner's task.
@@ -321,6 +409,8 @@ export function createTasksService(deps: {
       if (problem !== null) throw validationError({ result: problem });
       const { stored, side } = await load(actor, rawId);
       const task = stored.task;
+      // A member of the queue (a former claimer, say) who is neither side: the task is someone else's.
+      if (side === null && task.queueId !== null && actor.role !== 'admin') throw notYours(task);
       if (side === null) throw forbidden('Only the requester or the assignee may move a task');
       if (isTerminal(task.state) || !allowedMove(side, task.state, state)) throw refuse(task.state);
       // The result is the assignee's answer: a requester's move (a cancel, an answer) never sets it.
@@ -335,7 +425,11 @@ export function createTasksService(deps: {
       }
       const extras = extrasOf(fields.message);
       await messages.checkExtras(actor.agentId, extras, 'message.');
-      const moved = await applyMove(stored, actor.agentId, actor.agentId, state, body, fields.result, extras);
+      // The claimer's every move renews its lease (a terminal one ends it: applyMove).
+      const renewal: LeaseChange | undefined = side === 'assignee' && task.queueId !== null && !isTerminal(state)
+        ? { assigneeId: task.assigneeId, leaseExpiresAt: secondsFrom(nowIso(), stored.leaseSeconds ?? TASK_LEASE_SECONDS.default), leaseSeconds: stored.leaseSeconds, attempts: task.attempts, claim: task.claim }
+        : undefined;
+      const moved = await applyMove(stored, { by: actor.agentId, senderId: actor.agentId, state, body, result: fields.result, extras, ...(renewal === undefined ? {} : { claim: renewal }) });
       if (moved) return moved;
       // Another move won the race: this one is refused against the state it left.
       const now = await findTask(db, task.id);
@@ -364,6 +458,11 @@ export function createTasksService(deps: {
 
     async list(principal, query, signal, narrowing = {}) {
       const actor = authz.requireAgent(principal, 'tasks:read');
+      const queueId = query.queue === undefined || query.queue === null || query.queue === '' ? null : parseId(query.queue, 'queue');
+      if (queueId !== null) {
+        await rooms.assertMember(queueId, actor.agentId);
+        requireRoom(actor, queueId);
+      }
       const as = parseAs(query.as);
       const states = parseStates(query.state);
       const after = decodeCursor(query.cursor);
@@ -373,11 +472,18 @@ export function createTasksService(deps: {
         // A token limited to rooms lists the tasks of those rooms only.
         const roomIds = actor.scope?.rooms;
         if (roomIds !== undefined && roomIds.length === 0) return { value: { tasks: [], hasMore: false, nextCursor: null }, done: false };
-        const { tasks, hasMore } = await listTasks(db, { agentId: actor.agentId, as, states, after, limit, ...narrowing, ...(roomIds === undefined ? {} : { roomIds }) });
+        const { tasks, hasMore } = await listTasks(db, {
+          agentId: actor.agentId, as, states, after, limit, ...narrowing, ...(roomIds === undefined ? {} : { roomIds }), ...(queueId === null ? {} : { queueId }),
+        });
         const last = tasks[tasks.length - 1];
         return { value: { tasks, hasMore, nextCursor: hasMore && last ? encodeCursor(last) : null }, done: tasks.length > 0 };
       };
       if (seconds === 0) return (await read()).value;
+      if (queueId !== null) {
+        const inQueue = (c: TaskChange): boolean => c.queueId === queueId && (states === null || states.includes(c.state))
+          && (as === null || (as === 'assignee' ? c.assigneeId : c.requesterId) === actor.agentId);
+        return held(actor.agentId, seconds, [queueKey(queueId)], inQueue, read, signal);
+      }
       const matches = (c: TaskChange): boolean =>
         (as === null ? c.assigneeId === actor.agentId || c.requesterId === actor.agentId : (as === 'assignee' ? c.assigneeId : c.requesterId) === actor.agentId)
         && (states === null || states.includes(c.state))
@@ -385,14 +491,84 @@ export function createTasksService(deps: {
       return held(actor.agentId, seconds, [agentKey(actor.agentId)], matches, read, signal);
     },
 
+    async claim(principal, rawId, input) {
+      const actor = authz.requireAgent(principal, 'tasks:write');
+      const { leaseSeconds } = requireObject(input ?? {});
+      const seconds = parseLeaseSeconds(leaseSeconds, minLeaseSeconds, TASK_LEASE_SECONDS.default);
+      const { stored } = await load(actor, rawId);
+      return claimStored(actor.agentId, stored, seconds);
+    },
+
+    async claimNext(principal, input, signal) {
+      const actor = authz.requireAgent(principal, 'tasks:write');
+      const { leaseSeconds, wait, ...rest } = requireObject(input);
+      const fields = claimNextInput.parse(rest);
+      const seconds = parseLeaseSeconds(leaseSeconds, minLeaseSeconds, TASK_LEASE_SECONDS.default);
+      const waitSeconds = parseTaskWait(wait);
+      const queueId = fields.queue.toLowerCase();
+      await rooms.assertMember(queueId, actor.agentId);
+      requireRoom(actor, queueId);
+      // The oldest first; one another claimer took first is passed for the next (each claimed once).
+      const attempt = async (): Promise<{ value: Task | null; done: boolean }> => {
+        for (const stored of await listClaimable(db, queueId, CLAIM_CANDIDATES)) {
+          if (stored.task.requesterId === actor.agentId) continue;
+          try {
+            return { value: await claimStored(actor.agentId, stored, seconds), done: true };
+          } catch (err) {
+            if (!(err instanceof AppError) || err.code !== 'CONFLICT') throw err;
+          }
+        }
+        return { value: null, done: false };
+      };
+      if (waitSeconds === 0) return (await attempt()).value;
+      const claimable = (c: TaskChange): boolean => c.queueId === queueId && c.state === 'submitted' && c.assigneeId === null;
+      return held(actor.agentId, waitSeconds, [queueKey(queueId)], claimable, attempt, signal);
+    },
+
+    async heartbeat(principal, rawId, input) {
+      const actor = authz.requireAgent(principal, 'tasks:write');
+      const { leaseSeconds } = requireObject(input ?? {});
+      const { stored } = await load(actor, rawId);
+      const task = stored.task;
+      const seconds = parseLeaseSeconds(leaseSeconds, minLeaseSeconds, stored.leaseSeconds ?? TASK_LEASE_SECONDS.default);
+      if (task.queueId === null) throw new AppError('CONFLICT', 'Only a claimed queued task has a lease', { assigneeId: task.assigneeId, state: task.state });
+      if (task.assigneeId !== actor.agentId) throw notYours(task);
+      if (isTerminal(task.state)) throw refuse(task.state);
+      const expiresAt = secondsFrom(nowIso(), seconds);
+      // Renewed only while the caller still holds this very claim (not once it ran out and came back).
+      if (!(await renewLease(db, task.id, { assigneeId: actor.agentId, claim: task.claim }, { expiresAt, seconds }))) {
+        const now = await findTask(db, task.id);
+        throw notYours(now?.task ?? task);
+      }
+      return { ...task, leaseExpiresAt: expiresAt };
+    },
+
     async expire() {
-      const ids = await listExpired(db, nowIso(), EXPIRY_BATCH);
+      const now = nowIso();
+      const ids = await listExpired(db, now, EXPIRY_BATCH);
       let expired = 0;
       for (const id of ids) {
         const stored = await findTask(db, id);
         if (!stored || isTerminal(stored.task.state)) continue;
         // Posted as the requester, who set dueAt; the history entry has `by: null`.
-        if (await applyMove(stored, null, stored.task.requesterId, 'failed', `Task "${stored.task.title}" expired`, { reason: 'expired' })) expired++;
+        if (await applyMove(stored, { by: null, senderId: stored.task.requesterId, state: 'failed', body: `Task "${stored.task.title}" expired`, result: { reason: 'expired' } })) expired++;
+      }
+      for (const id of await listLeaseExpired(db, now, EXPIRY_BATCH)) {
+        const stored = await findTask(db, id);
+        const task = stored?.task;
+        if (!stored || !task || isTerminal(task.state) || task.leaseExpiresAt === null || task.leaseExpiresAt > now) continue;
+        const exhausted = task.attempts >= task.maxAttempts;
+        // Back in the queue, unclaimed, or failed: once, whichever node's sweep comes first (its
+        // UPDATE asks that the lease still ran out: a heartbeat in between wins).
+        const moved = await applyMove(stored, {
+          by: null, senderId: task.requesterId, reason: 'lease-expired', leaseRanOutBy: now,
+          ...(exhausted
+            ? { state: 'failed' as const, result: { reason: 'attempts-exhausted' }, body: `Task "${task.title}" failed: its lease ran out after ${task.attempts} attempts`,
+              claim: { assigneeId: task.assigneeId, leaseExpiresAt: null, leaseSeconds: null, attempts: task.attempts, claim: task.claim } }
+            : { state: 'submitted' as const, body: `Task "${task.title}" is back in the queue: its lease ran out`,
+              claim: { assigneeId: null, leaseExpiresAt: null, leaseSeconds: null, attempts: task.attempts, claim: task.claim } }),
+        });
+        if (moved) expired++;
       }
       return expired;
     },

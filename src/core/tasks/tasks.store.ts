@@ -1,8 +1,8 @@
-import type { CompiledQuery, Selectable } from 'kysely';
+import { sql, type CompiledQuery, type Selectable } from 'kysely';
 import type { TaskKind, TaskState } from '@agent-messaging/protocol';
 import type { Db, TaskHistoryTable, TasksTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
-import type { Task, TaskHistoryEntry } from './task.js';
+import type { Task, TaskHistoryEntry, TaskMoveReason } from './task.js';
 
 type TaskRow = Selectable<TasksTable>;
 
@@ -10,6 +10,8 @@ type TaskRow = Selectable<TasksTable>;
 export interface StoredTask {
   task: Task;
   version: number;
+  /** The claimer's lease length, which its moves renew (null when not claimed). */
+  leaseSeconds: number | null;
 }
 
 const toEntry = (row: Selectable<TaskHistoryTable>): TaskHistoryEntry => ({
@@ -17,6 +19,7 @@ const toEntry = (row: Selectable<TaskHistoryTable>): TaskHistoryEntry => ({
   at: toIso(row.at),
   by: row.by_id,
   messageId: row.message_id,
+  ...(row.reason === null ? {} : { reason: row.reason as TaskMoveReason }),
 });
 
 function toTask(row: TaskRow, history: TaskHistoryEntry[]): Task {
@@ -28,9 +31,14 @@ function toTask(row: TaskRow, history: TaskHistoryEntry[]): Task {
     requesterId: row.requester_id,
     assigneeId: row.assignee_id,
     roomId: row.room_id,
+    queueId: row.queue_id,
     state: row.state as TaskState,
     result: result === null ? null : (result as Record<string, unknown>),
     dueAt: toIsoOrNull(row.due_at),
+    leaseExpiresAt: toIsoOrNull(row.lease_expires_at),
+    attempts: Number(row.attempts),
+    maxAttempts: Number(row.max_attempts),
+    claim: Number(row.claim),
     createdAt: toIso(row.created_at),
     updatedAt: toIso(row.updated_at),
     history,
@@ -46,7 +54,7 @@ async function withHistory(db: Db, rows: readonly TaskRow[]): Promise<StoredTask
     if (list === undefined) byTask.set(entry.task_id, (list = []));
     list.push(toEntry(entry));
   }
-  return rows.map((row) => ({ task: toTask(row, byTask.get(row.id) ?? []), version: Number(row.version) }));
+  return rows.map((row) => ({ task: toTask(row, byTask.get(row.id) ?? []), version: Number(row.version), leaseSeconds: row.lease_seconds === null ? null : Number(row.lease_seconds) }));
 }
 
 export async function findTask(db: Db, id: string): Promise<StoredTask | null> {
@@ -73,13 +81,15 @@ export function insertTaskStatement(db: Db, task: Task, clientTaskId: string | n
     due_at: task.dueAt,
     client_task_id: clientTaskId,
     version: 0,
+    queue_id: task.queueId,
+    max_attempts: task.maxAttempts,
     created_at: task.createdAt,
     updated_at: task.updatedAt,
   }).compile();
 }
 
 export function insertHistoryStatement(db: Db, taskId: string, n: number, entry: TaskHistoryEntry): CompiledQuery {
-  return db.insertInto('task_history').values({ task_id: taskId, n, state: entry.state, at: entry.at, by_id: entry.by, message_id: entry.messageId }).compile();
+  return db.insertInto('task_history').values({ task_id: taskId, n, state: entry.state, at: entry.at, by_id: entry.by, message_id: entry.messageId, reason: entry.reason ?? null }).compile();
 }
 
 /**
@@ -90,21 +100,74 @@ export function insertHistoryStatement(db: Db, taskId: string, n: number, entry:
  * (another move, on any node, or the expiry, changed the task first: the UPDATE changes nothing)
  * finds that number taken, and the primary key of task_history fails its whole transaction.
  */
-export function moveTaskStatement(db: Db, id: string, expected: { state: TaskState; version: number }, next: {
-  state: TaskState; terminal: boolean; result: Record<string, unknown> | null | undefined; updatedAt: string;
+export function moveTaskStatement(db: Db, id: string, expected: { state: TaskState; version: number; leaseRanOutBy?: string }, next: {
+  state: TaskState; terminal: boolean; result: Record<string, unknown> | null | undefined; updatedAt: string; claim?: LeaseChange;
 }): CompiledQuery {
-  return db.updateTable('tasks')
+  const lease = next.claim;
+  let update = db.updateTable('tasks')
     .set({
       state: next.state,
       terminal: next.terminal ? 1 : 0,
       updated_at: next.updatedAt,
       version: expected.version + 1,
       ...(next.result === undefined ? {} : { result: next.result === null ? null : JSON.stringify(next.result) }),
+      ...(lease === undefined ? {} : {
+        assignee_id: lease.assigneeId, lease_expires_at: lease.leaseExpiresAt, lease_seconds: lease.leaseSeconds, attempts: lease.attempts, claim: lease.claim,
+      }),
     })
     .where('id', '=', id)
     .where('state', '=', expected.state)
-    .where('version', '=', expected.version)
+    .where('version', '=', expected.version);
+  const by = expected.leaseRanOutBy;
+  if (by !== undefined) update = update.where('lease_expires_at', '<=', by);
+  return update.compile();
+}
+
+/** The claim columns a move sets (a claim, a renewal by the claimer's move, the lease running out). */
+export interface LeaseChange {
+  assigneeId: string | null;
+  leaseExpiresAt: string | null;
+  leaseSeconds: number | null;
+  attempts: number;
+  claim: number;
+}
+
+/**
+ * Fails the transaction (a unique violation on the creation's history entry, number 0) unless the
+ * task is at `version` now, i.e. unless this transaction's conditional UPDATE changed it. Only the
+ * lease expiry needs it: its UPDATE also asks that the lease has run out, and a heartbeat renews a
+ * lease without a new version, so without this guard a lost expiry would still write its entry.
+ */
+export function requireVersionStatement(db: Db, id: string, version: number): CompiledQuery {
+  return db.insertInto('task_history')
+    .columns(['task_id', 'n', 'state', 'at'])
+    .expression(db.selectFrom('tasks').select(['id', sql<number>`0`.as('n'), 'state', 'updated_at']).where('id', '=', id).where('version', '<>', version))
     .compile();
+}
+
+/** A heartbeat: renews the lease of the claimer still holding claim `claim`; false when it holds it no more. */
+export async function renewLease(db: Db, id: string, holder: { assigneeId: string; claim: number }, lease: { expiresAt: string; seconds: number }): Promise<boolean> {
+  // Not a move: no new version (a move racing it still wins on its own), no new updatedAt.
+  const result = await db.updateTable('tasks')
+    .set({ lease_expires_at: lease.expiresAt, lease_seconds: lease.seconds })
+    .where('id', '=', id).where('assignee_id', '=', holder.assigneeId).where('claim', '=', holder.claim).where('terminal', '=', 0)
+    .where('queue_id', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** The oldest unclaimed `submitted` tasks of a queue (by creation), up to `limit`. */
+export async function listClaimable(db: Db, queueId: string, limit: number): Promise<StoredTask[]> {
+  const rows = await db.selectFrom('tasks').selectAll().where('queue_id', '=', queueId).where('assignee_id', 'is', null).where('state', '=', 'submitted')
+    .orderBy('created_at').orderBy('id').limit(limit).execute();
+  return withHistory(db, rows);
+}
+
+/** Ids of claimed tasks, not terminal, whose lease ran out by `now` (the lease sweep), oldest first. */
+export async function listLeaseExpired(db: Db, now: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('tasks').select('id').where('lease_expires_at', 'is not', null).where('lease_expires_at', '<=', now).where('terminal', '=', 0)
+    .orderBy('lease_expires_at').limit(limit).execute();
+  return rows.map((r) => r.id);
 }
 
 /** The ids of tasks not terminal whose `dueAt` passed (the expiry sweep), oldest due first. */
@@ -125,14 +188,17 @@ export interface TaskListQuery {
   roomId?: string;
   /** Only the tasks in these rooms (a token limited to rooms; never empty). */
   roomIds?: readonly string[];
+  /** A queue's tasks, whoever their sides (the agent filter is not applied). */
+  queueId?: string;
 }
 
 /** Newest `updatedAt` first (then id), after the cursor; one extra row tells whether more follow. */
 export async function listTasks(db: Db, q: TaskListQuery): Promise<{ tasks: Task[]; hasMore: boolean }> {
   let query = db.selectFrom('tasks').selectAll();
+  if (q.queueId !== undefined) query = query.where('queue_id', '=', q.queueId);
   if (q.as === 'assignee') query = query.where('assignee_id', '=', q.agentId);
   else if (q.as === 'requester') query = query.where('requester_id', '=', q.agentId);
-  else query = query.where((eb) => eb.or([eb('assignee_id', '=', q.agentId), eb('requester_id', '=', q.agentId)]));
+  else if (q.queueId === undefined) query = query.where((eb) => eb.or([eb('assignee_id', '=', q.agentId), eb('requester_id', '=', q.agentId)]));
   if (q.states !== null) query = query.where('state', 'in', [...q.states]);
   const other = q.counterpartId;
   // The agent is one side (above) and cannot be both: the other side is `other`.

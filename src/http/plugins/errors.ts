@@ -4,7 +4,7 @@ import type { ConnectionError, FastifyError, FastifyInstance, FastifyReply, Fast
 import { AppError, toPublicError } from '../../errors.js';
 
 /** The one JSON error body: `{error, details?}`; no stack traces, no 5xx internals. */
-function errorBody(err: AppError): { error: string; details?: Record<string, string> } {
+function errorBody(err: AppError): { error: string; details?: Record<string, unknown> } {
   return err.details === undefined ? { error: err.message } : { error: err.message, details: err.details };
 }
 

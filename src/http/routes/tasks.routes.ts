@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
-import { CreateTaskInput, GetTaskQuerySchema, ListTasksQuerySchema, MoveTaskInput, TaskPageSchema, TaskParams, TaskSchema } from '@agent-messaging/protocol';
+import {
+  ClaimNextTaskInput, ClaimTaskInput, CreateTaskInput, GetTaskQuerySchema, ListTasksQuerySchema, MoveTaskInput, TaskPageSchema, TaskParams, TaskSchema,
+} from '@agent-messaging/protocol';
 import type { GetTaskQuery, ListTasksQuery } from '../../core/tasks/tasks.service.js';
 import { describe, SECURITY } from '../openapi.js';
 
@@ -17,9 +19,10 @@ export function tasksRoutes(app: FastifyInstance, ctx: AppContext): void {
     schema: describe({
       operationId: 'createTask', summary: 'Hand a task (or an approval) to another agent', tags: ['tasks'], security: SECURITY.jwt,
       description: 'The task starts in `submitted` and lives in `room` (a group room of which both are members) or, without it, in the direct room of the two (opened when needed). '
+        + 'With `queue` (a group room of which the caller is a member) instead of `assignee`, it waits there unassigned (`assigneeId` null) for a member to claim it; `maxAttempts` 1..10 (3) claims. '
         + 'Its creation posts a message in that room (input.body, or else the title) carrying `task`, for the assignee\'s attention. '
         + 'A `clientTaskId` repeat by the same requester answers 200 with the original task. '
-        + 'Errors: 400 (`details.assignee` not a UUID or the caller, `details.room` direct or either not a member, `details.dueAt` not in the future, `details.title`), 404 unknown assignee or room, 403 disabled assignee or the token lacks tasks:write.',
+        + 'Errors: 400 (`details.assignee` not a UUID or the caller, both or neither of `assignee` and `queue`, `details.queue` direct or the caller not a member, `details.room` direct or either not a member, `details.dueAt` not in the future, `details.title`), 404 unknown assignee or room, 403 disabled assignee or the token lacks tasks:write.',
       body: CreateTaskInput,
       success: {
         201: { schema: TaskSchema, description: 'The task, just created' },
@@ -60,11 +63,49 @@ export function tasksRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get<{ Querystring: ListTasksQuery }>('/api/v1/tasks', {
     schema: describe({
       operationId: 'listTasks', summary: "The caller's tasks, newest updatedAt first; can wait for one", tags: ['tasks'], security: SECURITY.jwt,
-      description: '`as` assignee or requester (default both), `state` a comma-separated list (default every state), `cursor` the previous page\'s nextCursor, `limit` 1..100 (50). '
+      description: '`queue` a room of which the caller is a member: that queue\'s tasks, whoever their sides (403 not a member). `as` assignee or requester (default both), `state` a comma-separated list (default every state), `cursor` the previous page\'s nextCursor, `limit` 1..100 (50). '
         + 'With `wait` (0..30 seconds) and nothing matching, held until a task matching the query is created or moved (on any node).',
       querystring: ListTasksQuerySchema,
       success: { 200: { schema: TaskPageSchema, description: 'A page of tasks' } },
       errors: [400, 401, 403, 429],
     }),
   }, async (request, reply) => ctx.tasks.list(request.principal, request.query, goneSignal(reply)));
+
+  app.post<{ Params: { id: string } }>('/api/v1/tasks/:id/claim', {
+    schema: describe({
+      operationId: 'claimTask', summary: 'Claim a queued task', tags: ['tasks'], security: SECURITY.jwt,
+      description: 'For a member of the task\'s queue: an unclaimed `submitted` task becomes the caller\'s (`assigneeId`, `attempts` + 1, `claim` + 1, `leaseExpiresAt` now + `leaseSeconds`, 10..3600, default 300). '
+        + 'Exactly one of concurrent claims wins, on any nodes. Its moves and heartbeats renew the lease; when it runs out (within 5 s) the task goes back to the queue, or fails once `attempts` reached `maxAttempts`. '
+        + 'Errors: 400 `details.leaseSeconds`; 409 `details.assigneeId` (who has it) when it is claimed already or not a queued task; 403 the requester itself; 404 unknown task or not a member of its queue.',
+      params: TaskParams, body: ClaimTaskInput,
+      success: { 200: { schema: TaskSchema, description: 'The task, now the caller\'s' } },
+      errors: [400, 401, 403, 404, 409],
+    }),
+  }, async (request) => ctx.tasks.claim(request.principal, request.params.id, request.body ?? {}));
+
+  app.post('/api/v1/tasks/claim', {
+    schema: describe({
+      operationId: 'claimNextTask', summary: 'Claim the oldest unclaimed task of a queue', tags: ['tasks'], security: SECURITY.jwt,
+      description: 'For a member of the queue\'s room: claims its oldest unclaimed `submitted` task (by creation; each claimed by one caller only), as `POST /api/v1/tasks/{id}/claim` does. '
+        + 'None: 204 at once, or with `wait` (0..30 seconds) held until one can be claimed (on any node), then 200 or 204. Held requests count in the agent\'s wait slots (429 beyond). '
+        + 'Errors: 400 `details.queue`, `details.leaseSeconds`, `details.wait`; 403 not a member; 404 unknown room.',
+      body: ClaimNextTaskInput,
+      success: { 200: { schema: TaskSchema, description: 'The task, now the caller\'s' }, 204: { schema: null, description: 'No task to claim' } },
+      errors: [400, 401, 403, 404, 429],
+    }),
+  }, async (request, reply) => {
+    const task = await ctx.tasks.claimNext(request.principal, request.body, goneSignal(reply));
+    return task === null ? reply.status(204).send() : task;
+  });
+
+  app.post<{ Params: { id: string } }>('/api/v1/tasks/:id/heartbeat', {
+    schema: describe({
+      operationId: 'heartbeatTask', summary: 'Renew the lease on a claimed task', tags: ['tasks'], security: SECURITY.jwt,
+      description: 'For its claimer: `leaseExpiresAt` becomes now + `leaseSeconds` (10..3600, default the claim\'s). '
+        + 'Errors: 400 `details.leaseSeconds`; 409 `details.assigneeId` when the task is no longer the caller\'s (its lease ran out: back in the queue or claimed by another), or terminal; 404 unknown task.',
+      params: TaskParams, body: ClaimTaskInput,
+      success: { 200: { schema: TaskSchema, description: 'The task with its renewed lease' } },
+      errors: [400, 401, 403, 404, 409],
+    }),
+  }, async (request) => ctx.tasks.heartbeat(request.principal, request.params.id, request.body ?? {}));
 }

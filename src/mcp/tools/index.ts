@@ -1,6 +1,6 @@
 import type { TProperties } from '@sinclair/typebox';
 import { compile } from '../../core/validation.js';
-import { toPublicError } from '../../errors.js';
+import { detailText, toPublicError } from '../../errors.js';
 import { AGENT_TOOLS } from './agents.js';
 import { AUDIT_TOOLS } from './audit.js';
 import type { ToolCall, ToolResult, ToolSpec } from './define.js';
@@ -45,6 +45,8 @@ const TOOLS = {
   list_tasks: TASK_TOOLS.list_tasks,
   update_task: TASK_TOOLS.update_task,
   request_approval: TASK_TOOLS.request_approval,
+  claim_task: TASK_TOOLS.claim_task,
+  heartbeat_task: TASK_TOOLS.heartbeat_task,
   read_thread: SOCIAL_TOOLS.read_thread,
   read_audit: AUDIT_TOOLS.read_audit,
 };
@@ -74,10 +76,10 @@ function errorResult(err: unknown, call: ToolCall, name: ToolName): ToolResult {
   }
   const rename: Record<string, string> = TOOLS[name].fields ?? {};
   const details = error.details === undefined ? undefined : Object.fromEntries(Object.entries(error.details).map(([field, problem]) => [rename[field] ?? field, problem]));
-  const detailText = details === undefined ? '' : ` (${Object.entries(details).map(([field, problem]) => `${field} ${problem}`).join('; ')})`;
+  const detailsText = details === undefined ? '' : ` (${Object.entries(details).map(([field, problem]) => `${field} ${detailText(problem)}`).join('; ')})`;
   return {
     isError: true,
-    content: [{ type: 'text', text: `${error.code}: ${error.message}${detailText}` }],
+    content: [{ type: 'text', text: `${error.code}: ${error.message}${detailsText}` }],
     structuredContent: { error: { code: error.code, message: error.message, ...(details ? { details } : {}) } },
   };
 }

@@ -1,4 +1,5 @@
-import { TASK_STATES, TASK_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
+import { TASK_LEASE_SECONDS, TASK_MAX_ATTEMPTS, TASK_STATES, TASK_WAIT_MAX_SECONDS } from '@agent-messaging/protocol';
+import { validationError } from '../../errors.js';
 import type { AppContext } from '../../context.js';
 import { isTerminal, type Task } from '../../core/tasks/task.js';
 import { Type } from '../../core/validation.js';
@@ -11,17 +12,27 @@ const TASK_WAIT = Type.Number({ minimum: 0, maximum: TASK_WAIT_MAX_SECONDS, desc
 const TASK_STATE = Type.String({ enum: [...TASK_STATES], description: `One of ${TASK_STATES.join(', ')}.` });
 const AGENT_REF = Type.String({ minLength: 1, maxLength: 64, description: 'An agent: its id (a UUID) or its name, as list_agents shows them.' });
 
+const LEASE_SECONDS = Type.Integer({ description: `Seconds the task stays yours without a move or heartbeat_task (${TASK_LEASE_SECONDS.min} to ${TASK_LEASE_SECONDS.max}, default ${TASK_LEASE_SECONDS.default}).` });
+
+const queuePart = (t: Task): string => (t.queueId === null ? ''
+  : `, queue ${t.queueId} (claim ${t.claim}, attempt ${t.attempts} of ${t.maxAttempts}${t.leaseExpiresAt ? `, lease until ${t.leaseExpiresAt}` : ''})`);
+
 const renderTask = (t: Task): string =>
-  `Task ${t.id} (${t.kind}) "${t.title}": ${t.state}; requester ${t.requesterId}, assignee ${t.assigneeId}, room ${t.roomId}${t.result ? `, result ${JSON.stringify(t.result)}` : ''}${t.dueAt ? `, due ${t.dueAt}` : ''}; updated ${t.updatedAt}.`;
+  `Task ${t.id} (${t.kind}) "${t.title}": ${t.state}; requester ${t.requesterId}, assignee ${t.assigneeId ?? 'none (unclaimed)'}, room ${t.roomId}${queuePart(t)}${t.result ? `, result ${JSON.stringify(t.result)}` : ''}${t.dueAt ? `, due ${t.dueAt}` : ''}; updated ${t.updatedAt}.`;
 
 /** The create_task / request_approval body of POST /api/v1/tasks, the assignee resolved by name. */
-async function taskInput(ctx: AppContext, assignee: string, fields: { title: string; kind?: string; body?: string; data?: Record<string, unknown>; attachments?: string[]; room?: string; dueAt?: string; clientTaskId?: string }): Promise<Record<string, unknown>> {
-  const [assigneeId] = await ctx.agents.resolveIds([assignee]);
+async function taskInput(ctx: AppContext, assignee: string | undefined, fields: {
+  title: string; kind?: string; body?: string; data?: Record<string, unknown>; attachments?: string[]; room?: string; dueAt?: string; clientTaskId?: string;
+  queue?: string; maxAttempts?: number;
+}): Promise<Record<string, unknown>> {
   const input: Record<string, unknown> = {};
   if (fields.body !== undefined) input.body = fields.body;
   if (fields.data !== undefined) input.data = fields.data;
   if (fields.attachments !== undefined) input.attachments = fields.attachments;
-  const body: Record<string, unknown> = { assignee: assigneeId, title: fields.title };
+  const body: Record<string, unknown> = { title: fields.title };
+  if (assignee !== undefined) body.assignee = (await ctx.agents.resolveIds([assignee]))[0];
+  if (fields.queue !== undefined) body.queue = await ctx.rooms.resolveId(fields.queue, 'queue');
+  if (fields.maxAttempts !== undefined) body.maxAttempts = fields.maxAttempts;
   if (Object.keys(input).length > 0) body.input = input;
   if (fields.kind !== undefined) body.kind = fields.kind;
   if (fields.room !== undefined) body.room = await ctx.rooms.resolveId(fields.room, 'room');
@@ -33,9 +44,13 @@ async function taskInput(ctx: AppContext, assignee: string, fields: { title: str
 export const TASK_TOOLS = {
   create_task: defineTool({
     title: 'Hand a task to another agent',
-    description: 'Creates a task (kind "task", default) or an approval for another agent, in the direct room of you two (or in `room`, a group room of which both of you are members). It starts in "submitted"; a message in the room tells the assignee. Follow it with get_task (wait_seconds to wait for a change). A clientTaskId of your choice makes a retry safe.',
+    description: 'Creates a task (kind "task", default) or an approval for another agent, in the direct room of you two (or in `room`, a group room of which both of you are members). It starts in "submitted"; a message in the room tells the assignee. '
+      + 'Or, with `queue` (a group room of which you are a member) instead of `assignee`, puts it in that queue, unassigned, for any member to take with claim_task. '
+      + 'Follow it with get_task (wait_seconds to wait for a change). A clientTaskId of your choice makes a retry safe.',
     input: args({
-      assignee: AGENT_REF,
+      assignee: Type.Optional(AGENT_REF),
+      queue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Instead of assignee: a group room (id or slug) whose members may claim the task.' })),
+      maxAttempts: Type.Optional(Type.Integer({ description: `With queue: claims before a lease running out fails the task (${TASK_MAX_ATTEMPTS.min} to ${TASK_MAX_ATTEMPTS.max}, default ${TASK_MAX_ATTEMPTS.default}).` })),
       title: Type.String({ minLength: 1, maxLength: 200, description: 'What is to be done (1 to 200 characters).' }),
       kind: Type.Optional(Type.String({ enum: ['task', 'approval'], description: '"task" (default) or "approval".' })),
       body: Type.Optional(Type.String({ minLength: 1, description: 'The details, as the message that hands it over (default: the title).' })),
@@ -67,8 +82,9 @@ export const TASK_TOOLS = {
 
   list_tasks: defineTool({
     title: 'List my tasks',
-    description: `Lists the tasks you requested or are assigned, newest change first. as: "assignee" or "requester" (default both); state: a comma-separated list of states. With wait_seconds (up to ${TASK_WAIT_MAX_SECONDS}) and nothing matching, waits for a matching task to be created or moved.`,
+    description: `Lists the tasks you requested or are assigned (or, with queue, the tasks of that queue), newest change first. as: "assignee" or "requester" (default both); state: a comma-separated list of states. With wait_seconds (up to ${TASK_WAIT_MAX_SECONDS}) and nothing matching, waits for a matching task to be created or moved.`,
     input: args({
+      queue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'A queue: a room (id or slug) of which you are a member.' })),
       as: Type.Optional(Type.String({ enum: ['assignee', 'requester'], description: '"assignee" or "requester" (default both).' })),
       state: Type.Optional(Type.String({ maxLength: 200, description: `A comma-separated list of ${TASK_STATES.join(', ')}.` })),
       cursor: Type.Optional(Type.String({ maxLength: 200, description: 'The nextCursor of the previous call.' })),
@@ -77,8 +93,9 @@ export const TASK_TOOLS = {
     }),
     fields: { wait: 'wait_seconds' },
     readOnly: true,
-    async run({ wait_seconds, ...query }, { ctx, principal, signal }) {
-      const page = await ctx.tasks.list(principal, { ...query, wait: wait_seconds }, signal);
+    async run({ wait_seconds, queue, ...query }, { ctx, principal, signal }) {
+      const queueId = queue === undefined ? undefined : await ctx.rooms.resolveId(queue, 'queue');
+      const page = await ctx.tasks.list(principal, { ...query, queue: queueId, wait: wait_seconds }, signal);
       const text = page.tasks.length === 0 ? 'No tasks.' : [...page.tasks.map(renderTask), page.hasMore ? `More: cursor ${page.nextCursor}` : ''].filter(Boolean).join('\n');
       return { data: { ...page }, text };
     },
@@ -104,6 +121,43 @@ export const TASK_TOOLS = {
       if (attachments !== undefined) message.attachments = attachments;
       const task = await ctx.tasks.move(principal, taskId, { state, ...(Object.keys(message).length > 0 ? { message } : {}), ...(result === undefined ? {} : { result }) });
       return { data: { task }, text: `Moved: ${renderTask(task)}` };
+    },
+  }),
+
+  claim_task: defineTool({
+    title: 'Take a task from a queue',
+    description: `Claims a queued task: the one named by taskId, or the oldest unclaimed one of queue (give one of the two). It becomes yours for leaseSeconds; every move (update_task) and heartbeat_task renews that, and if it runs out the task goes back to the queue for someone else. `
+      + `With queue and wait_seconds (up to ${TASK_WAIT_MAX_SECONDS}) it waits for a task to arrive. Returns the task, or says none was there. CONFLICT when someone else claimed it first.`,
+    input: args({
+      queue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'The queue: a room (id or slug) of which you are a member.' })),
+      taskId: Type.Optional(TASK_ID),
+      leaseSeconds: Type.Optional(LEASE_SECONDS),
+      wait_seconds: Type.Optional(TASK_WAIT),
+    }),
+    fields: { wait: 'wait_seconds' },
+    readOnly: false,
+    async run({ queue, taskId, leaseSeconds, wait_seconds }, { ctx, principal, signal }) {
+      if ((queue === undefined) === (taskId === undefined)) throw validationError({ queue: 'give queue or taskId (one of the two)' });
+      const lease = leaseSeconds === undefined ? {} : { leaseSeconds };
+      if (taskId !== undefined) {
+        if (wait_seconds !== undefined) throw validationError({ wait: 'only with queue' });
+        const task = await ctx.tasks.claim(principal, taskId, lease);
+        return { data: { task }, text: `Claimed: ${renderTask(task)}` };
+      }
+      const queueId = await ctx.rooms.resolveId(queue!, 'queue');
+      const task = await ctx.tasks.claimNext(principal, { queue: queueId, ...lease, ...(wait_seconds === undefined ? {} : { wait: wait_seconds }) }, signal);
+      return task === null ? { data: { task: null }, text: 'No task to claim in this queue.' } : { data: { task }, text: `Claimed: ${renderTask(task)}` };
+    },
+  }),
+
+  heartbeat_task: defineTool({
+    title: 'Keep a claimed task',
+    description: 'Renews your lease on a task you claimed (claim_task), so that it stays yours while you work on it: call it well before leaseExpiresAt. CONFLICT when it is no longer yours (the lease ran out).',
+    input: args({ taskId: TASK_ID, leaseSeconds: Type.Optional(LEASE_SECONDS) }),
+    readOnly: false,
+    async run({ taskId, leaseSeconds }, { ctx, principal }) {
+      const task = await ctx.tasks.heartbeat(principal, taskId, leaseSeconds === undefined ? {} : { leaseSeconds });
+      return { data: { task }, text: `Renewed: ${renderTask(task)}` };
     },
   }),
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { toPublicError, type AppError } from '../../errors.js';
+import { detailText, toPublicError, type AppError } from '../../errors.js';
 import type { AgentSocket, WsError } from '../protocol.js';
 
 /**
@@ -59,7 +59,7 @@ export function toWsError(err: unknown, logger: Logger, event: string, socket?: 
 /** The ack error has no `details` key (docs/protocol.md's shape), so a validation message names the fields. */
 function describe(err: AppError): string {
   if (err.details === undefined) return err.message;
-  const fields = Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`);
+  const fields = Object.entries(err.details).map(([field, problem]) => `${field} ${detailText(problem)}`);
   return `${err.message}: ${fields.join('; ')}`;
 }
 

@@ -60,12 +60,16 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
       toRoom(update.roomId).emit('activity:update', update);
     },
     // The sockets of the two agents whose token reads tasks in the task's room, on every node (the
-    // adapter carries the agents' channels; protocol.ts, scopedTasksChannel).
+    // adapter carries the agents' channels; protocol.ts, scopedTasksChannel); a queued task's also
+    // to its queue room's sockets, every member's (one emit: a socket in several channels gets it once).
     'task.updated': ({ task }) => {
-      const agents = [task.requesterId, task.assigneeId];
-      nsp.to(agents.flatMap((agentId) => [agentChannel(agentId), scopedTasksChannel(agentId), scopedTasksRoomChannel(agentId, task.roomId)]))
-        .except(agents.map(noTasksChannel))
-        .emit('task:updated', { task });
+      const agents = task.assigneeId === null ? [task.requesterId] : [task.requesterId, task.assigneeId];
+      const channels = agents.flatMap((agentId) => [agentChannel(agentId), scopedTasksChannel(agentId), scopedTasksRoomChannel(agentId, task.roomId)]);
+      if (task.queueId !== null) {
+        presence.flush(task.queueId);
+        channels.push(roomChannel(task.queueId));
+      }
+      nsp.to(channels).except(agents.map(noTasksChannel)).emit('task:updated', { task });
     },
   };
 

@@ -15,7 +15,7 @@ export interface CommandSection {
 }
 
 /** A failure the caller's own commands raise, told as one line; null for anything else. */
-export type DescribeError = (err: unknown) => { message: string; details?: Record<string, string> | undefined } | null;
+export type DescribeError = (err: unknown) => { message: string; details?: Record<string, unknown> | undefined } | null;
 
 export interface CliOptions {
   sections: CommandSection[];
@@ -57,10 +57,10 @@ function checkArgs(name: string, command: Command, args: string[]): void {
 }
 
 /** A validation error as the user typed it: `--agent must be a UUID`, not the domain's `id`. */
-function describeDetails(message: string, details: Record<string, string> | undefined, command: Command | undefined): string {
+function describeDetails(message: string, details: Record<string, unknown> | undefined, command: Command | undefined): string {
   if (!details) return message;
   const fields = command?.fields ?? {};
-  return Object.entries(details).map(([field, problem]) => `${fields[field] ?? field} ${problem}`).join('; ');
+  return Object.entries(details).map(([field, problem]) => `${fields[field] ?? field} ${typeof problem === 'string' ? problem : JSON.stringify(problem)}`).join('; ');
 }
 
 /** The exit code, or null while a command (the server's `serve`) keeps the process running. */

@@ -12,7 +12,8 @@ export abstract class TaskMethods extends ClientBase {
   async createTask(task: NewTask): Promise<Task> {
     const body = {
       ...task,
-      assignee: await this.agentId(task.assignee),
+      ...(task.assignee === undefined ? {} : { assignee: await this.agentId(task.assignee) }),
+      ...(task.queue === undefined ? {} : { queue: await this.roomId(task.queue) }),
       ...(task.room === undefined ? {} : { room: await this.roomId(task.room) }),
     };
     return this.http.request('POST', '/api/v1/tasks', { body });
@@ -34,10 +35,32 @@ export abstract class TaskMethods extends ClientBase {
     return this.http.request('GET', `/api/v1/tasks/${enc(taskId)}`, { query: { wait: options.wait, changedAfter: options.changedAfter }, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
   }
 
-  /** The agent's tasks, newest change first; `wait` holds while nothing matches. */
-  tasks(options: { as?: 'assignee' | 'requester'; state?: TaskState[]; cursor?: string; limit?: number; wait?: number } = {}): Promise<TaskPage> {
+  /** The agent's tasks (or, with `queue`, a queue's), newest change first; `wait` holds while nothing matches. */
+  async tasks(options: { queue?: string; as?: 'assignee' | 'requester'; state?: TaskState[]; cursor?: string; limit?: number; wait?: number } = {}): Promise<TaskPage> {
     const waitMs = (options.wait ?? 0) * 1000;
-    const query = { as: options.as, state: options.state?.join(','), cursor: options.cursor, limit: options.limit, wait: options.wait };
+    const queue = options.queue === undefined ? undefined : await this.roomId(options.queue);
+    const query = { queue, as: options.as, state: options.state?.join(','), cursor: options.cursor, limit: options.limit, wait: options.wait };
     return this.http.request('GET', '/api/v1/tasks', { query, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
+  }
+
+  /**
+   * Claims a queued task (docs/tasks.md, Queues): it becomes the agent's for `leaseSeconds` (10..3600,
+   * default 300), renewed by its moves and `heartbeatTask`. A CONFLICT's `details.assigneeId` names who has it.
+   */
+  claimTask(taskId: string, options: { leaseSeconds?: number } = {}): Promise<Task> {
+    return this.http.request('POST', `/api/v1/tasks/${enc(taskId)}/claim`, { body: options });
+  }
+
+  /** Claims the oldest unclaimed task of `queue` (a room id or slug); `wait` (0..30 s) holds until one comes. Null when none. */
+  async claimNextTask(queue: string, options: { leaseSeconds?: number; wait?: number } = {}): Promise<Task | null> {
+    const waitMs = (options.wait ?? 0) * 1000;
+    const body = { queue: await this.roomId(queue), ...options };
+    const task = await this.http.request<Task | undefined | null>('POST', '/api/v1/tasks/claim', { body, timeoutMs: REQUEST_TIMEOUT_MS + waitMs });
+    return task ?? null;
+  }
+
+  /** Renews the agent's lease on a task it claimed (`leaseSeconds`: default the claim's). */
+  heartbeatTask(taskId: string, options: { leaseSeconds?: number } = {}): Promise<Task> {
+    return this.http.request('POST', `/api/v1/tasks/${enc(taskId)}/heartbeat`, { body: options });
   }
 }
