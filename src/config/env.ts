@@ -39,6 +39,8 @@ export interface RawEnv {
   REQUEST_TIMEOUT_SECONDS?: string;
   /** TEST ONLY (the crash test of docs/tasks.md, "A move is one commit"): see Config.testPauseTaskMove. */
   AMS_TEST_PAUSE_TASK_MOVE?: string;
+  /** Seconds without an append after which an open streamed message is ended `interrupted` (docs/streaming.md). */
+  STREAM_IDLE_SECONDS?: string;
 }
 
 const KEYS: (keyof RawEnv)[] = [
@@ -48,7 +50,7 @@ const KEYS: (keyof RawEnv)[] = [
   'WS_ALLOWED_ORIGINS', 'COMPANY_ID', 'TRUST_PROXY', 'LOG_LEVEL', 'DB_POOL_MAX',
   'SESSION_EXCHANGE_CONCURRENCY', 'SQLITE_SYNCHRONOUS', 'SQLITE_LOCK_TIMEOUT_MS', 'PRESENCE_TTL_SECONDS',
   'WS_MAX_BUFFERED_BYTES', 'WS_MAX_EVENTS_IN_FLIGHT', 'POSITION_CHECK_INTERVAL_MS', 'CORS_ORIGINS', 'WEBHOOK_RETRY_SCHEDULE', 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'FILE_MAX_BYTES', 'FILE_QUOTA_BYTES', 'REQUEST_TIMEOUT_SECONDS', 'AMS_TEST_PAUSE_TASK_MOVE',
+  'FILE_MAX_BYTES', 'FILE_QUOTA_BYTES', 'REQUEST_TIMEOUT_SECONDS', 'AMS_TEST_PAUSE_TASK_MOVE', 'STREAM_IDLE_SECONDS',
 ];
 
 export function readEnv(source: NodeJS.ProcessEnv = process.env): RawEnv {

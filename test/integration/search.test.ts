@@ -169,6 +169,8 @@ describe('message search', () => {
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
     await sql`drop table message_search`.execute(kysely);
+    await sql`drop index messages_open_streams_idx`.execute(kysely); // 017
+    for (const column of ['stream_state', 'stream_active_at', 'stream_via']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
     await sql`drop table file_usage`.execute(kysely); // 016
     for (const table of ['message_attachments', 'file_chunks', 'files']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 012
     await sql`alter table messages drop column data`.execute(kysely);
