@@ -137,7 +137,10 @@ export function createStreamsService(deps: {
       .then((result) => {
         s.storedText = text;
         // Ended meanwhile elsewhere (the idle end of another node, a deletion): nothing to hold any more.
-        if (Number(result.numUpdatedRows) === 0 && s.closed === null) drop(s, 'ended');
+        if (Number(result.numUpdatedRows) === 0 && s.closed === null) {
+          drop(s, 'ended');
+          forget(s);
+        }
       }, (err: unknown) => onError('stream flush', err))
       .finally(() => {
         s.flushing = null;
@@ -154,13 +157,19 @@ export function createStreamsService(deps: {
     else s.flushTimer = setTimeout(() => void flush(s), wait);
   };
 
+  /**
+   * Closed at once (appends after it are refused), but kept until its end is committed (`forget`):
+   * meanwhile the database still says open, and an append must not load it again.
+   */
   const drop = (s: OpenStream, why: 'ended' | 'deleted'): void => {
     s.closed = why;
     if (s.flushTimer !== null) clearTimeout(s.flushTimer);
     if (s.deltaTimer !== null) clearTimeout(s.deltaTimer);
     s.flushTimer = null;
     s.deltaTimer = null;
-    open.delete(s.id);
+  };
+  const forget = (s: OpenStream): void => {
+    if (open.get(s.id) === s) open.delete(s.id);
   };
 
   /** The message an append or end names, checked in the order the refusals are documented. */
@@ -305,10 +314,16 @@ export function createStreamsService(deps: {
       offlineSince.delete(row.id);
       await finish(row.id, row.room_id, 'interrupted', condition === undefined ? {} : { idleBefore: condition })
         .catch((err: unknown) => onError('stream idle end', err));
+      if (held !== undefined) forget(held);
     }
     for (const id of offlineSince.keys()) if (!seen.has(id)) offlineSince.delete(id);
     // Held streams that another node ended (idle) long ago: nothing will come for them.
-    for (const s of open.values()) if (s.lastAppendAt < now - 2 * idleMs - FLUSH_SPACING_MS) drop(s, 'ended');
+    for (const s of [...open.values()]) {
+      if (s.lastAppendAt < now - 2 * idleMs - FLUSH_SPACING_MS) {
+        drop(s, 'ended');
+        forget(s);
+      }
+    }
   };
 
   const sweepEvery = Math.max(250, Math.min(1000, idleMs / 4));
@@ -364,7 +379,16 @@ export function createStreamsService(deps: {
       emitDelta(s);
       drop(s, 'ended');
       const body = fields.body ?? s.text;
-      const ended = await finish(messageId, roomId, 'complete', { body, ...(data !== undefined ? { data } : {}) });
+      let ended: Message | null;
+      try {
+        ended = await finish(messageId, roomId, 'complete', { body, ...(data !== undefined ? { data } : {}) });
+      } catch (err) {
+        // Not ended (the database failed): open again, its text kept.
+        s.closed = null;
+        scheduleFlush(s);
+        throw err;
+      }
+      forget(s);
       if (ended === null) {
         const now = await findMessageInRoom(db, roomId, messageId);
         if (now === null || now.deletedAt !== null) throw notFound('Message');
@@ -381,7 +405,10 @@ export function createStreamsService(deps: {
 
     deleted(messageId) {
       const s = open.get(messageId);
-      if (s !== undefined) drop(s, 'deleted');
+      if (s === undefined) return;
+      drop(s, 'deleted');
+      // Kept a while so that appends racing the deletion's commit are 404, not loaded again.
+      setTimeout(() => forget(s), 10_000).unref();
     },
 
     startSweep() {
