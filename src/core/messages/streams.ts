@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import { dialectOf } from '../../store/dialect.js';
 import { AppError, conflict, forbidden, notFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
@@ -16,7 +16,6 @@ import { AppendMessageInput, EndMessageInput, MESSAGE_BODY_MAX, checkMessageData
 import { attentionOf, decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } from './attention.js';
 import { removeAttachments, withAttachments } from './attachments.store.js';
 import type { Message, StreamEnd } from './message.js';
-import type { MessageOutbox } from './messages.service.js';
 import { findMessageInRoom } from './messages.store.js';
 
 /**
@@ -39,6 +38,11 @@ export const STREAM_APPENDS_PER_SECOND = 200;
 const RATE_WINDOW_MS = 1000;
 /** At most this many open streamed messages per agent (the 21st start is 409). */
 export const STREAMS_OPEN_MAX = 20;
+
+/** The webhook outbox's part of an end (messages.service.ts's MessageOutbox, for new messages). */
+export interface StreamOutbox {
+  prepare(messages: readonly Message[]): Promise<{ statements: readonly CompiledQuery[]; committed(): void } | null>;
+}
 
 export interface AppendResult {
   length: number;
@@ -91,7 +95,7 @@ export function createStreamsService(deps: {
   rooms: RoomsService;
   events: EventPublisher;
   presence: PresenceReader;
-  outbox?: MessageOutbox;
+  outbox?: StreamOutbox;
   idleSeconds: number;
   /** Logs a background failure (a flush or a sweep); never thrown. */
   onError?: (what: string, err: unknown) => void;
