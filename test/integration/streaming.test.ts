@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newAdmin, newAgent, newRoom, type TestAgent, type TestRoom } from '../helpers/api.js';
+import { callTool, connectMcp } from '../helpers/mcp.js';
 import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
@@ -272,5 +273,25 @@ describe('streamed messages', () => {
     await emitWithAck(writer, 'message:append', { roomId: room.id, messageId: sent.messageId, text: 'cut off here' });
     writer.disconnect();
     expect((await updated).id).toBe(sent.messageId);
+  });
+
+  it('MCP: send_message streaming, append_message {length}, end_message {message}; refusals are isError with the code', async () => {
+    const mcp = await connectMcp(server.url, alice.jwt);
+    const other = await connectMcp(server.url, bob.jwt);
+    try {
+      const sent = await callTool(mcp, 'send_message', { room: room.slug, body: '', streaming: true });
+      const id = sent.data.message.id as string;
+      expect(sent.data.message).toMatchObject({ streaming: true, streamEnd: null });
+      expect((await callTool(mcp, 'append_message', { room: room.slug, messageId: id, text: 'via mcp' })).data).toEqual({ length: 7 });
+      expect((await callTool(other, 'append_message', { room: room.slug, messageId: id, text: 'x' })).text).toMatch(/^FORBIDDEN/);
+      expect((await callTool(mcp, 'append_message', { room: room.slug, messageId: id, text: '' })).text).toMatch(/^VALIDATION_ERROR: .*text/);
+      expect((await callTool(mcp, 'append_message', { room: room.slug, messageId: UNKNOWN_ID, text: 'x' })).text).toMatch(/^NOT_FOUND/);
+      const ended = await callTool(mcp, 'end_message', { room: room.slug, messageId: id, data: { k: 1 } });
+      expect(ended.data.message).toMatchObject({ id, body: 'via mcp', data: { k: 1 }, streaming: false, streamEnd: 'complete' });
+      expect((await callTool(mcp, 'end_message', { room: room.slug, messageId: id })).text).toMatch(/^CONFLICT/);
+    } finally {
+      await mcp.close();
+      await other.close();
+    }
   });
 });

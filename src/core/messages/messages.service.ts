@@ -274,7 +274,7 @@ export function createMessagesService(deps: {
     const { data, attachments } = await checkExtras(sender.agentId, raw);
     const fields = sendInput.parse(raw);
     const streaming = fields.streaming === true && post === undefined;
-    if (fields.body === '' && !streaming) throw validationError({ body: 'must be at least 1 character (or the send streaming: true)' });
+    if (fields.body === '' && !streaming) throw validationError({ body: 'must not be empty' });
     const direct = (await rooms.assertMember(roomId, sender.agentId)) === 'direct';
     requireRoom(sender, roomId);
 
