@@ -30,6 +30,7 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
   ctx.webhookWorker.start();
   ctx.files.start();
   ctx.retention.start((err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'retention sweep failed'));
+  ctx.streams.startSweep();
   ctx.tasks.startExpiry((err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'task expiry sweep failed'));
   const address = http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;

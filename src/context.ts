@@ -24,6 +24,7 @@ import { TaskWaiters } from './core/tasks/task-waiters.js';
 import { createTasksService, type TasksService } from './core/tasks/tasks.service.js';
 import { createRetentionService, type RetentionService } from './core/retention/retention.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
+import { createStreamsService, type StreamsService } from './core/messages/streams.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
@@ -72,6 +73,8 @@ export interface AppContext {
   apiTokenAuth: ApiTokenAuth;
   rooms: RoomsService;
   messages: MessagesService;
+  /** Streamed messages (docs/streaming.md): appends, ends, the idle sweep (started by app.ts). */
+  streams: StreamsService;
   /** Read cursors, unread counts and the room listings that show them. */
   readCursors: ReadCursorsService;
   inbox: InboxService;
@@ -166,7 +169,11 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   });
 
   events.attach(activity.listener);
-  const messages = createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox });
+  const streams = createStreamsService({
+    db, authz, rooms, events, presence, outbox: webhookOutbox, idleSeconds: config.streamIdleSeconds,
+    onError: (what, err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, `${what} failed`),
+  });
+  const messages = createMessagesService({ db, authz, rooms, events, outbox: webhookOutbox, streams });
   const ctx: AppContext = {
     config,
     logger,
@@ -187,6 +194,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     rooms,
     activity,
     messages,
+    streams,
     tasks: createTasksService({
       db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits,
       ...(config.testPauseTaskMove ? { pauseMove: pauseForCrashTest(logger) } : {}),
@@ -213,6 +221,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       inboxWaiters.close();
       taskWaiters.close();
       await ctx.tasks.stopExpiry();
+      await streams.close();
       activity.close();
       await webhookWorker.stop();
       await ctx.files.stop();

@@ -67,6 +67,8 @@ export interface Config {
    * (docs/protocol.md: 30 s, then 408). Raise it where large uploads come over slow links.
    */
   requestTimeoutMs: number;
+  /** STREAM_IDLE_SECONDS: an open streamed message with no append (or a WebSocket-started one whose sender has no socket) this long is ended `interrupted`. */
+  streamIdleSeconds: number;
   logLevel: LogLevel;
   files: {
     /** FILE_MAX_BYTES: the largest upload (docs/files.md). */
@@ -330,6 +332,7 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
     corsOrigins: parseCorsOrigins(env.CORS_ORIGINS),
     companyId,
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    streamIdleSeconds: integer('STREAM_IDLE_SECONDS', env.STREAM_IDLE_SECONDS, 30, 1, 3600),
     requestTimeoutMs: 1000 * integer('REQUEST_TIMEOUT_SECONDS', env.REQUEST_TIMEOUT_SECONDS, 30, 1, 3600),
     logLevel: logLevel as LogLevel,
     files: {

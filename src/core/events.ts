@@ -15,6 +15,8 @@ export type DomainEvent =
   /** Edited / deleted (a tombstone): the message as it is now; `actorId` who did it. */
   | { type: 'message.updated'; message: Message; actorId: string }
   | { type: 'message.deleted'; message: Message; actorId: string }
+  /** Text appended to an open streamed message (merged appends; docs/streaming.md): to the other members' sockets. */
+  | { type: 'message.delta'; roomId: string; messageId: string; senderId: string; seq: number; offset: number; text: string }
   /** One change set: a room's creation adds all its members in one event. */
   | { type: 'membership.added'; roomId: string; agentIds: string[] }
   | { type: 'membership.removed'; roomId: string; agentIds: string[] }

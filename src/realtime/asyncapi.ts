@@ -6,6 +6,7 @@ import {
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
   ActivitySetPayload, ActivityUpdate, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
+  AppendAckSchema, AppendPayload, EndAckSchema, EndPayload, MessageDeltaSchema,
 } from '@agent-messaging/protocol';
 
 /**
@@ -79,6 +80,14 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'task:move', key: 'taskMove', payload: TaskMovePayload,
     summary: 'Move a task of which the agent is the requester or the assignee (the same as REST POST /api/v1/tasks/{id}/state, docs/tasks.md): its state, the message the move posts, its result; the task:updated it publishes reaches both sides. Errors: VALIDATION_ERROR (the message names the field), NOT_FOUND (unknown task, or one of others), FORBIDDEN (an admin who is neither side), CONFLICT (a move the table does not allow, or another move came first; the message ends with state <the task\'s state>). Scoped token: tasks:write.',
     ack: { key: 'taskMoveAck', schema: TaskMoveAckSchema, summary: 'The task as it is after the move, its history included' },
+  }, {
+    name: 'message:append', key: 'messageAppend', payload: AppendPayload,
+    summary: 'Append text to an open streamed message of the agent\'s (the same as REST POST /api/v1/rooms/{id}/messages/{messageId}/append, docs/streaming.md); the other members get message:delta. Not in the connection\'s event budget: at most 200 appends per message per second. Errors: VALIDATION_ERROR (text: empty, NUL, lone surrogates, the body past 16384 characters), NOT_FOUND (unknown or deleted message), FORBIDDEN (not the sender), CONFLICT (not open), RATE_LIMIT_EXCEEDED. Scoped token: messages:write.',
+    ack: { key: 'messageAppendAck', schema: AppendAckSchema, summary: '{ok: true, length}: the body\'s length after the append, in characters' },
+  }, {
+    name: 'message:end', key: 'messageEnd', payload: EndPayload,
+    summary: 'End an open streamed message of the agent\'s (the same as REST POST .../messages/{messageId}/end): body replaces the text, data is set; members get message:updated (or message:deleted when it has no text at all). Errors: VALIDATION_ERROR, NOT_FOUND, FORBIDDEN, CONFLICT (not open). Scoped token: messages:write.',
+    ack: { key: 'messageEndAck', schema: EndAckSchema, summary: '{message}: the message as it is now, streaming false, streamEnd "complete"' },
   },
 ];
 
@@ -89,7 +98,11 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
     summary: 'Periodically (POSITION_CHECK_INTERVAL_MS) where the positions differ from those the connection was last told, and at once after the node lost its cluster bus or database for a while: the current lastSeq of each of the connection\'s rooms, to detect missed messages',
   },
   { name: 'message:new', key: 'messageNew', payload: WsMessageSchema, summary: 'A message in one of the connection\'s rooms, sender included (a scoped token\'s socket: only with messages:read, only its rooms)' },
-  { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt (with its data and attachments, unchanged)' },
+  { name: 'message:updated', key: 'messageUpdated', payload: MessageUpdatedSchema, summary: 'A message of one of the connection\'s rooms was edited by its sender: its new body and editedAt (with its data and attachments, unchanged); or a streamed message ended (editedAt null, with streaming and streamEnd)' },
+  {
+    name: 'message:delta', key: 'messageDelta', payload: MessageDeltaSchema,
+    summary: 'Text appended to an open streamed message of one of the connection\'s rooms (not to its sender\'s sockets), in order; appends merged, at most one delta per 40 ms per message. offset is the body\'s length before text: a client whose text is shorter missed a delta and reads the message (docs/streaming.md)',
+  },
   { name: 'message:deleted', key: 'messageDeleted', payload: MessageDeletedSchema, summary: 'A message of one of the connection\'s rooms was deleted: it stays as a tombstone (body "", deletedAt set)' },
   { name: 'presence:update', key: 'presenceUpdate', payload: PresenceUpdateSchema, summary: 'An agent came online in, or left, one of the connection\'s rooms; in a burst a room\'s updates go out together, in order, at most 50 ms late' },
   {

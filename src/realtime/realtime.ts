@@ -147,6 +147,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     rooms: ctx.rooms,
     readCursors: ctx.readCursors,
     messages: ctx.messages,
+    streams: ctx.streams,
     activity: ctx.activity,
     tasks: ctx.tasks,
     subscriptions,

@@ -92,6 +92,10 @@ export interface MessagesTable {
   data: ColumnType<unknown, string | null | undefined, string | null>;
   /** `{id, kind, title, state}` of the task the message was posted for, as JSON text; null when none (migration 013). */
   task: ColumnType<unknown, string | null | undefined, string | null>;
+  /** Streamed messages (migration 017): null when sent whole, else 'open', 'complete' or 'interrupted'. */
+  stream_state: ColumnType<string | null, string | null | undefined, string | null>;
+  stream_active_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
+  stream_via: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /**

@@ -237,6 +237,13 @@ describe('/openapi.json', () => {
     expect((await call(t, 'PATCH', one, { ...roomId, messageId: mine.body.id as string }, { body: { body: 'edited' }, jwt: bob.jwt })).status).toBe(403);
     expect((await call(t, 'DELETE', one, { ...roomId, messageId: mine.body.id as string }, { jwt: alice.jwt })).status).toBe(204);
     expect((await call(t, 'DELETE', one, { ...roomId, messageId: mine.body.id as string }, { jwt: alice.jwt })).status).toBe(404);
+    // Streamed messages (docs/streaming.md).
+    const streamed = await call(t, 'POST', messages(), roomId, { body: { body: '', streaming: true }, jwt: alice.jwt });
+    const streamedId = { ...roomId, messageId: streamed.body.id as string };
+    expect((await call(t, 'POST', `${one}/append`, streamedId, { body: { text: 'grow' }, jwt: alice.jwt })).body).toEqual({ length: 4 });
+    expect((await call(t, 'POST', `${one}/append`, streamedId, { body: { text: 'x' }, jwt: bob.jwt })).status).toBe(403);
+    expect((await call(t, 'POST', `${one}/end`, streamedId, { body: {}, jwt: alice.jwt })).body).toMatchObject({ body: 'grow', streaming: false, streamEnd: 'complete' });
+    expect((await call(t, 'POST', `${one}/end`, streamedId, { body: {}, jwt: alice.jwt })).status).toBe(409);
     // Activity (docs/protocol.md, Activity).
     expect((await call(t, 'POST', '/api/v1/rooms/:id/activity', roomId, { body: { state: 'typing' }, jwt: alice.jwt })).status).toBe(204);
     expect((await call(t, 'POST', '/api/v1/rooms/:id/activity', roomId, { body: { state: 'asleep' }, jwt: alice.jwt })).status).toBe(400);

@@ -173,6 +173,8 @@ describe('message search', () => {
     await sql`drop index webhook_deliveries_message_idx`.execute(kysely); // 020
     await sql`drop index message_attention_room_seq_idx`.execute(kysely);
     for (const column of ['retention_days', 'legal_hold']) await sql`alter table rooms drop column ${sql.raw(column)}`.execute(kysely);
+    await sql`drop index messages_open_streams_idx`.execute(kysely); // 017
+    for (const column of ['stream_state', 'stream_active_at', 'stream_via']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
     await sql`drop table file_usage`.execute(kysely); // 016
     for (const table of ['message_attachments', 'file_chunks', 'files']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 012
     await sql`alter table messages drop column data`.execute(kysely);

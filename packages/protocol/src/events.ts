@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SetActivityInput, type ActivityUpdatePayload } from './activity.schema.js';
 import { IdString } from './common.schema.js';
-import { HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
+import { AppendMessageInput, EndMessageInput, HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
 import { RoomSchema } from './rooms.schema.js';
 import { MoveTaskInput, TaskSchema } from './tasks.schema.js';
 import { Text, Uuid } from './text.js';
@@ -20,7 +20,8 @@ export type WsErrorCode = (typeof WS_ERROR_CODES)[number];
 export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
-export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open', 'activity:set', 'task:move'] as const;
+export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open', 'activity:set', 'task:move',
+  'message:append', 'message:end'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -74,16 +75,30 @@ export interface HelloAck {
   lastSeqs: Record<string, number>;
 }
 
-/** `message:updated`: a message of one of the connection's rooms was edited. */
+/** `message:updated`: a message of one of the connection's rooms was edited, or a streamed one ended (editedAt null). */
 export interface MessageUpdated {
   id: string;
   roomId: string;
   seq: number;
   body: string;
-  editedAt: string;
+  editedAt: string | null;
+  streaming?: boolean;
+  streamEnd?: WsMessage['streamEnd'];
   /** As the message carries them (an edit changes the body only). */
   data: WsMessage['data'];
   attachments: WsMessage['attachments'];
+}
+
+/**
+ * `message:delta`: text appended to an open streamed message (docs/streaming.md). `offset` is the
+ * body's length before `text`, in characters: a reader whose text is shorter missed a delta.
+ */
+export interface MessageDelta {
+  roomId: string;
+  messageId: string;
+  seq: number;
+  offset: number;
+  text: string;
 }
 
 /** `message:deleted`: a message of one of the connection's rooms was deleted (it stays as a tombstone). */
@@ -99,6 +114,7 @@ export interface ServerToClientEvents {
   'room:positions': (payload: RoomPositions) => void;
   'message:updated': (payload: MessageUpdated) => void;
   'message:deleted': (payload: MessageDeleted) => void;
+  'message:delta': (payload: MessageDelta) => void;
   'presence:update': (payload: PresenceUpdate) => void;
   'message:new': (payload: WsMessage) => void;
   /** The agent became a member of a room (docs/websocket.md): its sockets are already subscribed. */
@@ -274,12 +290,39 @@ export const ThreadAckSchema = Type.Object(
 
 export const MessageUpdatedSchema = Type.Object(
   {
-    id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), body: Type.String(), editedAt: Type.String({ format: 'date-time' }),
+    id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), body: Type.String(),
+    editedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Null when a streamed message ended' }),
     data: WsMessageSchema.properties.data, attachments: WsMessageSchema.properties.attachments,
+    streaming: Type.Optional(WsMessageSchema.properties.streaming),
+    streamEnd: Type.Optional(WsMessageSchema.properties.streamEnd),
   },
   { title: 'MessageUpdated' },
 );
 export const MessageDeletedSchema = Type.Object(
   { id: IdString(), roomId: IdString(), seq: Type.Integer({ minimum: 1 }), deletedAt: Type.String({ format: 'date-time' }) },
   { title: 'MessageDeleted' },
+);
+
+/** `message:append`: text added to an open streamed message (docs/streaming.md). */
+export const AppendPayload = Type.Object(
+  { ...AppendMessageInput.properties, roomId: Uuid({ description: 'Room id' }), messageId: Uuid({ description: 'The streamed message' }), requestId: Type.Optional(RequestId) },
+  { title: 'AppendRequest', additionalProperties: true },
+);
+export const AppendAckSchema = Type.Object(
+  { ok: Type.Literal(true), length: Type.Integer({ minimum: 0, description: 'The body\'s length after the append, in characters' }) },
+  { title: 'AppendAck' },
+);
+/** `message:end`: ends a streamed message; `body` replaces its text, `data` is set. */
+export const EndPayload = Type.Object(
+  { ...EndMessageInput.properties, roomId: Uuid({ description: 'Room id' }), messageId: Uuid({ description: 'The streamed message' }), requestId: Type.Optional(RequestId) },
+  { title: 'EndRequest', additionalProperties: true },
+);
+export const EndAckSchema = Type.Object({ message: WsMessageSchema }, { title: 'EndAck' });
+export const MessageDeltaSchema = Type.Object(
+  {
+    roomId: IdString(), messageId: IdString(), seq: Type.Integer({ minimum: 1 }),
+    offset: Type.Integer({ minimum: 0, description: 'The body\'s length before text, in characters: a reader whose text is shorter missed a delta' }),
+    text: Type.String({ description: 'The appended text (appends merged: at most one delta per 40 ms per message)' }),
+  },
+  { title: 'MessageDelta' },
 );

@@ -76,7 +76,8 @@ export function checkMessageData(data: unknown): { problem: string } | { json: s
 /** The message fields of a send, shared by REST (`POST .../messages`) and WebSocket (`message:send`). */
 export const SendMessageInput = Type.Object(
   {
-    body: Text({ minLength: 1, maxLength: MESSAGE_BODY_MAX }),
+    // At least 1 character, unless `streaming` (the service checks: "" is 400 details.body otherwise).
+    body: Text({ maxLength: MESSAGE_BODY_MAX, description: 'The text (at least 1 character; may be "" with streaming: true)' }),
     mentions: Type.Optional(Type.Array(Uuid(), { maxItems: 100 })),
     replyTo: Type.Optional(Uuid()),
     clientMsgId: Type.Optional(Text({ minLength: 1, maxLength: 64 })),
@@ -86,6 +87,7 @@ export const SendMessageInput = Type.Object(
     attachments: Type.Optional(Type.Union([Type.Array(Uuid(), { maxItems: ATTACHMENTS_MAX, uniqueItems: true }), Type.Null()], {
       description: `Ids of files the sender uploaded, completed (at most ${ATTACHMENTS_MAX}, no repeats), in the order shown (null: none)`,
     })),
+    streaming: Type.Optional(Type.Boolean({ description: 'Start a streamed message (docs/streaming.md): appended to, then ended' })),
   },
   { additionalProperties: true },
 );
@@ -139,7 +141,8 @@ const messageFields = {
   deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty, data null, no attachments); null if not' }),
   data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'The JSON object the send gave; null when none' }),
   attachments: Type.Array(AttachmentSchema, { description: 'The files the send gave, in its order; [] when none' }),
-  task: Type.Union([MessageTaskSchema, Type.Null()], { description: 'The task whose creation or move posted this message, with the state that move set; null when none' }),
+  task: Type.Union([MessageTaskSchema, Type.Null()], { description: 'The task whose creation or move posted this message, with the state that move set; null when none' }),  streaming: Type.Boolean({ description: 'True while its sender streams it (docs/streaming.md)' }),
+  streamEnd: Type.Union([Type.Literal('complete'), Type.Literal('interrupted'), Type.Null()], { description: 'How a streamed message ended; null while open or when sent whole' }),
 };
 
 /** The REST Message object. */
@@ -189,4 +192,23 @@ export const ThreadPageSchema = Type.Object(
     hasMore: Type.Boolean({ description: 'Whether more replies follow this page' }),
   },
   { title: 'ThreadPage' },
+);
+
+/** `POST .../messages/:messageId/append` (and `message:append`): text added to an open streamed message. */
+export const AppendMessageInput = Type.Object(
+  { text: Text({ minLength: 1, maxLength: MESSAGE_BODY_MAX, description: `Added to the body (at most ${MESSAGE_BODY_MAX} characters in all)` }) },
+  { additionalProperties: true },
+);
+export const AppendResultSchema = Type.Object(
+  { length: Type.Integer({ minimum: 0, description: 'The body\'s length after the append, in characters (code points)' }) },
+  { title: 'AppendResult' },
+);
+
+/** `POST .../messages/:messageId/end` (and `message:end`): ends a streamed message; `body` replaces the text, `data` is set. */
+export const EndMessageInput = Type.Object(
+  {
+    body: Type.Optional(Text({ minLength: 1, maxLength: MESSAGE_BODY_MAX, description: 'Replaces the text streamed so far' })),
+    data: Type.Optional(Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()], { description: 'The message\'s JSON object, as a send takes it' })),
+  },
+  { additionalProperties: true },
 );

@@ -26,9 +26,11 @@ export type BatchWrites =
  * kind. docs/scale-out.md, "The send path on PostgreSQL", has the measurements.
  */
 export function batchWrites(db: Db, messages: readonly Message[], numbering: Numbering, audit: readonly AuditEntry[], shared: boolean): BatchWrites {
-  const search = messages.map((message) => ({ messageId: message.id, words: searchText(message.body) }));
+  // A streamed message is indexed by its end (streams.ts), with its final text.
+  const search = messages.map((message) => ({ messageId: message.id, words: message.streaming ? '' : searchText(message.body) }));
   if (dialectOf(db).name === 'postgres') {
-    if (!shared) {
+    // The one-statement batch names the columns of a message sent whole; a streamed start takes the statements' path.
+    if (!shared && !messages.some((m) => m.streaming)) {
       return {
         alone: insertBatchOnPostgres(db, {
           rooms: numbering.rooms, counts: numbering.counts, messages, fromEnd: numbering.fromEnd,

@@ -47,4 +47,10 @@ export interface Message {
   attachments: Attachment[];
   /** The task whose creation or move posted it, with the state that move set; null when none (docs/tasks.md). */
   task: MessageTask | null;
+  /** Streamed messages (docs/streaming.md): true while its sender streams it. */
+  streaming: boolean;
+  /** How a streamed message ended: null while open or when sent whole. */
+  streamEnd: StreamEnd | null;
 }
+
+export type StreamEnd = 'complete' | 'interrupted';

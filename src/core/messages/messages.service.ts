@@ -19,7 +19,8 @@ import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMe
 import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
 import type { MessageTask } from './message.js';
 import { batchWrites } from './batch-writes.js';
-import { findByClientMsgId, findMessageInRoom, lockCurrentBody, pageMessages, pageThreadReplies, rememberDataJson, tombstoneMessage, updateMessageBody } from './messages.store.js';
+import { findByClientMsgId, findMessageInRoom, lockCurrentBody, pageMessages, pageThreadReplies, rememberDataJson, rememberStreamVia, tombstoneMessage, updateMessageBody } from './messages.store.js';
+import { STREAMS_OPEN_MAX, type StreamsService } from './streams.js';
 import { recordAudit } from '../audit/audit.store.js';
 import { removeSearchEntry, searchEntryStatement } from './search-entries.store.js';
 import { searchText } from '../search-text.js';
@@ -103,6 +104,11 @@ interface QueuedSend {
   post: TaskPost | undefined;
 }
 
+/** How a send arrived, where it matters: a streamed message started over the WebSocket also ends when its sender has no socket (docs/streaming.md). */
+export interface SubmitOptions {
+  via?: 'ws' | 'rest';
+}
+
 export interface SendResult {
   message: Message;
   /** False when a clientMsgId repeat returned the original message. */
@@ -117,7 +123,7 @@ export interface MessagesService {
    * submitted once the previous resolved) are stored, numbered and published in that order, so a
    * connection can pipeline its sends without reordering them.
    */
-  submit(principal: Principal | null, roomId: unknown, input: unknown, post?: TaskPost): Promise<{ committed: Promise<SendResult> }>;
+  submit(principal: Principal | null, roomId: unknown, input: unknown, post?: TaskPost, options?: SubmitOptions): Promise<{ committed: Promise<SendResult> }>;
   /** The message a task's creation or move posts (core/tasks/): a send, with the task on it and the task's writes in its commit. */
   sendForTask(principal: Principal, roomId: string, input: unknown, post: TaskPost): Promise<SendResult>;
   /** A send's `data` and `attachments` checked as a send checks them (a task's message, before the task moves). */
@@ -193,8 +199,12 @@ function parseAttachmentIds(value: unknown, field: string): string[] {
   return ids;
 }
 
-export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox }): MessagesService {
-  const { db, authz, rooms, events, outbox } = deps;
+export function createMessagesService(deps: {
+  db: Kysely<DB>; authz: Authz; rooms: RoomsService; events: EventPublisher; outbox?: MessageOutbox;
+  /** Streamed messages (streams.ts): the open-message limit on starts, and deletions that end them. */
+  streams?: Pick<StreamsService, 'openCount' | 'deleted'>;
+}): MessagesService {
+  const { db, authz, rooms, events, outbox, streams } = deps;
   // Messages and their audit records are written in group commits: one short transaction for the
   // sends that arrive together, each acknowledged after its commit. At moderate rates a send commits
   // at the end of the event-loop turn that received it (sends that arrive while a commit runs share
@@ -203,8 +213,9 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
   // acknowledged. Nothing in the transaction waits for a read: on SQLite the whole batch is one
   // round trip to the writer thread (write-batcher.ts).
   const writes = createWriteBatcher<QueuedSend, OutboxWrites | null>(db, {
-    prepare: (sends) => (outbox
-      ? outbox.prepare(sends.map((s) => s.message), undefined, new Map(sends.flatMap(({ post }) => (post === undefined ? [] : [[post.task.id, post.parties]]))))
+    // A streamed message's webhooks wait for its end (streams.ts).
+    prepare: (sends) => (outbox && sends.some((s) => !s.message.streaming)
+      ? outbox.prepare(sends.filter((s) => !s.message.streaming).map((s) => s.message), undefined, new Map(sends.flatMap(({ post }) => (post === undefined ? [] : [[post.task.id, post.parties]]))))
       : Promise.resolve(null)),
     write(db, sends, outboxWrites) {
       const messages = sends.map((s) => s.message);
@@ -262,13 +273,15 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     return { data, attachments };
   };
 
-  const submit: MessagesService['submit'] = async (principal, rawRoomId, input, post) => {
+  const submit: MessagesService['submit'] = async (principal, rawRoomId, input, post, options) => {
     const sender = authz.requireAgent(principal, 'messages:write');
     const roomId = parseId(rawRoomId, 'roomId');
     const raw = requireObject(input);
     // data and attachments first, so that their errors name the field itself (not an item of it).
     const { data, attachments } = await checkExtras(sender.agentId, raw);
     const fields = sendInput.parse(raw);
+    const streaming = fields.streaming === true && post === undefined;
+    if (fields.body === '' && !streaming) throw validationError({ body: 'must not be empty' });
     const direct = (await rooms.assertMember(roomId, sender.agentId)) === 'direct';
     requireRoom(sender, roomId);
 
@@ -296,7 +309,12 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     const message: Message = {
       id: post?.messageId ?? uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
       data: data as Record<string, unknown> | null, attachments, task: post?.task ?? null,
+      streaming, streamEnd: null,
     };
+    if (streaming) {
+      rememberStreamVia(message, options?.via ?? 'rest');
+      if (streams && (await streams.openCount(sender.agentId)) >= STREAMS_OPEN_MAX) throw conflict(`At most ${STREAMS_OPEN_MAX} open streamed messages per agent`);
+    }
     if (threadId === null) {
       message.replyCount = 0;
       message.lastReplyAt = null;
@@ -308,7 +326,8 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     const causes = direct || repliedTo !== null ? await attentionCauses(roomId, direct, repliedTo) : {};
     // A task's message is for its assignee's attention when the requester sent it (docs/tasks.md).
     if (post?.attentionOf !== undefined) causes.taskAssignee = post.attentionOf;
-    const attention = decideAttention(message, causes);
+    // A streamed message is for anyone's attention only once it ends (streams.ts decides then).
+    const attention = streaming ? [] : decideAttention(message, causes);
 
     // Idempotency lives in the database (unique index on room, sender, clientMsgId), so a repeat
     // is recognised across restarts and across nodes, and is never stored or broadcast twice.
@@ -390,6 +409,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const { body } = editInput.parse(requireObject(input));
       const { actor, message } = await target(principal, rawRoomId, rawMessageId);
       if (!editsMessage(actor, message.senderId)) throw forbidden('Only its sender may edit a message');
+      if (message.streaming) throw conflict('The message is being streamed: end it instead');
       const editedAt = nowIso();
       const after: Message = { ...message, body, editedAt };
       return change(message, after, 'message.updated', actor.agentId, (trx) => updateMessageBody(trx, message.id, body, editedAt));
@@ -399,7 +419,9 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
       const { actor, message } = await target(principal, rawRoomId, rawMessageId);
       if (!(await deletesMessage(actor, message.senderId, async () => (await rooms.get(message.roomId)).kind))) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
       const deletedAt = nowIso();
-      const after: Message = { ...message, body: '', mentions: [], data: null, attachments: [], deletedAt };
+      // Deleting an open streamed message ends it, as deleted (docs/streaming.md).
+      const after: Message = { ...message, body: '', mentions: [], data: null, attachments: [], deletedAt, ...(message.streaming ? { streaming: false, streamEnd: 'complete' as const } : {}) };
+      streams?.deleted(message.id);
       await change(message, after, 'message.deleted', actor.agentId, async (trx) => {
         if (!(await tombstoneMessage(trx, message.id, deletedAt))) return false;
         await removeAttachments(trx, message.id);

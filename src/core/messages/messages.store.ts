@@ -23,6 +23,8 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     // Set by withAttachments (attachments.store.ts), one query per page.
     attachments: [],
     task: row.task === null || row.task === undefined ? null : (fromJson(row.task) as MessageTask),
+    streaming: row.stream_state === 'open',
+    streamEnd: row.stream_state === 'complete' || row.stream_state === 'interrupted' ? row.stream_state : null,
   };
   if (row.thread_id === null) {
     message.replyCount = Number(row.reply_count);
@@ -37,7 +39,8 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 
 // Compiled once: the statements of every send and every history page. `seq` is the room's counter,
 // bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
-type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'data' | 'task';
+type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'data' | 'task'
+  | 'stream_state' | 'stream_active_at' | 'stream_via';
 const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTable>, InsertedColumns>> & { seq_from_end: number }) =>
   db.insertInto('messages').values((eb) => ({
     id: p.id,
@@ -51,6 +54,9 @@ const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTab
     thread_id: p.thread_id,
     data: p.data,
     task: p.task,
+    stream_state: p.stream_state,
+    stream_active_at: p.stream_active_at,
+    stream_via: p.stream_via,
     seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
   })),
 );
@@ -90,7 +96,17 @@ function messageColumns(m: Message) {
     thread_id: m.threadId,
     data: m.data === null ? null : jsonOfData(m.data),
     task: m.task === null ? null : JSON.stringify(m.task),
+    // A streamed message is open from its start (streams.ts); the via column is set by the stream's start.
+    stream_state: m.streaming ? 'open' : null,
+    stream_active_at: m.streaming ? m.createdAt : null,
+    stream_via: m.streaming ? (streamVia.get(m) ?? 'rest') : null,
   };
+}
+
+/** How a streamed message was started ('ws' or 'rest'), from its send to its insert. */
+const streamVia = new WeakMap<Message, 'ws' | 'rest'>();
+export function rememberStreamVia(message: Message, via: 'ws' | 'rest'): void {
+  streamVia.set(message, via);
 }
 
 /**
@@ -243,6 +259,9 @@ export async function lockCurrentBody(trx: Transaction<DB>, id: string): Promise
 
 /** A deletion: the tombstone (body "", mentions [], data null), if not deleted already (false: it was, meanwhile). */
 export async function tombstoneMessage(db: Db, id: string, deletedAt: string): Promise<boolean> {
-  const result = await db.updateTable('messages').set({ body: '', mentions: '[]', data: null, deleted_at: deletedAt }).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+  // An open streamed message ends with it (docs/streaming.md); one sent whole keeps its null.
+  const result = await db.updateTable('messages')
+    .set((eb) => ({ body: '', mentions: '[]', data: null, deleted_at: deletedAt, stream_state: eb.case().when('stream_state', '=', 'open').then('complete').else(eb.ref('stream_state')).end(), stream_active_at: null }))
+    .where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

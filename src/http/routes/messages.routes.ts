@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import {
-  EditMessageInput, HistoryQuerySchema, MessageParams, MessageSchema, MessagesPageSchema, SendMessageInput, RoomIdParams,
+  AppendMessageInput, AppendResultSchema, EditMessageInput, EndMessageInput, HistoryQuerySchema, MessageParams, MessageSchema, MessagesPageSchema, SendMessageInput, RoomIdParams,
   ThreadPageSchema, ThreadQuerySchema,
 } from '@agent-messaging/protocol';
 import type { HistoryQuery, ThreadQuery } from '../../core/messages/messages.service.js';
@@ -45,6 +45,27 @@ export function messagesRoutes(app: FastifyInstance, ctx: AppContext): void {
     // A clientMsgId repeat answers 200 with the original message; a new message is 201.
     return reply.status(created ? 201 : 200).send(message);
   });
+
+  // Streamed messages (docs/streaming.md): the same service as WebSocket message:append / message:end.
+  app.post<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId/append', {
+    schema: describe({
+      operationId: 'appendMessage', summary: 'Append text to an open streamed message (its sender only)', tags: ['messages'], security: SECURITY.jwt,
+      description: 'Members\' sockets get `message:delta` (merged: at most one per 40 ms per message). The body may not pass 16,384 characters (400 details.text); at most 200 appends per message per second (429). A message sent whole or ended is 409; an unknown or deleted one 404. Scoped token: messages:write.',
+      params: MessageParams, body: AppendMessageInput,
+      success: { 200: { schema: AppendResultSchema, description: '{length}: the body\'s length after the append, in characters' } },
+      errors: [400, 401, 403, 404, 409, 429],
+    }),
+  }, async (request) => ctx.streams.append(request.principal, request.params.id, request.params.messageId, request.body));
+
+  app.post<{ Params: { id: string; messageId: string } }>('/api/v1/rooms/:id/messages/:messageId/end', {
+    schema: describe({
+      operationId: 'endMessage', summary: 'End an open streamed message (its sender only)', tags: ['messages'], security: SECURITY.jwt,
+      description: 'A given `body` replaces the text streamed so far, a given `data` is set. Members get `message:updated` (editedAt stays null); a message ended with no text at all is deleted (the answer is the tombstone, members get `message:deleted`). A message sent whole or ended is 409. Scoped token: messages:write.',
+      params: MessageParams, body: EndMessageInput,
+      success: { 200: { schema: MessageSchema, description: 'The message, streaming false, streamEnd "complete"' } },
+      errors: [400, 401, 403, 404, 409],
+    }),
+  }, async (request) => ctx.streams.end(request.principal, request.params.id, request.params.messageId, request.body ?? {}));
 
   app.get<{ Params: { id: string; messageId: string }; Querystring: ThreadQuery }>('/api/v1/rooms/:id/messages/:messageId/thread', {
     schema: describe({

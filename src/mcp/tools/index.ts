@@ -25,6 +25,8 @@ const TOOLS = {
   list_rooms: ROOM_TOOLS.list_rooms,
   read_messages: MESSAGE_TOOLS.read_messages,
   send_message: MESSAGE_TOOLS.send_message,
+  append_message: MESSAGE_TOOLS.append_message,
+  end_message: MESSAGE_TOOLS.end_message,
   read_replies: MESSAGE_TOOLS.read_replies,
   edit_message: MESSAGE_TOOLS.edit_message,
   delete_message: MESSAGE_TOOLS.delete_message,

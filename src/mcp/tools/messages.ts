@@ -39,8 +39,9 @@ export const MESSAGE_TOOLS = {
     description: `Sends a message to a room you are a member of; everyone in the room receives it. Returns the stored message with its id and seq. Pass a clientMsgId of your choice to make a retry safe: sending again with the same clientMsgId and body returns the first message instead of a duplicate.`,
     input: args({
       room: ROOM,
-      body: Type.String({ minLength: 1, description: `The text of the message (1 to ${MESSAGE_BODY_MAX} characters).` }),
+      body: Type.String({ description: `The text of the message (1 to ${MESSAGE_BODY_MAX} characters; may be "" with streaming).` }),
       clientMsgId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Your own id for this message (up to 64 characters), for safe retries.' })),
+      streaming: Type.Optional(Type.Boolean({ description: 'Start a streamed message: members see it grow as you call append_message, until end_message (or 30 s without an append).' })),
       replyTo: Type.Optional(Type.String({ maxLength: 64, description: 'The id of a message of this room this one answers.' })),
       mentions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: `Agents this message mentions (each an id or a name, a member of the room; at most ${MENTIONS_MAX} distinct): they see it as for their attention.` })),
       data: Type.Optional(DATA),
@@ -55,6 +56,42 @@ export const MESSAGE_TOOLS = {
       const note = created ? 'Sent' : 'Already sent earlier with this clientMsgId';
       const { slug } = await ctx.rooms.get(message.roomId);
       return { data: { message }, text: `${note}: message ${message.id}, seq ${message.seq} in room ${slug}.` };
+    },
+  }),
+
+  append_message: defineTool({
+    title: 'Append text to your streamed message',
+    description: `Adds text to a message you started with send_message streaming: true (members see it grow). Returns the body's length after it. At most ${MESSAGE_BODY_MAX} characters in all and 200 appends per second; an ended message refuses (CONFLICT).`,
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of your streamed message.' }),
+      text: Type.String({ description: 'The text to add (at least 1 character).' }),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, messageId, text }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      const { length } = await ctx.streams.append(principal, roomId, messageId, { text });
+      return { data: { length }, text: `Appended: message ${messageId} now has ${length} characters.` };
+    },
+  }),
+
+  end_message: defineTool({
+    title: 'End your streamed message',
+    description: 'Ends a message you started with send_message streaming: true: members get the whole message. A given body replaces the text streamed so far, a given data is set. A message ended with no text at all is deleted.',
+    input: args({
+      room: ROOM,
+      messageId: Type.String({ minLength: 1, maxLength: 64, description: 'The id of your streamed message.' }),
+      body: Type.Optional(Type.String({ description: `The final text, replacing what was streamed (1 to ${MESSAGE_BODY_MAX} characters).` })),
+      data: Type.Optional(DATA),
+    }),
+    fields: { roomId: 'room' },
+    readOnly: false,
+    async run({ room, messageId, ...rest }, { ctx, principal }) {
+      const roomId = await ctx.rooms.resolveId(room, 'room');
+      const message = await ctx.streams.end(principal, roomId, messageId, rest);
+      const how = message.deletedAt !== null ? 'ended with no text, so deleted' : `ended (${message.body.length} characters)`;
+      return { data: { message }, text: `Message ${message.id} (seq ${message.seq}) ${how}.` };
     },
   }),
 

@@ -4,6 +4,7 @@ import { activityHandlers } from '../handlers/activity.handlers.js';
 import { taskHandlers } from '../handlers/tasks.handlers.js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
+import type { StreamsService } from '../../core/messages/streams.js';
 import type { MessagesService } from '../../core/messages/messages.service.js';
 import type { Authenticators } from '../../core/auth/authenticate.js';
 import type { ReadCursorsService } from '../../core/rooms/read-cursors.service.js';
@@ -39,6 +40,7 @@ export interface ConnectionDeps {
   rooms: RoomsService;
   readCursors: ReadCursorsService;
   messages: MessagesService;
+  streams: StreamsService;
   activity: ActivityService;
   tasks: TasksService;
   subscriptions: Subscriptions;
@@ -98,7 +100,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
   const { logger, metrics, subscriptions } = deps;
   const handlers: Record<ClientEventName, EventSpec> = {
     ...roomHandlers({ rooms: deps.rooms, readCursors: deps.readCursors, subscriptions }),
-    ...messageHandlers({ messages: deps.messages }),
+    ...messageHandlers({ messages: deps.messages, streams: deps.streams }),
     ...activityHandlers({ activity: deps.activity }),
     ...taskHandlers({ tasks: deps.tasks }),
   };

@@ -116,7 +116,10 @@ class EventGuard {
       this.paused?.pause();
     }
     const event = packet[0];
-    if (this.abuse.hit()) {
+    // Appends to a streamed message have their own limit per message (core/messages/streams.ts)
+    // instead of the connection's event budget: a model emits them faster than that budget.
+    const streamAppend = event === 'message:append';
+    if (!streamAppend && this.abuse.hit()) {
       logger.warn(socketFields(socket), 'websocket disconnected for sustained event abuse');
       this.refuse(packet, new AppError('RATE_LIMITED', `Disconnected: more than ${config.abuseEventsPerSecond} events per second for more than ${config.abuseSeconds} seconds`));
       endConnection(socket, 'RATE_LIMIT_EXCEEDED');
@@ -125,12 +128,12 @@ class EventGuard {
     if (deps.isClosing()) return this.refuse(packet, new AppError('UNAVAILABLE', 'Server is shutting down; reconnect shortly'));
 
     if (this.inFlight() >= maxInFlight + PAUSE_OVERSHOOT) return this.refuse(packet, new AppError('RATE_LIMITED', 'Too many events waiting on this connection'));
-    if (!this.ownBudget.take()) return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(config)));
+    if (!streamAppend && !this.ownBudget.take()) return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(config)));
     if (typeof event !== 'string' || !KNOWN_EVENTS.has(event)) {
       return this.refuse(packet, new AppError('VALIDATION_ERROR', `Unknown event "${typeof event === 'string' ? event.slice(0, 64) : String(event)}"; known events: ${CLIENT_EVENTS.join(', ')}`));
     }
     // Handed over synchronously: its handler queues it at once, so it counts as in flight from here on.
-    if (!this.agentBudgetMayBind()) return deps.run(socket, this.queue, packet);
+    if (streamAppend || !this.agentBudgetMayBind()) return deps.run(socket, this.queue, packet);
     const admission = limits.agentEvents.take(socket.data.principal.agentId);
     if (!(admission instanceof Promise)) return this.admitted(packet, admission);
     this.admitting++;

@@ -1,4 +1,5 @@
 import type { MessagesService } from '../../core/messages/messages.service.js';
+import type { StreamsService } from '../../core/messages/streams.js';
 import type { EventSpec } from '../connection/register-event.js';
 import { toWsMessage } from '../protocol.js';
 
@@ -6,16 +7,33 @@ import { toWsMessage } from '../protocol.js';
  * `message:send`, `message:history`, `room:sync` and `message:thread`: the same domain functions as REST, so validation, storage,
  * audit, the metric and the `message:new` fan-out are one code path.
  */
-export function messageHandlers(deps: { messages: MessagesService }): Record<'message:send' | 'message:history' | 'room:sync' | 'message:thread', EventSpec> {
-  const { messages } = deps;
+export function messageHandlers(deps: { messages: MessagesService; streams: StreamsService }): Record<'message:send' | 'message:history' | 'room:sync' | 'message:thread' | 'message:append' | 'message:end', EventSpec> {
+  const { messages, streams } = deps;
   return {
     'message:send': {
       // Pipelined: the socket's next send is validated and queued while this one commits.
       async begin({ principal, payload }) {
-        const { committed } = await messages.submit(principal, payload.roomId, payload);
+        const { committed } = await messages.submit(principal, payload.roomId, payload, undefined, { via: 'ws' });
         // Stored and audited, then published (message:new to the room, sender included), then acknowledged.
         // A clientMsgId repeat acknowledges the original's id and seq.
         return { done: committed.then(({ message }) => ({ messageId: message.id, seq: message.seq })) };
+      },
+    },
+
+    // Streamed messages (docs/streaming.md): the same functions as REST's .../append and .../end.
+    'message:append': {
+      requiresAck: true,
+      async handle({ principal, payload }) {
+        const { length } = await streams.append(principal, payload.roomId, payload.messageId, payload);
+        return { ok: true, length };
+      },
+    },
+
+    'message:end': {
+      requiresAck: true,
+      async handle({ principal, payload }) {
+        const message = await streams.end(principal, payload.roomId, payload.messageId, payload);
+        return { message: toWsMessage(message) };
       },
     },
 

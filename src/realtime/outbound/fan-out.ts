@@ -25,8 +25,14 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     },
     // To the room's sockets on every node, as message:new goes (the adapter carries room broadcasts).
     'message.updated': ({ message }) => {
-      const { id, roomId, seq, body, data, attachments } = message;
-      toRoom(roomId).emit('message:updated', { id, roomId, seq, body, editedAt: message.editedAt!, data, attachments });
+      const { id, roomId, seq, body, data, attachments, editedAt, streaming, streamEnd } = message;
+      // A streamed message's end says how it ended (docs/streaming.md); an edit keeps its payload.
+      const ended = streamEnd === null ? {} : { streaming, streamEnd };
+      toRoom(roomId).emit('message:updated', { id, roomId, seq, body, editedAt, data, attachments, ...ended });
+    },
+    // The other members' sockets on every node (the sender's own are left out: it wrote the text).
+    'message.delta': ({ roomId, messageId, senderId, seq, offset, text }) => {
+      toRoom(roomId).except([agentChannel(senderId), scopedAgentChannel(senderId)]).emit('message:delta', { roomId, messageId, seq, offset, text });
     },
     'message.deleted': ({ message }) => {
       toRoom(message.roomId).emit('message:deleted', { id: message.id, roomId: message.roomId, seq: message.seq, deletedAt: message.deletedAt! });
