@@ -5,6 +5,7 @@ import { useTextForm } from '../text-form.js';
 import { Attachments } from './attachments.js';
 import { Composer, roomComposer, threadComposer } from './composer.js';
 import { RetentionPanel } from './retention.js';
+import { QueueTasks } from './room-work.js';
 
 const PAGE = 50;
 
@@ -227,7 +228,10 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
           <Composer session={session} roomId={room.id} members={members ?? []} kind={roomComposer(session, room.id)} onSent={(m) => { keepBottom.current = true; add([m], true); }} />
         </div>
         {thread !== null && <ThreadPanel key={thread.rootId} session={session} roomId={room.id} rootId={thread.rootId} request={thread.request} members={members ?? []} onClose={closeThread} />}
-        <Online members={members} />
+        <div class="room-side">
+          <Online members={members} />
+          {room.kind !== 'direct' && <QueueTasks key={room.id} session={session} roomId={room.id} />}
+        </div>
       </div>
     </section>
   );

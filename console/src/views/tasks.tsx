@@ -156,7 +156,7 @@ function TaskItem({ task, session, side, act }: { task: Task; session: Session; 
   const [details, setDetails] = useState(false);
   const client = session.client;
   const open = !TERMINAL.includes(task.state);
-  const other = side === 'assignee' ? `from ${nameOf(session, task.requesterId)}` : `to ${nameOf(session, task.assigneeId)}`;
+  const other = side === 'assignee' ? `from ${nameOf(session, task.requesterId)}` : task.assigneeId === null ? 'in the queue, unclaimed' : `to ${nameOf(session, task.assigneeId)}`;
   const message = text.trim() === '' ? {} : { message: { body: text.trim() } };
   const titleId = `task-${task.id}`;
 
