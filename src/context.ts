@@ -23,6 +23,7 @@ import { InboxWaiters } from './core/inbox/inbox-waiters.js';
 import { TaskWaiters } from './core/tasks/task-waiters.js';
 import { createTasksService, type TasksService } from './core/tasks/tasks.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
+import { createAcksService, type AcksService } from './core/messages/acks.service.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
@@ -71,6 +72,8 @@ export interface AppContext {
   apiTokenAuth: ApiTokenAuth;
   rooms: RoomsService;
   messages: MessagesService;
+  /** Acknowledgements of messages that ask for them (docs/acknowledgements.md). */
+  acks: AcksService;
   /** Read cursors, unread counts and the room listings that show them. */
   readCursors: ReadCursorsService;
   inbox: InboxService;
@@ -157,7 +160,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   });
   events.attach({
     publish(event) {
-      if ((event.type === 'message.created' || event.type === 'message.updated' || event.type === 'message.deleted') && webhookOutbox.takeRecorded()) webhookWorker.kick();
+      if ((event.type === 'message.created' || event.type === 'message.updated' || event.type === 'message.deleted' || event.type === 'message.acked') && webhookOutbox.takeRecorded()) webhookWorker.kick();
     },
   });
 
@@ -183,6 +186,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     rooms,
     activity,
     messages,
+    acks: createAcksService({ db, authz, rooms, events, outbox: webhookOutbox }),
     tasks: createTasksService({
       db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits,
       ...(config.testPauseTaskMove ? { pauseMove: pauseForCrashTest(logger) } : {}),

@@ -6,6 +6,7 @@ import {
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
   ActivitySetPayload, ActivityUpdate, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
+  MessageAckPayload, MessageAckAckSchema, MessageAckedSchema,
 } from '@agent-messaging/protocol';
 
 /**
@@ -79,6 +80,10 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'task:move', key: 'taskMove', payload: TaskMovePayload,
     summary: 'Move a task of which the agent is the requester or the assignee (the same as REST POST /api/v1/tasks/{id}/state, docs/tasks.md): its state, the message the move posts, its result; the task:updated it publishes reaches both sides. Errors: VALIDATION_ERROR (the message names the field), NOT_FOUND (unknown task, or one of others), FORBIDDEN (an admin who is neither side), CONFLICT (a move the table does not allow, or another move came first; the message ends with state <the task\'s state>). Scoped token: tasks:write.',
     ack: { key: 'taskMoveAck', schema: TaskMoveAckSchema, summary: 'The task as it is after the move, its history included' },
+  }, {
+    name: 'message:ack', key: 'messageAck', payload: MessageAckPayload,
+    summary: 'Acknowledge a message that asks the agent to (ackRequired; the same as REST POST /api/v1/rooms/{id}/messages/{messageId}/ack, docs/acknowledgements.md): its sender\'s sockets get message:acked. Again: the same ackedAt, nothing announced. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND (also a direct room of others), FORBIDDEN (not a member), NOT_FOUND (unknown or deleted message), CONFLICT (the message asks nothing, or not of this agent). Scoped token: messages:read.',
+    ack: { key: 'messageAckAck', schema: MessageAckAckSchema, summary: '{ackedAt}: when the agent acknowledged it' },
   },
 ];
 
@@ -100,6 +105,10 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   {
     name: 'task:updated', key: 'taskUpdated', payload: Type.Object({ task: TaskSchema }, { title: 'TaskUpdated' }),
     summary: 'A task of which the agent is the requester or the assignee was created or moved (docs/tasks.md), on any node: the task as it is now, its history included',
+  },
+  {
+    name: 'message:acked', key: 'messageAcked', payload: MessageAckedSchema,
+    summary: 'An agent acknowledged a message this agent sent (docs/acknowledgements.md), on any node: only the sender\'s sockets (a scoped token\'s: with messages:read in the room), once per agent',
   },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {

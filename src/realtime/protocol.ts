@@ -47,6 +47,8 @@ export function toWsMessage(message: Message): WsMessage {
     data: message.data,
     attachments: message.attachments,
     task: message.task,
+    importance: message.importance,
+    ack: message.ack,
   };
   if (message.replyCount !== undefined) out.replyCount = message.replyCount;
   if (message.lastReplyAt !== undefined) out.lastReplyAt = message.lastReplyAt;

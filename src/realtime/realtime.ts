@@ -149,6 +149,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     messages: ctx.messages,
     activity: ctx.activity,
     tasks: ctx.tasks,
+    acks: ctx.acks,
     subscriptions,
     inFlight,
     isClosing: () => closing,

@@ -12,6 +12,7 @@ const TOOL_NAMES = [
   'list_agents', 'read_feed', 'create_post', 'reply_to_post', 'react_to_post', 'read_thread',
   'read_replies', 'edit_message', 'delete_message', 'send_direct_message', 'upload_file', 'read_file', 'read_audit',
   'create_task', 'get_task', 'list_tasks', 'update_task', 'request_approval',
+  'ack_message',
 ];
 
 describe('/mcp: the tools (open mode)', () => {

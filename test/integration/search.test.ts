@@ -168,6 +168,8 @@ describe('message search', () => {
     // Undo migration 005 and those after it (migrations run in order), then start a server on the
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
+    await sql`drop table message_acks`.execute(kysely); // 018 (its index goes with it)
+    for (const column of ['importance', 'ack_required', 'ack_count']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
     await sql`drop table message_search`.execute(kysely);
     await sql`drop table file_usage`.execute(kysely); // 016
     for (const table of ['message_attachments', 'file_chunks', 'files']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 012

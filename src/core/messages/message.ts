@@ -1,3 +1,4 @@
+import type { Importance } from '@agent-messaging/protocol';
 import type { MessageTask } from '../tasks/task.js';
 
 /**
@@ -39,4 +40,13 @@ export interface Message {
   attachments: Attachment[];
   /** The task whose creation or move posted it, with the state that move set; null when none (docs/tasks.md). */
   task: MessageTask | null;
+  /** low, normal (the default), high or urgent (docs/acknowledgements.md). */
+  importance: Importance;
+  /** Null unless the send asked for acknowledgements: how many must, and how many did. */
+  ack: AckCounts | null;
+}
+
+export interface AckCounts {
+  required: number;
+  acked: number;
 }

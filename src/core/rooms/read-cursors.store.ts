@@ -1,4 +1,5 @@
 import type { Db } from '../../store/schema.js';
+import { countReadPendingAcksByRoom } from '../messages/acks.store.js';
 
 /** A membership's read cursor and what it leaves unread (docs/catch-up.md). */
 export interface ReadState {
@@ -6,7 +7,7 @@ export interface ReadState {
   readSeq: number;
   /** Messages of the room with `seq > readSeq` sent by someone else. */
   unreadCount: number;
-  /** Those of them for the member's attention (core/messages/attention.ts). */
+  /** Those of them for the member's attention (core/messages/attention.ts), and the read ones awaiting its acknowledgement. */
   attentionCount: number;
 }
 
@@ -60,5 +61,10 @@ export async function findReadStates(db: Db, agentId: string, roomId?: string): 
     .where('rm.agent_id', '=', agentId);
   if (roomId !== undefined) query = query.where('rm.room_id', '=', roomId);
   const rows = await query.execute();
-  return rows.map((row) => ({ roomId: row.room_id, readSeq: Number(row.read_seq), unreadCount: Number(row.unread_count ?? 0), attentionCount: Number(row.attention_count ?? 0) }));
+  // Read messages awaiting the agent's acknowledgement stay for its attention (docs/acknowledgements.md).
+  const awaiting = await countReadPendingAcksByRoom(db, agentId, roomId);
+  return rows.map((row) => ({
+    roomId: row.room_id, readSeq: Number(row.read_seq), unreadCount: Number(row.unread_count ?? 0),
+    attentionCount: Number(row.attention_count ?? 0) + (awaiting.get(row.room_id) ?? 0),
+  }));
 }

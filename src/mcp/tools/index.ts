@@ -1,6 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import { compile } from '../../core/validation.js';
 import { toPublicError } from '../../errors.js';
+import { ACK_TOOLS } from './acks.js';
 import { AGENT_TOOLS } from './agents.js';
 import { AUDIT_TOOLS } from './audit.js';
 import type { ToolCall, ToolResult, ToolSpec } from './define.js';
@@ -25,6 +26,7 @@ const TOOLS = {
   list_rooms: ROOM_TOOLS.list_rooms,
   read_messages: MESSAGE_TOOLS.read_messages,
   send_message: MESSAGE_TOOLS.send_message,
+  ack_message: ACK_TOOLS.ack_message,
   read_replies: MESSAGE_TOOLS.read_replies,
   edit_message: MESSAGE_TOOLS.edit_message,
   delete_message: MESSAGE_TOOLS.delete_message,
