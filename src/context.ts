@@ -25,6 +25,7 @@ import { createTasksService, type TasksService } from './core/tasks/tasks.servic
 import { createRetentionService, type RetentionService } from './core/retention/retention.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createStreamsService, type StreamsService } from './core/messages/streams.js';
+import { createAcksService, type AcksService } from './core/messages/acks.service.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
 import { createRoomsService, type RoomsService } from './core/rooms/rooms.service.js';
@@ -75,6 +76,8 @@ export interface AppContext {
   messages: MessagesService;
   /** Streamed messages (docs/streaming.md): appends, ends, the idle sweep (started by app.ts). */
   streams: StreamsService;
+  /** Acknowledgements of messages that ask for them (docs/acknowledgements.md). */
+  acks: AcksService;
   /** Read cursors, unread counts and the room listings that show them. */
   readCursors: ReadCursorsService;
   inbox: InboxService;
@@ -164,7 +167,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   });
   events.attach({
     publish(event) {
-      if ((event.type === 'message.created' || event.type === 'message.updated' || event.type === 'message.deleted') && webhookOutbox.takeRecorded()) webhookWorker.kick();
+      if ((event.type === 'message.created' || event.type === 'message.updated' || event.type === 'message.deleted' || event.type === 'message.acked') && webhookOutbox.takeRecorded()) webhookWorker.kick();
     },
   });
 
@@ -195,6 +198,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     activity,
     messages,
     streams,
+    acks: createAcksService({ db, authz, rooms, events, outbox: webhookOutbox }),
     tasks: createTasksService({
       db, authz, rooms, messages, events, waiters: taskWaiters, waitSlots: limits.waits,
       ...(config.testPauseTaskMove ? { pauseMove: pauseForCrashTest(logger) } : {}),

@@ -30,7 +30,9 @@ export type DomainEvent =
   /** An activity update sent (after the throttle): to the room's sockets, and remembered by every node (docs/protocol.md, Activity). */
   | { type: 'activity.changed'; update: ActivityUpdatePayload }
   /** A task was created or moved (docs/tasks.md): its two agents' sockets, held task requests on every node, webhooks. */
-  | { type: 'task.updated'; task: Task };
+  | { type: 'task.updated'; task: Task }
+  /** An agent acknowledged a message (docs/acknowledgements.md): its sender's sockets, on every node. */
+  | { type: 'message.acked'; roomId: string; messageId: string; senderId: string; agentId: string; at: string };
 
 export interface EventPublisher {
   /**

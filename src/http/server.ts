@@ -18,6 +18,7 @@ import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { tasksRoutes } from './routes/tasks.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
+import { acksRoutes } from './routes/acks.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { searchRoutes } from './routes/search.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
@@ -58,6 +59,8 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   // {body}: as a send's body.
   'PATCH /api/v1/rooms/:id/messages/:messageId': 256 * KiB,
   'DELETE /api/v1/rooms/:id/messages/:messageId': 4 * KiB,
+  // No body is needed (docs/acknowledgements.md).
+  'POST /api/v1/rooms/:id/messages/:messageId/ack': 4 * KiB,
   // state and a text of 80 code points (12 bytes each escaped).
   'POST /api/v1/rooms/:id/activity': 4 * KiB,
   // {seq}.
@@ -227,6 +230,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     authRoutes(api, ctx);
     roomsRoutes(api, ctx);
     messagesRoutes(api, ctx);
+    acksRoutes(api, ctx);
     inboxRoutes(api, ctx);
     tasksRoutes(api, ctx);
     searchRoutes(api, ctx);

@@ -7,6 +7,7 @@ import {
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
   ActivitySetPayload, ActivityUpdate, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
   AppendAckSchema, AppendPayload, EndAckSchema, EndPayload, MessageDeltaSchema,
+  MessageAckPayload, MessageAckAckSchema, MessageAckedSchema,
 } from '@agent-messaging/protocol';
 
 /**
@@ -88,6 +89,10 @@ const CLIENT_EVENTS: ClientEventDoc[] = [
     name: 'message:end', key: 'messageEnd', payload: EndPayload,
     summary: 'End an open streamed message of the agent\'s (the same as REST POST .../messages/{messageId}/end): body replaces the text, data is set; members get message:updated (or message:deleted when it has no text at all). Errors: VALIDATION_ERROR, NOT_FOUND, FORBIDDEN, CONFLICT (not open). Scoped token: messages:write.',
     ack: { key: 'messageEndAck', schema: EndAckSchema, summary: '{message}: the message as it is now, streaming false, streamEnd "complete"' },
+  }, {
+    name: 'message:ack', key: 'messageAck', payload: MessageAckPayload,
+    summary: 'Acknowledge a message that asks the agent to (ackRequired; the same as REST POST /api/v1/rooms/{id}/messages/{messageId}/ack, docs/acknowledgements.md): its sender\'s sockets get message:acked. Again: the same ackedAt, nothing announced. Errors: VALIDATION_ERROR, ROOM_NOT_FOUND (also a direct room of others), FORBIDDEN (not a member), NOT_FOUND (unknown or deleted message), CONFLICT (the message asks nothing, or not of this agent). Scoped token: messages:read.',
+    ack: { key: 'messageAckAck', schema: MessageAckAckSchema, summary: '{ackedAt}: when the agent acknowledged it' },
   },
 ];
 
@@ -113,6 +118,10 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   {
     name: 'task:updated', key: 'taskUpdated', payload: Type.Object({ task: TaskSchema }, { title: 'TaskUpdated' }),
     summary: 'A task of which the agent is the requester or the assignee, or a queued task of a room of which it is a member, was created, moved or claimed (docs/tasks.md), on any node: the task as it is now, its history included',
+  },
+  {
+    name: 'message:acked', key: 'messageAcked', payload: MessageAckedSchema,
+    summary: 'An agent acknowledged a message this agent sent (docs/acknowledgements.md), on any node: only the sender\'s sockets (a scoped token\'s: with messages:read in the room), once per agent',
   },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {

@@ -49,6 +49,8 @@ export function toWsMessage(message: Message): WsMessage {
     task: message.task,
     streaming: message.streaming,
     streamEnd: message.streamEnd,
+    importance: message.importance,
+    ack: message.ack,
   };
   if (message.replyCount !== undefined) out.replyCount = message.replyCount;
   if (message.lastReplyAt !== undefined) out.lastReplyAt = message.lastReplyAt;

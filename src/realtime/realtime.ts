@@ -150,6 +150,7 @@ export async function attachRealtime(ctx: AppContext, httpServer: HttpServer, op
     streams: ctx.streams,
     activity: ctx.activity,
     tasks: ctx.tasks,
+    acks: ctx.acks,
     subscriptions,
     inFlight,
     isClosing: () => closing,

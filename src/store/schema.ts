@@ -96,6 +96,19 @@ export interface MessagesTable {
   stream_state: ColumnType<string | null, string | null | undefined, string | null>;
   stream_active_at: ColumnType<string | Date | null, string | null | undefined, string | null>;
   stream_via: ColumnType<string | null, string | null | undefined, string | null>;
+  /** low, normal, high or urgent (migration 018, as the two below). */
+  importance: ColumnType<string, string | undefined, string>;
+  /** How many must acknowledge it; null when the send did not ask. */
+  ack_required: ColumnType<number | null, number | null | undefined, number | null>;
+  ack_count: Generated<number>;
+}
+
+/** Who must acknowledge a message, and when each did (migration 018; core/messages/acks.store.ts). */
+export interface MessageAcksTable {
+  message_id: string;
+  agent_id: string;
+  room_id: string;
+  acked_at: NullableTimestamp;
 }
 
 /**
@@ -180,6 +193,8 @@ export interface WebhookDeliveriesTable {
   error: string | null;
   created_at: Timestamp;
   delivered_at: NullableTimestamp;
+  /** The delivery's `data` when it is not the message (`message.acked`), JSON text (migration 018). */
+  payload: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 /** Uploaded files (migration 012; core/files/). Invisible while `completed_at` is null. */
@@ -281,6 +296,7 @@ export interface DB {
   messages: MessagesTable;
   message_search: MessageSearchTable;
   message_attention: MessageAttentionTable;
+  message_acks: MessageAcksTable;
   audit_log: AuditLogTable;
   social_channels: SocialChannelsTable;
   social_posts: SocialPostsTable;

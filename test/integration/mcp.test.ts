@@ -13,6 +13,7 @@ const TOOL_NAMES = [
   'read_replies', 'edit_message', 'delete_message', 'send_direct_message', 'upload_file', 'read_file', 'read_audit',
   'create_task', 'get_task', 'list_tasks', 'update_task', 'request_approval', 'claim_task', 'heartbeat_task',
   'append_message', 'end_message',
+  'ack_message',
 ];
 
 describe('/mcp: the tools (open mode)', () => {

@@ -244,6 +244,15 @@ describe('/openapi.json', () => {
     expect((await call(t, 'POST', `${one}/append`, streamedId, { body: { text: 'x' }, jwt: bob.jwt })).status).toBe(403);
     expect((await call(t, 'POST', `${one}/end`, streamedId, { body: {}, jwt: alice.jwt })).body).toMatchObject({ body: 'grow', streaming: false, streamEnd: 'complete' });
     expect((await call(t, 'POST', `${one}/end`, streamedId, { body: {}, jwt: alice.jwt })).status).toBe(409);
+    // Acknowledgements (docs/acknowledgements.md).
+    const asked = await call(t, 'POST', messages(), roomId, { body: { body: 'confirm', ackRequired: true, mentions: [bob.id], importance: 'high' }, jwt: alice.jwt });
+    expect(asked.body).toMatchObject({ importance: 'high', ack: { required: 1, acked: 0 } });
+    const ackPath = '/api/v1/rooms/:id/messages/:messageId/ack';
+    expect((await call(t, 'POST', ackPath, { ...roomId, messageId: asked.body.id as string }, { body: {}, jwt: bob.jwt })).body.ackedAt).toEqual(expect.any(String));
+    expect((await call(t, 'POST', ackPath, { ...roomId, messageId: asked.body.id as string }, { body: {}, jwt: alice.jwt })).status).toBe(409);
+    const acksPath = '/api/v1/rooms/:id/messages/:messageId/acks';
+    expect((await call(t, 'GET', acksPath, { ...roomId, messageId: asked.body.id as string }, { jwt: alice.jwt })).body.acked).toHaveLength(1);
+    expect((await call(t, 'GET', acksPath, { ...roomId, messageId: asked.body.id as string }, { jwt: bob.jwt })).status).toBe(403);
     // Activity (docs/protocol.md, Activity).
     expect((await call(t, 'POST', '/api/v1/rooms/:id/activity', roomId, { body: { state: 'typing' }, jwt: alice.jwt })).status).toBe(204);
     expect((await call(t, 'POST', '/api/v1/rooms/:id/activity', roomId, { body: { state: 'asleep' }, jwt: alice.jwt })).status).toBe(400);

@@ -117,6 +117,7 @@ const TRANSPORTS: Transport[] = [
       'GET history ?before=': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages?before=${f.messageId}`),
       'GET ?afterSeq=': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages?afterSeq=0`),
       'GET message thread': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages/${f.messageId}/thread`),
+      'GET message acks': rest('messages:read', 'GET', (f) => `/api/v1/rooms/${f.roomId}/messages/${f.messageId}/acks`),
       'GET inbox': rest('messages:read', 'GET', () => '/api/v1/inbox'),
       'GET search': rest('messages:read', 'GET', () => '/api/v1/search/messages?q=hello'),
       'POST read cursor': rest('messages:read', 'POST', (f) => `/api/v1/rooms/${f.roomId}/read`, () => ({ seq: 1 })),

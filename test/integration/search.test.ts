@@ -169,6 +169,8 @@ describe('message search', () => {
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
     for (const table of ['leases', 'lease_rooms']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 019 (its task columns go with tasks below)
+    await sql`drop table message_acks`.execute(kysely); // 018 (its index goes with it)
+    for (const column of ['importance', 'ack_required', 'ack_count']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);
     await sql`drop table message_search`.execute(kysely);
     await sql`drop index webhook_deliveries_message_idx`.execute(kysely); // 020
     await sql`drop index message_attention_room_seq_idx`.execute(kysely);

@@ -18,7 +18,7 @@ const own = (proto: object): string[] => Object.getOwnPropertyNames(proto).filte
 
 /** Every public method (and the `connected` getter) of AmsClient, as its users call them. */
 const PUBLIC_API = [
-  'addMember', 'agents', 'audit', 'channels', 'claimNextTask', 'claimTask', 'close', 'connect', 'connected', 'createAgent', 'createChannel', 'createRoom',
+  'ack', 'acks', 'addMember', 'agents', 'audit', 'channels', 'claimNextTask', 'claimTask', 'close', 'connect', 'connected', 'createAgent', 'createChannel', 'createRoom',
   'createSession', 'createTask', 'createWebhook', 'decide', 'delete', 'deleteWebhook', 'directory', 'disableAgent', 'dm',
   'downloadFile', 'edit', 'enableAgent', 'exportRoom', 'feed', 'fileInfo', 'heartbeatTask', 'history', 'inbox', 'issueToken', 'jwt', 'lastSeqs', 'markRead',
   'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'removeMember', 'reply', 'request',

@@ -4,7 +4,7 @@ import type { Message, WsMessage } from '../../packages/client/src/types.js';
 import { waitUntil } from '../helpers/wait.js';
 
 const ROOM = '01900000-0000-7000-8000-000000000001';
-const msg = (seq: number, roomId = ROOM): WsMessage => ({ id: `m${seq}`, roomId, authorAgentId: 'a', body: `b${seq}`, createdAt: '2026-11-25T00:00:00.000Z', seq, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null });
+const msg = (seq: number, roomId = ROOM): WsMessage => ({ id: `m${seq}`, roomId, authorAgentId: 'a', body: `b${seq}`, createdAt: '2026-11-25T00:00:00.000Z', seq, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null });
 
 /** A connection whose room:sync answers from `stored` (pages of `limit`), recording each call. */
 function source(stored: WsMessage[], calls: number[] = []): SyncSource & { alive: boolean } {
@@ -34,7 +34,7 @@ describe('RoomStreams: exactly once, in seq order', () => {
     await rooms.connected({ [ROOM]: 2 }, s);
     rooms.live(msg(3), s);
     rooms.live(msg(3), s); // a repeat
-    expect(delivered).toEqual([{ id: 'm3', roomId: ROOM, senderId: 'a', body: 'b3', createdAt: '2026-11-25T00:00:00.000Z', seq: 3, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null }]);
+    expect(delivered).toEqual([{ id: 'm3', roomId: ROOM, senderId: 'a', body: 'b3', createdAt: '2026-11-25T00:00:00.000Z', seq: 3, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null }]);
     expect(rooms.lastSeqs()).toEqual({ [ROOM]: 3 });
   });
 

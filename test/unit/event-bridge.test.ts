@@ -98,7 +98,7 @@ describe('the event bridge', () => {
     const { node, inboxWaiters } = nodeState();
     const bridge = createEventBridge({ bus, node, otherNodes: true });
     const held = inboxWaiters.wait('reader', [ROOM], 10_000);
-    const message = (id: string, senderId: string) => ({ id, roomId: ROOM, senderId, body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null });
+    const message = (id: string, senderId: string) => ({ id, roomId: ROOM, senderId, body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal' as const, ack: null });
     expect(bridge.publish({ type: 'message.created', message: message('m1', 'writer') })).toBeUndefined(); // no promise on the hot path
     bridge.publish({ type: 'message.created', message: message('m2', 'writer') });
     expect(await held.outcome).toBe('woken');
@@ -110,7 +110,7 @@ describe('the event bridge', () => {
   it('on one node, tells nobody', async () => {
     const { bus, notified } = recordingBus();
     const bridge = createEventBridge({ bus, node: nodeState().node, otherNodes: false });
-    bridge.publish({ type: 'message.created', message: { id: 'm', roomId: ROOM, senderId: 'w', body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null } });
+    bridge.publish({ type: 'message.created', message: { id: 'm', roomId: ROOM, senderId: 'w', body: 'hi', createdAt: '', seq: 1, threadId: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal' as const, ack: null } });
     await nextTurn();
     expect(notified).toEqual([]);
   });

@@ -3,6 +3,7 @@ import type { ActivityUpdate, Message, Room, RoomMember } from '@agent-messaging
 import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, type Session } from '../session.js';
 import { useTextForm } from '../text-form.js';
 import { Attachments } from './attachments.js';
+import { AckControls, ImportanceMark, useAwaitingAcks } from './acks.js';
 import { Composer, roomComposer, threadComposer } from './composer.js';
 import { RetentionPanel } from './retention.js';
 import { QueueTasks } from './room-work.js';
@@ -148,11 +149,17 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
   const change = useCallback((id: string, fields: Partial<Message>) => {
     setMessages((current) => current.map((m) => (m.id === id ? { ...m, ...fields } : m)));
   }, []);
+  const { awaiting, acked } = useAwaitingAcks(session, room.id, messages);
+  const onAcked = useCallback((id: string, ack: Message['ack']) => { acked(id); change(id, { ack }); }, [acked, change]);
 
   useEffect(() => {
     const offUpdated = client.on('messageUpdated', (u) => { if (u.roomId === room.id) change(u.id, { body: u.body, editedAt: u.editedAt }); });
     const offDeleted = client.on('messageDeleted', (d) => { if (d.roomId === room.id) change(d.id, { body: '', mentions: [], deletedAt: d.deletedAt }); });
-    return () => { offUpdated(); offDeleted(); };
+    // Someone acknowledged one of the agent's messages: its count goes up (docs/acknowledgements.md).
+    const offAcked = client.on('messageAcked', (a) => {
+      if (a.roomId === room.id) setMessages((current) => current.map((m) => (m.id === a.messageId && m.ack !== null ? { ...m, ack: { ...m.ack, acked: Math.min(m.ack.required, m.ack.acked + 1) } } : m)));
+    });
+    return () => { offUpdated(); offDeleted(); offAcked(); };
   }, [client, room.id, change]);
 
   useEffect(() => {
@@ -220,7 +227,8 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
           <div class="messages" ref={log} onScroll={onScroll} role="log" aria-label={`Messages in ${title}`} tabIndex={0}>
             <ol>
             {messages.map((m) => (
-              <MessageItem key={m.id} session={session} message={m} repliedTo={repliedTo(m)} onChange={change} onThread={openThread} />
+              <MessageItem key={m.id} session={session} message={m} repliedTo={repliedTo(m)} onChange={change} onThread={openThread}
+                awaitingMe={awaiting.has(m.id)} onAcked={onAcked} />
             ))}
             </ol>
           </div>
@@ -243,6 +251,7 @@ function MessageText({ session, message: m }: { session: Session; message: Messa
   return (
     <>
       {m.task !== null && <TaskMark task={m.task} />}
+      <ImportanceMark importance={m.importance} />
       <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>
       <Attachments session={session} attachments={m.attachments} />
     </>
@@ -278,8 +287,9 @@ function ReplyMark({ session, message: m, repliedTo, onThread }: { session: Sess
 const repliesLabel = (n: number): string => (n === 1 ? '1 reply' : `${n} replies`);
 
 /** One message of the room, with Reply (its thread), and Edit and Delete for the agent's own. */
-function MessageItem({ session, message: m, repliedTo, onChange, onThread }: {
+function MessageItem({ session, message: m, repliedTo, onChange, onThread, awaitingMe, onAcked }: {
   session: Session; message: Message; repliedTo?: Message; onChange: (id: string, fields: Partial<Message>) => void; onThread: (rootId: string) => void;
+  awaitingMe: boolean; onAcked: (id: string, ack: Message['ack']) => void;
 }) {
   const mine = m.senderId === session.me.id;
   const [editing, setEditing] = useState(false);
@@ -316,6 +326,7 @@ function MessageItem({ session, message: m, repliedTo, onChange, onThread }: {
       ) : <MessageText session={session} message={m} />}
       <div class="actions">
         {m.threadId === null && (m.replyCount ?? 0) > 0 && <span class="replies">{repliesLabel(m.replyCount!)}</span>}
+        <AckControls session={session} message={m} awaitingMe={awaitingMe} onAcked={onAcked} />
         {m.deletedAt === null && <button type="button" class="secondary" onClick={() => onThread(m.threadId ?? m.id)}>Reply</button>}
         {mine && m.deletedAt === null && !editing && (
           <>

@@ -9,7 +9,7 @@ import { RoomMethods } from './methods/rooms.js';
 import { SocialMethods } from './methods/social.js';
 import { TaskMethods } from './methods/tasks.js';
 import { WebhookMethods } from './methods/webhooks.js';
-import type { ActivityUpdate, HelloAck, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
+import type { ActivityUpdate, HelloAck, MessageAcked, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
 
 export type { AmsClientEvents, AmsClientOptions } from './client-base.js';
 export type { SendOptions } from './methods/messages.js';
@@ -106,6 +106,7 @@ export class AmsClient extends ClientBase {
     });
     socket.on('room:removed', (event: { roomId: string }) => this.dispatch('roomRemoved', event));
     socket.on('task:updated', (event: { task: Task }) => this.dispatch('taskUpdated', event));
+    socket.on('message:acked', (event: MessageAcked) => this.dispatch('messageAcked', event));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
       // A refused JWT (expired, or the service's secret changed): the reconnection exchanges anew.

@@ -11,6 +11,7 @@ import type {
   Activity as ActivitySchema, ActivityState as ProtocolActivityState, FileSchema,
   AuditPageSchema, AuditQuerySchema, AuditRecordSchema, UpdateAgentInput, SkillSchema,
   TaskSchema, TaskPageSchema, CreateTaskInput, TaskState as ProtocolTaskState,
+  AckListSchema, MessageAckedSchema, MessageAckPayload, MessageAckAckSchema, Importance as ProtocolImportance,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -69,6 +70,12 @@ export type WsError = Static<typeof WsErrorSchema>;
 export type MessageThread = Static<typeof ThreadPageSchema>;
 /** `message:updated`: a message was edited (its new body). */
 export type MessageUpdated = Static<typeof MessageUpdatedSchema>;
+/** low, normal, high or urgent (docs/acknowledgements.md). */
+export type Importance = ProtocolImportance;
+/** Who acknowledged a message (oldest first) and who has not yet (`acks(room, messageId)`). */
+export type AckList = Static<typeof AckListSchema>;
+/** `message:acked`: an agent acknowledged a message this agent sent. */
+export type MessageAcked = Static<typeof MessageAckedSchema>;
 /** A task (docs/tasks.md), with its history. */
 export type Task = Static<typeof TaskSchema>;
 export type TaskPage = Static<typeof TaskPageSchema>;
@@ -97,5 +104,6 @@ export interface WsRequests {
   'dm:open': { payload: Omit<Static<typeof DmOpenPayload>, 'requestId'>; ack: Static<typeof DmOpenAckSchema> };
   'activity:set': { payload: Omit<Static<typeof ActivitySetPayload>, 'requestId'>; ack: Static<typeof AckOkSchema> };
   'task:move': { payload: Omit<Static<typeof TaskMovePayload>, 'requestId'>; ack: Static<typeof TaskMoveAckSchema> };
+  'message:ack': { payload: Omit<Static<typeof MessageAckPayload>, 'requestId'>; ack: Static<typeof MessageAckAckSchema> };
 }
 export type WsRequestName = keyof WsRequests;

@@ -21,7 +21,7 @@ export const NAMESPACE = '/agents';
 
 /** Client-to-server events the namespace handles. Anything else is answered with VALIDATION_ERROR. */
 export const CLIENT_EVENTS = ['room:join', 'room:leave', 'room:list', 'message:send', 'message:history', 'room:sync', 'room:read', 'message:thread', 'dm:open', 'activity:set', 'task:move',
-  'message:append', 'message:end'] as const;
+  'message:append', 'message:end', 'message:ack'] as const;
 export type ClientEventName = (typeof CLIENT_EVENTS)[number];
 
 /**
@@ -109,6 +109,14 @@ export interface MessageDeleted {
   deletedAt: string;
 }
 
+/** `message:acked`: to the sender's sockets only, once per agent that acknowledged. */
+export interface MessageAcked {
+  roomId: string;
+  messageId: string;
+  agentId: string;
+  at: string;
+}
+
 export interface ServerToClientEvents {
   'agent:hello-ack': (payload: HelloAck) => void;
   'room:positions': (payload: RoomPositions) => void;
@@ -125,6 +133,8 @@ export interface ServerToClientEvents {
   'activity:update': (payload: ActivityUpdatePayload) => void;
   /** A task of the agent's, as requester or assignee, was created or moved (docs/websocket.md). */
   'task:updated': (payload: TaskUpdated) => void;
+  /** An agent acknowledged a message the agent sent (docs/acknowledgements.md). */
+  'message:acked': (payload: MessageAcked) => void;
   error: (payload: WsError) => void;
 }
 
@@ -325,4 +335,14 @@ export const MessageDeltaSchema = Type.Object(
     text: Type.String({ description: 'The appended text (appends merged: at most one delta per 40 ms per message)' }),
   },
   { title: 'MessageDelta' },
+);
+/** `message:ack`: the caller acknowledges a message that asks it to (docs/acknowledgements.md). */
+export const MessageAckPayload = Type.Object(
+  { roomId: Uuid({ description: 'Room id' }), messageId: Uuid({ description: 'Message id' }), requestId: Type.Optional(RequestId) },
+  { title: 'MessageAckRequest', additionalProperties: true },
+);
+export const MessageAckAckSchema = Type.Object({ ackedAt: Type.String({ format: 'date-time', description: 'When the caller acknowledged it (the same on a repeat)' }) }, { title: 'MessageAckAck' });
+export const MessageAckedSchema = Type.Object(
+  { roomId: IdString(), messageId: IdString(), agentId: IdString('The agent that acknowledged'), at: Type.String({ format: 'date-time' }) },
+  { title: 'MessageAcked' },
 );

@@ -5,12 +5,12 @@ import { Type } from './text.js';
 export const INBOX_WAIT_MAX_SECONDS = 30;
 
 /** `filter` of the inbox: every unread message, or only those for the caller's attention. */
-export const INBOX_FILTERS = ['all', 'attention'] as const;
+export const INBOX_FILTERS = ['all', 'attention', 'ack'] as const;
 export type InboxFilter = (typeof INBOX_FILTERS)[number];
 
 export const InboxQuerySchema = Type.Object({
   limit: Type.Optional(HistoryLimit),
-  filter: Type.Optional(Type.String({ enum: [...INBOX_FILTERS], default: 'all', description: '`attention`: only unread messages for the caller\'s attention (mentions, direct rooms, replies to it); `all` (default): every unread message' })),
+  filter: Type.Optional(Type.String({ enum: [...INBOX_FILTERS], default: 'all', description: '`attention`: only messages for the caller\'s attention (unread ones that mention it, are in direct rooms, reply to it or are urgent, and those awaiting its acknowledgement); `ack`: only those awaiting its acknowledgement, read or not; `all` (default): every unread message' })),
   wait: Type.Optional(Type.Number({ minimum: 0, maximum: INBOX_WAIT_MAX_SECONDS, default: 0, description: 'Seconds to hold the request while nothing is unread' })),
 });
 

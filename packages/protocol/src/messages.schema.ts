@@ -13,6 +13,9 @@ export const MESSAGE_DATA_MAX_BYTES = 32_768;
 export const MESSAGE_DATA_MAX_DEPTH = 16;
 /** Files one message may carry. */
 export const ATTACHMENTS_MAX = 10;
+/** A message's importance (docs/acknowledgements.md): `urgent` is for the attention of every member but its sender. */
+export const IMPORTANCES = ['low', 'normal', 'high', 'urgent'] as const;
+export type Importance = (typeof IMPORTANCES)[number];
 
 /**
  * Why a send's `data` is refused, or null when it is a storable JSON object (docs/protocol.md,
@@ -88,6 +91,8 @@ export const SendMessageInput = Type.Object(
       description: `Ids of files the sender uploaded, completed (at most ${ATTACHMENTS_MAX}, no repeats), in the order shown (null: none)`,
     })),
     streaming: Type.Optional(Type.Boolean({ description: 'Start a streamed message (docs/streaming.md): appended to, then ended' })),
+    importance: Type.Optional(Type.Union([...IMPORTANCES.map((i) => Type.Literal(i)), Type.Null()], { description: 'low, normal (default; null: the same), high or urgent (for the attention of every member but the sender)' })),
+    ackRequired: Type.Optional(Type.Union([Type.Boolean(), Type.Null()], { description: 'true: the agents in mentions (or, without mentions, every member but the sender) must acknowledge it' })),
   },
   { additionalProperties: true },
 );
@@ -124,6 +129,23 @@ export const AttachmentSchema = Type.Object(
   { title: 'Attachment' },
 );
 
+/** A message's acknowledgements as every representation counts them (docs/acknowledgements.md). */
+function AckCountsSchema() {
+  return Type.Object({
+    required: Type.Integer({ minimum: 0, description: 'Agents that must acknowledge it (fixed at the send)' }),
+    acked: Type.Integer({ minimum: 0, description: 'Of them, those that did' }),
+  }, { title: 'AckCounts' });
+}
+
+/** `POST .../messages/:messageId/ack` (WebSocket `message:ack`, MCP `ack_message`): when the caller acknowledged it. */
+export const AckResultSchema = Type.Object({ ackedAt: Timestamp('When the caller acknowledged the message (the same on a repeat)') }, { title: 'AckResult' });
+
+/** `GET .../messages/:messageId/acks`: who acknowledged (oldest first) and who has not yet. */
+export const AckListSchema = Type.Object({
+  acked: Type.Array(Type.Object({ agentId: IdString(), at: Timestamp() }), { description: 'Oldest first' }),
+  pending: Type.Array(IdString(), { description: 'Agents that must acknowledge it and have not' }),
+}, { title: 'AckList' });
+
 /** The fields a message carries on both transports; the author's name differs (senderId / authorAgentId). */
 const messageFields = {
   id: IdString(),
@@ -141,8 +163,11 @@ const messageFields = {
   deletedAt: Type.Union([Timestamp(), Type.Null()], { description: 'When the message was deleted (body "", mentions empty, data null, no attachments); null if not' }),
   data: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'The JSON object the send gave; null when none' }),
   attachments: Type.Array(AttachmentSchema, { description: 'The files the send gave, in its order; [] when none' }),
-  task: Type.Union([MessageTaskSchema, Type.Null()], { description: 'The task whose creation or move posted this message, with the state that move set; null when none' }),  streaming: Type.Boolean({ description: 'True while its sender streams it (docs/streaming.md)' }),
+  task: Type.Union([MessageTaskSchema, Type.Null()], { description: 'The task whose creation or move posted this message, with the state that move set; null when none' }),
+  streaming: Type.Boolean({ description: 'True while its sender streams it (docs/streaming.md)' }),
   streamEnd: Type.Union([Type.Literal('complete'), Type.Literal('interrupted'), Type.Null()], { description: 'How a streamed message ended; null while open or when sent whole' }),
+  importance: Type.Union(IMPORTANCES.map((i) => Type.Literal(i)), { description: 'low, normal, high or urgent' }),
+  ack: Type.Union([AckCountsSchema(), Type.Null()], { description: 'null unless the send asked for acknowledgements: how many must acknowledge, and how many did' }),
 };
 
 /** The REST Message object. */

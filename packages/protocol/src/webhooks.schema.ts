@@ -7,7 +7,9 @@ export const WEBHOOK_URL_MAX = 2048;
 export const WEBHOOK_ENDPOINTS_PER_AGENT_MAX = 10;
 /** `message.attention`: a message for the agent's attention (docs/webhooks.md), instead of its `message.created`. */
 /** `task.updated`: a task the agent requested or is assigned was created or moved by the other side (docs/tasks.md). */
-export const WEBHOOK_EVENTS = ['message.created', 'message.attention', 'message.updated', 'message.deleted', 'task.updated'] as const;
+/** `message.acked`: an agent acknowledged a message the agent sent (docs/acknowledgements.md). */
+export const WEBHOOK_EVENTS = ['message.created', 'message.attention', 'message.updated', 'message.deleted', 'task.updated',
+  'message.acked'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 export const WEBHOOK_MODES = ['offline', 'always'] as const;
 export type WebhookMode = (typeof WEBHOOK_MODES)[number];

@@ -9,14 +9,14 @@ import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { longPoll } from '../waiters/waiters.js';
 import type { InboxWaiters } from './inbox-waiters.js';
-import { countUnread, countUnreadAttention, findUnread, type InboxMessage } from './inbox.store.js';
+import { countAttention, countUnread, findAttention, findAwaitingAck, findUnread, type InboxMessage } from './inbox.store.js';
 
 
 export interface InboxQuery {
   limit?: unknown;
   /** Seconds (0..30) to hold the request while nothing is unread. */
   wait?: unknown;
-  /** `all` (default) or `attention`: only messages for the caller's attention. */
+  /** `all` (default), `attention`: only messages for the caller's attention, or `ack`: only those awaiting its acknowledgement. */
   filter?: unknown;
 }
 
@@ -68,8 +68,8 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       // A token limited to some rooms sees their unread messages only.
       const rooms = agent.scope?.rooms ?? null;
       const limit = parsePageLimit(query.limit, HISTORY_LIMITS);
-      const attentionOnly = parseInboxFilter(query.filter) === 'attention';
-      return readOrWait(agent, limit, rooms, attentionOnly, Date.now() + parseWaitSeconds(query.wait) * 1000, signal);
+      const filter = parseInboxFilter(query.filter);
+      return readOrWait(agent, limit, rooms, filter, Date.now() + parseWaitSeconds(query.wait) * 1000, signal);
     },
   };
 
@@ -78,7 +78,9 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
    * agent's wait slots until it answers; beyond the cap it still answers what is unread, and only
    * when that is nothing is it refused (RATE_LIMITED).
    */
-  async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, attentionOnly: boolean, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
+  async function readOrWait(agent: Principal, limit: number, rooms: readonly string[] | null, filter: InboxFilter, deadline: number, signal: AbortSignal | undefined): Promise<InboxPage> {
+    // A message awaiting an acknowledgement is for its agent's attention: both filters wake as attention does.
+    const attentionOnly = filter !== 'all';
     const end = await longPoll({
       agentId: agent.agentId,
       deadline,
@@ -90,17 +92,21 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
         await waiters.ready;
         return wait;
       },
-      read: () => findUnread(db, agent.agentId, limit, rooms, attentionOnly),
+      read: () => (filter === 'all' ? findUnread(db, agent.agentId, limit, rooms)
+        : filter === 'attention' ? findAttention(db, agent.agentId, limit, rooms) : findAwaitingAck(db, agent.agentId, limit, rooms)),
       found: (page) => page.messages.length > 0,
     });
     if (end.kind === 'ended') {
       // Nothing for its attention came; other unread messages may be there all along.
-      return attentionOnly ? { ...EMPTY, messages: [], unreadTotal: await countUnread(db, agent.agentId, rooms) } : { ...EMPTY, messages: [] };
+      // (filter=all ends empty only when nothing is unread; read messages may still await an acknowledgement.)
+      if (filter === 'all') return { ...EMPTY, messages: [], attentionTotal: await countAttention(db, agent.agentId, rooms) };
+      return { ...EMPTY, messages: [], unreadTotal: await countUnread(db, agent.agentId, rooms), attentionTotal: filter === 'ack' ? await countAttention(db, agent.agentId, rooms) : 0 };
     }
     const page = end.read;
-    const [unreadTotal, attentionTotal] = attentionOnly
+    const [unreadTotal, attentionTotal] = filter === 'attention'
       ? [await countUnread(db, agent.agentId, rooms), page.total]
-      : [page.total, await countUnreadAttention(db, agent.agentId, rooms)];
+      : filter === 'ack' ? [await countUnread(db, agent.agentId, rooms), await countAttention(db, agent.agentId, rooms)]
+        : [page.total, await countAttention(db, agent.agentId, rooms)];
     return { messages: page.messages, hasMore: page.hasMore, unreadTotal, attentionTotal };
   }
 }

@@ -3,6 +3,7 @@ import type { DB, MessagesTable } from '../../store/schema.js';
 import type { Message } from '../messages/message.js';
 import { withAttachments } from '../messages/attachments.store.js';
 import { toMessage } from '../messages/messages.store.js';
+import { countReadPendingAcks, pagePendingAcks } from '../messages/acks.store.js';
 
 /** An inbox item: the message and whether it is for the reader's attention (core/messages/attention.ts). */
 type WithAttention = Message & { attention: boolean };
@@ -50,8 +51,41 @@ export async function findUnread(
   };
 }
 
+/**
+ * Messages awaiting the agent's acknowledgement (docs/acknowledgements.md), oldest first: all of
+ * them (`filter=ack`), or only those it has read (`readOnly`: the unread ones have their attention
+ * rows, which findUnread reads).
+ */
+export async function findAwaitingAck(db: Kysely<DB>, agentId: string, limit: number, rooms: readonly string[] | null, readOnly = false): Promise<UnreadPage> {
+  const { rows, total } = await pagePendingAcks(db, agentId, limit, rooms, readOnly);
+  return {
+    messages: await withAttachments(db, rows.slice(0, limit).map((row) => ({ ...toMessage(row as Selectable<MessagesTable>), attention: true }))),
+    hasMore: rows.length > limit,
+    total,
+  };
+}
+
+/**
+ * The messages for the agent's attention (`filter=attention`): the unread ones for its attention,
+ * and the read ones still awaiting its acknowledgement, merged in the inbox's order.
+ */
+export async function findAttention(db: Kysely<DB>, agentId: string, limit: number, rooms: readonly string[] | null): Promise<UnreadPage> {
+  const [unread, awaiting] = [await findUnread(db, agentId, limit, rooms, true), await findAwaitingAck(db, agentId, limit, rooms, true)];
+  if (awaiting.total === 0) return unread;
+  const merged = [...unread.messages, ...awaiting.messages].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { messages: merged.slice(0, limit), hasMore: merged.length > limit || unread.hasMore || awaiting.hasMore, total: unread.total + awaiting.total };
+}
+
+/**
+ * How many messages are for the agent's attention, in all its rooms (or a token's `rooms`): the
+ * unread ones for its attention and the read ones awaiting its acknowledgement.
+ */
+export async function countAttention(db: Kysely<DB>, agentId: string, rooms: readonly string[] | null = null): Promise<number> {
+  return (await countUnreadAttention(db, agentId, rooms)) + (await countReadPendingAcks(db, agentId, rooms));
+}
+
 /** How many unread messages are for the agent's attention, in all its rooms (or a token's `rooms`). */
-export async function countUnreadAttention(db: Kysely<DB>, agentId: string, rooms: readonly string[] | null = null): Promise<number> {
+async function countUnreadAttention(db: Kysely<DB>, agentId: string, rooms: readonly string[] | null = null): Promise<number> {
   if (rooms !== null && rooms.length === 0) return 0;
   let query = db
     .selectFrom('message_attention as a')

@@ -6,7 +6,8 @@ import type { Message } from './message.js';
 /**
  * Attention (docs/protocol.md, Attention): a message is for the attention of agent X when X did
  * not send it and X is in its mentions, or its room is direct, or it replies in a thread whose
- * root X sent, or its replyTo names a message X sent, or it carries a task assigned to X.
+ * root X sent, or its replyTo names a message X sent, or it carries a task assigned to X, or it is
+ * urgent, or X must acknowledge it (docs/acknowledgements.md; an acknowledgement removes X's row).
  *
  * Who a message is for is decided once, when it is sent, and written with it (table
  * `message_attention`, migration 011) in its group commit: counts and the attention inbox read that
@@ -24,6 +25,9 @@ export interface AttentionCauses {
   directMembers?: readonly string[];
   /** The agent a task the message carries is assigned to (tasks: to come; the hook is here). */
   taskAssignee?: string | null;
+  /** An urgent message's room members, or those who must acknowledge it (docs/acknowledgements.md). */
+  urgentFor?: readonly string[];
+  ackFrom?: readonly string[];
 }
 
 /**
@@ -51,9 +55,12 @@ const NOBODY: readonly string[] = Object.freeze([]);
  * 4,000 msg/s, bench/profile.js).
  */
 export function decideAttention(message: Message, causes: AttentionCauses): readonly string[] {
-  if (message.mentions === undefined && causes.directMembers === undefined && !causes.replyToSender && !causes.threadRootSender && !causes.taskAssignee) return NOBODY;
+  if (message.mentions === undefined && causes.directMembers === undefined && !causes.replyToSender && !causes.threadRootSender && !causes.taskAssignee
+    && causes.urgentFor === undefined && causes.ackFrom === undefined) return NOBODY;
   const agents = new Set<string>(message.mentions ?? []);
   for (const agentId of causes.directMembers ?? []) agents.add(agentId);
+  for (const agentId of causes.urgentFor ?? []) agents.add(agentId);
+  for (const agentId of causes.ackFrom ?? []) agents.add(agentId);
   for (const agentId of [causes.replyToSender, causes.threadRootSender, causes.taskAssignee]) if (agentId) agents.add(agentId);
   agents.delete(message.senderId);
   if (agents.size === 0) return NOBODY;

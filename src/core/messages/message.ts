@@ -1,4 +1,4 @@
-import type { TaskKind, TaskState } from '@agent-messaging/protocol';
+import type { Importance, TaskKind, TaskState } from '@agent-messaging/protocol';
 
 /**
  * A stored message as the domain sees it (REST items are this object; WebSocket items rename
@@ -51,6 +51,15 @@ export interface Message {
   streaming: boolean;
   /** How a streamed message ended: null while open or when sent whole. */
   streamEnd: StreamEnd | null;
+  /** low, normal (the default), high or urgent (docs/acknowledgements.md). */
+  importance: Importance;
+  /** Null unless the send asked for acknowledgements: how many must, and how many did. */
+  ack: AckCounts | null;
+}
+
+export interface AckCounts {
+  required: number;
+  acked: number;
 }
 
 export type StreamEnd = 'complete' | 'interrupted';

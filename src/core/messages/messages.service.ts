@@ -19,6 +19,7 @@ import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMe
 import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
 import type { MessageTask } from './message.js';
 import { batchWrites } from './batch-writes.js';
+import { ackRowStatements, dropPendingAcks, rememberAckers } from './acks.store.js';
 import { findByClientMsgId, findMessageInRoom, lockCurrentBody, pageMessages, pageThreadReplies, rememberDataJson, rememberStreamVia, tombstoneMessage, updateMessageBody } from './messages.store.js';
 import { STREAMS_OPEN_MAX, type StreamsService } from './streams.js';
 import { recordAudit } from '../audit/audit.store.js';
@@ -182,7 +183,8 @@ function sameContent(a: Message, b: Message): boolean {
   const mentions = (m: Message): string => [...(m.mentions ?? [])].sort().join(',');
   const files = (m: Message): string => m.attachments.map((f) => f.id).join(',');
   return a.body === b.body && (a.replyTo ?? null) === (b.replyTo ?? null) && mentions(a) === mentions(b)
-    && files(a) === files(b) && canonicalJson(a.data) === canonicalJson(b.data);
+    && files(a) === files(b) && canonicalJson(a.data) === canonicalJson(b.data)
+    && a.importance === b.importance && (a.ack === null) === (b.ack === null);
 }
 
 /**
@@ -225,6 +227,7 @@ export function createMessagesService(deps: {
       const audit = messages.map((message): AuditEntry => ({ event: 'message-sent', actorId: message.senderId, subjectId: message.id, detail: { roomId: message.roomId } }));
       // Attachment rows share the transaction: on PostgreSQL that takes the statements' path.
       const attached = attachmentStatements(db, messages);
+      attached.push(...ackRowStatements(db, messages)); // who must acknowledge (acks.store.ts)
       const writes = batchWrites(db, messages, numbering, audit, (outboxWrites?.statements.length ?? 0) > 0 || attached.length > 0 || tasks.length > 0);
       if ('alone' in writes) return { statements: [], lastRead: { query: writes.alone, committed: numbering.lastRead.committed } };
       const { statements } = writes;
@@ -257,6 +260,23 @@ export function createMessagesService(deps: {
     }
     if (direct) causes.directMembers = await listMemberIds(db, roomId);
     return causes;
+  };
+
+  /**
+   * Urgency and acknowledgements (docs/acknowledgements.md), decided at the send from the members
+   * it reads: an urgent message is for every other member's attention; who must acknowledge is
+   * the agents mentioned, else every member but the sender, and their number is the message's
+   * `ack.required`.
+   */
+  const askAttention = async (message: Message, ackRequired: boolean, causes: AttentionCauses): Promise<void> => {
+    const everyone = message.importance === 'urgent' || (ackRequired && !message.mentions?.length);
+    const others = everyone ? (causes.directMembers ?? await listMemberIds(db, message.roomId)).filter((id) => id !== message.senderId) : [];
+    if (message.importance === 'urgent') causes.urgentFor = others;
+    if (!ackRequired) return;
+    const ackFrom = message.mentions?.length ? message.mentions.filter((id) => id !== message.senderId) : others;
+    causes.ackFrom = ackFrom;
+    message.ack = { required: ackFrom.length, acked: 0 };
+    rememberAckers(message, ackFrom);
   };
 
   /** A send's `data` and `attachments`, checked (docs/protocol.md, Messages); errors name `prefix` + the field. */
@@ -310,6 +330,7 @@ export function createMessagesService(deps: {
       id: post?.messageId ?? uuidv7(), roomId, senderId: sender.agentId, body: fields.body, createdAt: nowIso(), seq: 0, threadId, editedAt: null, deletedAt: null,
       data: data as Record<string, unknown> | null, attachments, task: post?.task ?? null,
       streaming, streamEnd: null,
+      importance: fields.importance ?? 'normal', ack: null,
     };
     if (streaming) {
       rememberStreamVia(message, options?.via ?? 'rest');
@@ -326,6 +347,7 @@ export function createMessagesService(deps: {
     const causes = direct || repliedTo !== null ? await attentionCauses(roomId, direct, repliedTo) : {};
     // A task's message is for its assignee's attention when the requester sent it (docs/tasks.md).
     if (post?.attentionOf !== undefined) causes.taskAssignee = post.attentionOf;
+    await askAttention(message, fields.ackRequired === true, causes);
     // A streamed message is for anyone's attention only once it ends (streams.ts decides then).
     const attention = streaming ? [] : decideAttention(message, causes);
 
@@ -425,6 +447,7 @@ export function createMessagesService(deps: {
       await change(message, after, 'message.deleted', actor.agentId, async (trx) => {
         if (!(await tombstoneMessage(trx, message.id, deletedAt))) return false;
         await removeAttachments(trx, message.id);
+        await dropPendingAcks(trx, message.id);
         return true;
       });
     },

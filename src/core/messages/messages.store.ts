@@ -7,6 +7,7 @@ import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.j
 import { withAttachments } from './attachments.store.js';
 import type { MessageTask } from './message.js';
 import type { Message } from './message.js';
+import type { Importance } from '@agent-messaging/protocol';
 
 export function toMessage(row: Selectable<MessagesTable>): Message {
   const message: Message = {
@@ -25,6 +26,8 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
     task: row.task === null || row.task === undefined ? null : (fromJson(row.task) as MessageTask),
     streaming: row.stream_state === 'open',
     streamEnd: row.stream_state === 'complete' || row.stream_state === 'interrupted' ? row.stream_state : null,
+    importance: (row.importance ?? 'normal') as Importance,
+    ack: row.ack_required === null || row.ack_required === undefined ? null : { required: Number(row.ack_required), acked: Number(row.ack_count) },
   };
   if (row.thread_id === null) {
     message.replyCount = Number(row.reply_count);
@@ -40,7 +43,8 @@ export function toMessage(row: Selectable<MessagesTable>): Message {
 // Compiled once: the statements of every send and every history page. `seq` is the room's counter,
 // bumped earlier in the same transaction, less the message's place from the end (seq.store.ts).
 type InsertedColumns = 'id' | 'room_id' | 'sender_id' | 'body' | 'mentions' | 'reply_to' | 'client_msg_id' | 'created_at' | 'thread_id' | 'data' | 'task'
-  | 'stream_state' | 'stream_active_at' | 'stream_via';
+  | 'stream_state' | 'stream_active_at' | 'stream_via'
+  | 'importance' | 'ack_required';
 const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTable>, InsertedColumns>> & { seq_from_end: number }) =>
   db.insertInto('messages').values((eb) => ({
     id: p.id,
@@ -57,6 +61,8 @@ const insertMessageQuery = prepared((db, p: Required<Pick<Insertable<MessagesTab
     stream_state: p.stream_state,
     stream_active_at: p.stream_active_at,
     stream_via: p.stream_via,
+    importance: p.importance,
+    ack_required: p.ack_required,
     seq: eb(eb.selectFrom('rooms').select('last_seq').where('id', '=', p.room_id), '-', p.seq_from_end).$notNull(),
   })),
 );
@@ -100,6 +106,8 @@ function messageColumns(m: Message) {
     stream_state: m.streaming ? 'open' : null,
     stream_active_at: m.streaming ? m.createdAt : null,
     stream_via: m.streaming ? (streamVia.get(m) ?? 'rest') : null,
+    importance: m.importance,
+    ack_required: m.ack?.required ?? null,
   };
 }
 
@@ -151,13 +159,17 @@ export function insertBatchOnPostgres(db: Db, batch: {
       where rooms.id = c.id
       returning rooms.id, rooms.last_seq
     ), inserted as (
-      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, seq)
-      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, m.data::jsonb, m.task::jsonb, bumped.last_seq - m.from_end
+      insert into messages (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, seq,
+        importance, ack_required)
+      select m.id, m.room_id, m.sender_id, m.body, m.mentions::jsonb, m.reply_to, m.client_msg_id, m.created_at, m.thread_id, m.data::jsonb, m.task::jsonb, bumped.last_seq - m.from_end,
+        m.importance, m.ack_required
       from unnest(${col((m) => m.id)}::uuid[], ${col((m) => m.roomId)}::uuid[], ${col((m) => m.senderId)}::uuid[], ${col((m) => m.body)}::text[],
         ${col((m) => (m.mentions ? JSON.stringify(m.mentions) : null))}::text[], ${col((m) => m.replyTo ?? null)}::uuid[],
         ${col((m) => m.clientMsgId ?? null)}::text[], ${col((m) => m.createdAt)}::timestamptz[], ${col((m) => m.threadId)}::uuid[],
-        ${col((m) => (m.data === null ? null : jsonOfData(m.data)))}::text[], ${col((m) => (m.task === null ? null : JSON.stringify(m.task)))}::text[], ${batch.fromEnd}::int[])
-        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, from_end)
+        ${col((m) => (m.data === null ? null : jsonOfData(m.data)))}::text[], ${col((m) => (m.task === null ? null : JSON.stringify(m.task)))}::text[], ${batch.fromEnd}::int[],
+        ${col((m) => m.importance)}::text[], ${col((m) => m.ack?.required ?? null)}::int[])
+        as m (id, room_id, sender_id, body, mentions, reply_to, client_msg_id, created_at, thread_id, data, task, from_end,
+          importance, ack_required)
       join bumped on bumped.id = m.room_id
     ), threaded as (
       update messages set reply_count = messages.reply_count + t.n, last_reply_at = greatest(messages.last_reply_at, t.at)

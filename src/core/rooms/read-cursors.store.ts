@@ -6,7 +6,7 @@ export interface ReadState {
   readSeq: number;
   /** Messages of the room with `seq > readSeq` sent by someone else. */
   unreadCount: number;
-  /** Those of them for the member's attention (core/messages/attention.ts). */
+  /** Those of them for the member's attention (core/messages/attention.ts), and the read ones awaiting its acknowledgement. */
   attentionCount: number;
 }
 
@@ -57,8 +57,23 @@ export async function findReadStates(db: Db, agentId: string, roomId?: string): 
         .whereRef('a.seq', '>', 'rm.read_seq')
         .as('attention_count'),
     )
+    // Read messages awaiting the agent's acknowledgement stay for its attention (docs/acknowledgements.md).
+    .select((eb) =>
+      eb
+        .selectFrom('message_acks as k')
+        .innerJoin('messages as m', 'm.id', 'k.message_id')
+        .select((e) => e.fn.countAll<number | string>().as('n'))
+        .whereRef('k.agent_id', '=', 'rm.agent_id')
+        .whereRef('k.room_id', '=', 'rm.room_id')
+        .where('k.acked_at', 'is', null)
+        .whereRef('m.seq', '<=', 'rm.read_seq')
+        .as('read_pending_acks'),
+    )
     .where('rm.agent_id', '=', agentId);
   if (roomId !== undefined) query = query.where('rm.room_id', '=', roomId);
   const rows = await query.execute();
-  return rows.map((row) => ({ roomId: row.room_id, readSeq: Number(row.read_seq), unreadCount: Number(row.unread_count ?? 0), attentionCount: Number(row.attention_count ?? 0) }));
+  return rows.map((row) => ({
+    roomId: row.room_id, readSeq: Number(row.read_seq), unreadCount: Number(row.unread_count ?? 0),
+    attentionCount: Number(row.attention_count ?? 0) + Number(row.read_pending_acks ?? 0),
+  }));
 }

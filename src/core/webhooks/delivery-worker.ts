@@ -88,6 +88,8 @@ export const deliveryBody = (d: ClaimedDelivery): string =>
 
 /** A `task.updated` delivery carries the task as it is when sent (docs/tasks.md); the others, deliveryBody. */
 async function bodyOf(db: Kysely<DB>, d: ClaimedDelivery): Promise<string> {
+  // `message.acked` carries its own data (docs/acknowledgements.md), written with the delivery.
+  if (d.event === 'message.acked') return JSON.stringify({ type: d.event, timestamp: d.createdAt, data: d.payload });
   const taskId = d.event === 'task.updated' ? d.message.task?.id : undefined;
   if (taskId === undefined) return deliveryBody(d);
   const stored = await findTask(db, taskId);

@@ -35,6 +35,11 @@ export interface WebhookOutbox {
    * from the sender (the task's row may be written in the same transaction, so it is not read).
    */
   prepare(messages: readonly Message[], change?: MessageChange, taskParties?: ReadonlyMap<string, readonly string[]>): Promise<OutboxWrites | null>;
+  /**
+   * `message.acked` (docs/acknowledgements.md): to the endpoints of the message's sender that list
+   * it, `data` {roomId, messageId, agentId, at}, as statements for the acknowledgement's transaction.
+   */
+  prepareAcked(message: Message, agentId: string, at: string): Promise<OutboxWrites | null>;
   /** Whether deliveries were recorded since the last call (the worker is woken after the commit). */
   takeRecorded(): boolean;
   /** An endpoint may have been registered (here or on another node): "no endpoint" is no longer known. */
@@ -64,7 +69,34 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
     return presence.onlineAgents(offlineMode).catch(() => new Set<string>());
   };
 
+  /** Active endpoints of members of the rooms, or none (remembered while no endpoint exists anywhere). */
+  const candidatesIn = async (roomIds: readonly string[]): Promise<OutboxCandidate[]> => {
+    // Only while registrations on other nodes are known to reach this one.
+    if (noEndpoint && crossNodeLive()) return [];
+    if (!(await anyActiveEndpoint(db))) {
+      noEndpoint = true;
+      return [];
+    }
+    return endpointsInRooms(db, roomIds);
+  };
+  const writesOf = (deliveries: NewDelivery[]): OutboxWrites | null => (deliveries.length === 0 ? null : {
+    statements: [insertDeliveriesStatement(db, deliveries)],
+    committed() {
+      recorded = true;
+    },
+  });
+
   return {
+    async prepareAcked(message, agentId, at) {
+      const { roomId, id: messageId, senderId } = message;
+      const candidates = (await candidatesIn([roomId])).filter((c) => c.agentId === senderId && c.events.includes('message.acked') && (c.rooms === null || c.rooms.includes(roomId)));
+      if (candidates.length === 0) return null;
+      const online = await onlineOf(candidates);
+      const payload = JSON.stringify({ roomId, messageId, agentId, at });
+      return writesOf(candidates.filter((c) => !(c.mode === 'offline' && online.has(c.agentId)))
+        .map((c) => ({ id: uuidv7(), endpointId: c.endpointId, messageId, event: 'message.acked' as const, createdAt: at, payload })));
+    },
+
     async prepare(messages, change, taskParties) {
       const event = change?.event ?? 'message.created';
       // Only while registrations on other nodes are known to reach this one.
@@ -101,13 +133,7 @@ export function createWebhookOutbox(deps: WebhookOutboxDeps): WebhookOutbox {
           deliveries.push({ id: uuidv7(), endpointId: c.endpointId, messageId: message.id, event: chosen, createdAt });
         }
       }
-      if (deliveries.length === 0) return null;
-      return {
-        statements: [insertDeliveriesStatement(db, deliveries)],
-        committed() {
-          recorded = true;
-        },
-      };
+      return writesOf(deliveries);
     },
     takeRecorded() {
       const was = recorded;

@@ -162,6 +162,8 @@ export interface NewDelivery {
   messageId: string;
   event: WebhookEvent;
   createdAt: string;
+  /** The delivery's `data` as JSON, when it is not the message (`message.acked`). */
+  payload?: string;
 }
 
 /** The statement that inserts `deliveries` (at least one), for the group commit of their messages. */
@@ -176,6 +178,7 @@ export function insertDeliveriesStatement(db: Db, deliveries: readonly NewDelive
     error: null,
     created_at: d.createdAt,
     delivered_at: null,
+    payload: d.payload ?? null,
   }))).compile();
 }
 
@@ -194,6 +197,8 @@ export interface ClaimedDelivery {
   /** message.created, .attention, .updated or .deleted. */
   event: WebhookEvent;
   message: Message;
+  /** The `data` of a delivery that is not the message (`message.acked`); null for the others. */
+  payload: unknown;
 }
 
 /**
@@ -345,7 +350,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       .innerJoin('messages as m', 'm.id', 'd.message_id')
       .selectAll('m')
       .select([
-        'd.id as delivery_id', 'd.event as delivery_event', 'd.attempt', 'd.created_at as delivery_created_at', 'e.id as endpoint_id', 'e.agent_id', 'e.url', 'e.secret', 'e.rooms',
+        'd.id as delivery_id', 'd.event as delivery_event', 'd.payload as delivery_payload', 'd.attempt', 'd.created_at as delivery_created_at', 'e.id as endpoint_id', 'e.agent_id', 'e.url', 'e.secret', 'e.rooms',
         'e.disabled_at as endpoint_disabled_at', 'a.disabled_at as agent_disabled_at',
       ])
       .where('d.id', 'in', ids)
@@ -362,6 +367,7 @@ export async function claimDue(db: Kysely<DB>, now: string, leaseUntil: string, 
       blocked: r.agent_disabled_at !== null ? 'agent is disabled' : r.endpoint_disabled_at !== null ? 'endpoint is disabled' : null,
       event: r.delivery_event as WebhookEvent,
       message: toMessage(r),
+      payload: r.delivery_payload === null ? null : fromJson(r.delivery_payload),
     }));
   });
   // The messages' files, read after the claim's transaction (one query for all).

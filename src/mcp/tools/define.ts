@@ -1,5 +1,5 @@
 import type { Static, TObject, TProperties } from '@sinclair/typebox';
-import { ATTACHMENTS_MAX, HISTORY_LIMITS, MESSAGE_DATA_MAX_BYTES, MESSAGE_DATA_MAX_DEPTH } from '@agent-messaging/protocol';
+import { ATTACHMENTS_MAX, HISTORY_LIMITS, IMPORTANCES, MESSAGE_DATA_MAX_BYTES, MESSAGE_DATA_MAX_DEPTH } from '@agent-messaging/protocol';
 import type { AppContext } from '../../context.js';
 import type { Principal } from '../../core/principal.js';
 import { Type } from '../../core/validation.js';
@@ -52,3 +52,6 @@ export const LIMIT = Type.Integer({ minimum: 1, maximum: HISTORY_LIMITS.max, des
 /** `data` and `attachments` of a send (docs/protocol.md, Messages): the service checks them, naming the field. */
 export const DATA = Type.Object({}, { additionalProperties: true, description: `A JSON object for programs (a result, a verdict), at most ${MESSAGE_DATA_MAX_BYTES} bytes and ${MESSAGE_DATA_MAX_DEPTH} levels deep; members receive it as is. Not searched.` });
 export const ATTACHMENTS = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: `Ids of files you uploaded (upload_file), at most ${ATTACHMENTS_MAX}: the message carries them, and members of the room may download them.` });
+/** `importance` and `ackRequired` of a send (docs/acknowledgements.md). */
+export const IMPORTANCE = Type.Union([...IMPORTANCES.map((i) => Type.Literal(i)), Type.Null()], { description: 'low, normal (the default), high or urgent (urgent: for the attention of every member but you).' });
+export const ACK_REQUIRED = Type.Union([Type.Boolean(), Type.Null()], { description: 'true: the agents you mention (or, without mentions, every other member) must acknowledge it with ack_message; you see who did.' });

@@ -1,6 +1,7 @@
 import type { TProperties } from '@sinclair/typebox';
 import { compile } from '../../core/validation.js';
 import { detailText, toPublicError } from '../../errors.js';
+import { ACK_TOOLS } from './acks.js';
 import { AGENT_TOOLS } from './agents.js';
 import { AUDIT_TOOLS } from './audit.js';
 import type { ToolCall, ToolResult, ToolSpec } from './define.js';
@@ -27,6 +28,7 @@ const TOOLS = {
   send_message: MESSAGE_TOOLS.send_message,
   append_message: MESSAGE_TOOLS.append_message,
   end_message: MESSAGE_TOOLS.end_message,
+  ack_message: ACK_TOOLS.ack_message,
   read_replies: MESSAGE_TOOLS.read_replies,
   edit_message: MESSAGE_TOOLS.edit_message,
   delete_message: MESSAGE_TOOLS.delete_message,

@@ -1,5 +1,5 @@
 import { MESSAGE_BODY_MAX, MENTIONS_MAX } from '@agent-messaging/protocol';
-import { args, ATTACHMENTS, DATA, defineTool, LIMIT, ROOM } from './define.js';
+import { ACK_REQUIRED, args, ATTACHMENTS, DATA, defineTool, IMPORTANCE, LIMIT, ROOM } from './define.js';
 import { renderMessage, renderMessages, roomSlugs, withSenderNames } from './render.js';
 import { Type } from '../../core/validation.js';
 
@@ -46,6 +46,8 @@ export const MESSAGE_TOOLS = {
       mentions: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, description: `Agents this message mentions (each an id or a name, a member of the room; at most ${MENTIONS_MAX} distinct): they see it as for their attention.` })),
       data: Type.Optional(DATA),
       attachments: Type.Optional(ATTACHMENTS),
+      importance: Type.Optional(IMPORTANCE),
+      ackRequired: Type.Optional(ACK_REQUIRED),
     }),
     fields: { roomId: 'room' },
     readOnly: false,

@@ -13,6 +13,7 @@ export function renderMessage(m: Message & { senderName?: string }, slugs: Slugs
     m.threadId !== null ? `in thread ${m.threadId}` : '', m.replyTo ? `reply to ${m.replyTo}` : '', m.mentions?.length ? `mentions ${m.mentions.join(', ')}` : '',
     m.replyCount ? `${m.replyCount} ${m.replyCount === 1 ? 'reply' : 'replies'}, read them with read_replies` : '',
     m.editedAt !== null && m.deletedAt === null ? `edited ${m.editedAt}` : '', m.deletedAt !== null ? `deleted ${m.deletedAt}` : '',
+    m.importance !== 'normal' ? `importance ${m.importance}` : '', m.ack !== null ? `acknowledgement asked: ${m.ack.acked} of ${m.ack.required} acknowledged` : '',
     m.attachments.length ? `files: ${m.attachments.map((f) => `${f.name} (${f.contentType}, ${f.size} bytes, id ${f.id})`).join(', ')}` : '',
   ].filter((x) => x !== '');
   const data = m.data === null ? '' : `\ndata: ${JSON.stringify(m.data)}`;

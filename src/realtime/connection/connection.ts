@@ -1,7 +1,9 @@
 import type { ActivityService } from '../../core/activity/activity.service.js';
+import type { AcksService } from '../../core/messages/acks.service.js';
 import type { TasksService } from '../../core/tasks/tasks.service.js';
 import { activityHandlers } from '../handlers/activity.handlers.js';
 import { taskHandlers } from '../handlers/tasks.handlers.js';
+import { ackHandlers } from '../handlers/acks.handlers.js';
 import type { Logger } from 'pino';
 import type { Config } from '../../config/config.js';
 import type { StreamsService } from '../../core/messages/streams.js';
@@ -43,6 +45,7 @@ export interface ConnectionDeps {
   streams: StreamsService;
   activity: ActivityService;
   tasks: TasksService;
+  acks: AcksService;
   subscriptions: Subscriptions;
   inFlight: InFlight;
   isClosing(): boolean;
@@ -103,6 +106,7 @@ export function createConnectionHandler(deps: ConnectionDeps): ConnectionHandler
     ...messageHandlers({ messages: deps.messages, streams: deps.streams }),
     ...activityHandlers({ activity: deps.activity }),
     ...taskHandlers({ tasks: deps.tasks }),
+    ...ackHandlers({ acks: deps.acks }),
   };
   const guardDeps = { config: deps.config, limits: deps.limits, metrics, logger, isClosing: deps.isClosing, run: eventRunner({ metrics, logger }, handlers) };
   const outgoingBound = { maxBytes: deps.limits.slowConsumerBytes, logger };

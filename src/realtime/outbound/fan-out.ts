@@ -3,7 +3,7 @@ import type { DomainEvent, EventPublisher } from '../../core/events.js';
 import { unauthenticated } from '../../errors.js';
 import { toWsError } from '../connection/ws-errors.js';
 import type { PresenceAnnouncer, Subscriptions } from '../presence/room-subscriptions.js';
-import { agentChannel, noTasksChannel, roomChannel, scopedAgentChannel, scopedTasksChannel, scopedTasksRoomChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
+import { agentChannel, noTasksChannel, roomChannel, roomGrantChannel, scopedAgentChannel, scopedTasksChannel, scopedTasksRoomChannel, tokenChannel, toWsMessage, type AgentsNamespace } from '../protocol.js';
 
 type Reactions = { [K in DomainEvent['type']]: (event: Extract<DomainEvent, { type: K }>) => void | Promise<void> };
 
@@ -76,6 +76,10 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
         channels.push(roomChannel(task.queueId));
       }
       nsp.to(channels).except(agents.map(noTasksChannel)).emit('task:updated', { task });
+    },
+    // Only the sender's sockets whose token reads the room (on every node: the adapter carries the agent's channels).
+    'message.acked': ({ roomId, messageId, senderId, agentId, at }) => {
+      nsp.to([agentChannel(senderId), roomGrantChannel(senderId, roomId)]).emit('message:acked', { roomId, messageId, agentId, at });
     },
   };
 

@@ -17,6 +17,7 @@ import { auditRead } from './014-audit-read.js';
 import { agentProfile } from './015-agent-profile.js';
 import { fileUsage } from './016-file-usage.js';
 import { streamedMessages } from './017-streamed-messages.js';
+import { acknowledgements } from './018-acknowledgements.js';
 import { queuesAndLeases } from './019-queues-and-leases.js';
 import { retention } from './020-retention.js';
 
@@ -46,6 +47,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '015-agent-profile': agentProfile(engine),
     '016-file-usage': fileUsage(engine),
     '017-streamed-messages': streamedMessages(engine),
+    '018-acknowledgements': acknowledgements(engine),
     '019-queues-and-leases': queuesAndLeases(engine),
     '020-retention': retention,
   };

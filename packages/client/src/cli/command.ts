@@ -36,6 +36,7 @@ export const OPTIONS = {
   force: { type: 'boolean' },
   json: { type: 'boolean' },
   attention: { type: 'boolean' },
+  awaiting: { type: 'boolean' },
   as: { type: 'string' },
   state: { type: 'string' },
   kind: { type: 'string' },

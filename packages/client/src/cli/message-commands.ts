@@ -66,6 +66,40 @@ export const messageCommands: Record<string, Command> = {
       return 0;
     }),
   },
+  ack: {
+    usage: 'ack ROOM MESSAGE_ID [--json]',
+    summary: 'Acknowledge a message that asks you to (docs/acknowledgements.md); prints when you did (the same when repeated).',
+    options: [...CONNECTION, 'json'],
+    args: ['ROOM', 'MESSAGE_ID'],
+    fields: { messageId: 'MESSAGE_ID' },
+    run: (input) => withClient(input, async (client) => {
+      const room = await findRoom(client, input.args[0]!);
+      const result = await client.ack(room.id, input.args[1]!);
+      if (json(input)) print(result);
+      else console.log(`acknowledged ${input.args[1]!} in ${room.slug} at ${result.ackedAt}`);
+      return 0;
+    }),
+  },
+  acks: {
+    usage: 'acks ROOM MESSAGE_ID [--json]',
+    summary: 'Who acknowledged one of your messages and who has not yet (an admin: any message).',
+    options: [...CONNECTION, 'json'],
+    args: ['ROOM', 'MESSAGE_ID'],
+    fields: { messageId: 'MESSAGE_ID' },
+    run: (input) => withClient(input, async (client) => {
+      const room = await findRoom(client, input.args[0]!);
+      const list = await client.acks(room.id, input.args[1]!);
+      if (json(input)) {
+        print(list);
+        return 0;
+      }
+      const nameOf = senderNames(client);
+      for (const { agentId, at } of list.acked) console.log(`acknowledged ${at} ${await nameOf(agentId)}`);
+      for (const agentId of list.pending) console.log(`pending ${await nameOf(agentId)}`);
+      console.log(`${list.acked.length} of ${list.acked.length + list.pending.length} acknowledged`);
+      return 0;
+    }),
+  },
   dm: {
     usage: 'dm AGENT TEXT... [--data JSON] [--attach FILE_ID,...] [--json]',
     summary: 'Send a direct message to an agent (id or name), opening your direct room with it the first time (--data and --attach as for send); prints its seq and room (the message and room with --json).',
@@ -119,15 +153,15 @@ export const messageCommands: Record<string, Command> = {
     },
   },
   inbox: {
-    usage: 'inbox [--attention] [--wait <seconds>] [--limit <n>] [--json]',
-    summary: "The agent's unread messages across its rooms, oldest first (those for its attention marked \"@\"); --attention: only those; --wait holds the request (up to 30 s) until one arrives.",
-    options: [...CONNECTION, 'attention', 'wait', 'limit', 'json'],
+    usage: 'inbox [--attention | --awaiting] [--wait <seconds>] [--limit <n>] [--json]',
+    summary: "The agent's unread messages across its rooms, oldest first (those for its attention marked \"@\"); --attention: only those (and those awaiting its acknowledgement); --awaiting: only the messages awaiting its acknowledgement (`ams ack`); --wait holds the request (up to 30 s) until one arrives.",
+    options: [...CONNECTION, 'attention', 'awaiting', 'wait', 'limit', 'json'],
     fields: { wait: '--wait', limit: '--limit' },
     run(input) {
       const wait = wholeNumber(optionalString(input, 'wait'), '--wait', 30);
       const limit = wholeNumber(optionalString(input, 'limit'), '--limit', 100);
       return withClient(input, async (client) => {
-        const filter = input.values.attention === true ? 'attention' : undefined;
+        const filter = input.values.awaiting === true ? 'ack' : input.values.attention === true ? 'attention' : undefined;
         const page = await client.inbox({ ...(wait === undefined ? {} : { wait }), ...(limit === undefined ? {} : { limit }), ...(filter === undefined ? {} : { filter }) });
         if (json(input)) {
           print(page);
@@ -136,7 +170,7 @@ export const messageCommands: Record<string, Command> = {
         const nameOf = senderNames(client);
         const slugs = new Map((await client.rooms()).map((r) => [r.id, r.slug]));
         for (const m of page.messages) console.log(`${m.attention ? '@ ' : ''}${await messageLine(m, nameOf, slugs.get(m.roomId) ?? m.roomId)}`);
-        if (page.messages.length === 0) console.log(filter === undefined ? 'nothing unread' : 'nothing unread for your attention');
+        if (page.messages.length === 0) console.log(filter === undefined ? 'nothing unread' : filter === 'ack' ? 'nothing awaits your acknowledgement' : 'nothing for your attention');
         else if (page.hasMore) console.log(`(${page.unreadTotal} unread in all, ${page.attentionTotal} for your attention)`);
         return 0;
       });

@@ -1,7 +1,7 @@
 import { AmsError, isTransient } from '../errors.js';
 import { REQUEST_TIMEOUT_MS } from '../http.js';
 import { backoff, ClientBase, enc } from '../client-base.js';
-import type { HistoryPage, InboxFilter, InboxPage, Message, MessageThread, Post, ReadCursor, Room, SearchPage, SyncPage, Thread } from '../types.js';
+import type { AckList, HistoryPage, Importance, InboxFilter, InboxPage, Message, MessageThread, Post, ReadCursor, Room, SearchPage, SyncPage, Thread } from '../types.js';
 
 // The messages of rooms (docs/client.md, Messages; docs/threads-and-edits.md): send, direct
 // messages, history, edits, threads, read cursors, the inbox and search.
@@ -16,6 +16,10 @@ export interface SendOptions {
   attachments?: string[];
   /** The idempotency key; a fresh one is made when absent. */
   clientMsgId?: string;
+  /** low, normal (the default), high or urgent (docs/acknowledgements.md). */
+  importance?: Importance;
+  /** The agents mentioned (or, without mentions, every other member) must acknowledge it (`ack`). */
+  ackRequired?: boolean;
   /** Give up after this long (rejects with TIMEOUT); default: keep trying until close(). */
   timeoutMs?: number;
 }
@@ -41,6 +45,8 @@ export abstract class MessageMethods extends ClientBase {
       ...(options.replyTo ? { replyTo: options.replyTo } : {}),
       ...(options.data !== undefined && options.data !== null ? { data: options.data } : {}),
       ...(options.attachments?.length ? { attachments: options.attachments } : {}),
+      ...(options.importance !== undefined ? { importance: options.importance } : {}),
+      ...(options.ackRequired ? { ackRequired: true } : {}),
     };
     for (let attempt = 0; ; attempt++) {
       if (this.closing.signal.aborted) throw new AmsError('CLOSED', 'The client was closed before the message was acknowledged');
@@ -88,6 +94,21 @@ export abstract class MessageMethods extends ClientBase {
   async history(room: string, options: { before?: string; afterSeq?: number; limit?: number } = {}): Promise<HistoryPage | SyncPage> {
     const roomId = await this.roomId(room);
     return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages`, { query: { before: options.before, afterSeq: options.afterSeq, limit: options.limit } });
+  }
+
+  /**
+   * Acknowledges a message that asks this agent to (docs/acknowledgements.md): when it did (the
+   * same on a repeat). CONFLICT when the message asks nothing of this agent.
+   */
+  async ack(room: string, messageId: string): Promise<{ ackedAt: string }> {
+    const roomId = await this.roomId(room);
+    return this.http.request('POST', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}/ack`, { body: {} });
+  }
+
+  /** Who acknowledged one of this agent's messages (oldest first) and who has not yet (its sender or an admin). */
+  async acks(room: string, messageId: string): Promise<AckList> {
+    const roomId = await this.roomId(room);
+    return this.http.request('GET', `/api/v1/rooms/${enc(roomId)}/messages/${enc(messageId)}/acks`);
   }
 
   /** Edits one of the agent's own messages: the message as it is now (with `editedAt`). */
