@@ -18,6 +18,7 @@ import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { tasksRoutes } from './routes/tasks.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
+import { oauthRoutes } from './routes/oauth.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { searchRoutes } from './routes/search.routes.js';
 import { socialRoutes } from './routes/social.routes.js';
@@ -235,6 +236,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     directoryRoutes(api, ctx);
     filesRoutes(api, ctx);
     mcpRoutes(api, ctx);
+    oauthRoutes(api, ctx);
     a2aRoutes(api, ctx, depthError);
   });
   // The web console (docs/console.md): a page, not part of the API documents.

@@ -168,6 +168,7 @@ describe('message search', () => {
     // Undo migration 005 and those after it (migrations run in order), then start a server on the
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
+    for (const table of ['oauth_grants', 'oauth_records']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 021 (its indexes go with them)
     await sql`drop table message_search`.execute(kysely);
     await sql`drop table file_usage`.execute(kysely); // 016
     for (const table of ['message_attachments', 'file_chunks', 'files']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 012

@@ -41,6 +41,9 @@ export const AUDIT_EVENTS = [
   'file-uploaded',
   'task-created',
   'task-updated',
+  'oauth-client-registered',
+  'oauth-grant-created',
+  'oauth-grant-revoked',
 ] as const;
 
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

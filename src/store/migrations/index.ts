@@ -16,6 +16,7 @@ import { tasks } from './013-tasks.js';
 import { auditRead } from './014-audit-read.js';
 import { agentProfile } from './015-agent-profile.js';
 import { fileUsage } from './016-file-usage.js';
+import { oauth } from './021-oauth.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -42,6 +43,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '014-audit-read': auditRead,
     '015-agent-profile': agentProfile(engine),
     '016-file-usage': fileUsage(engine),
+    '021-oauth': oauth(engine),
   };
 }
 
