@@ -61,7 +61,7 @@ export class CookieJar {
 
   take(res: Response): void {
     for (const header of res.headers.getSetCookie()) {
-      const [pair] = header.split(';');
+      const pair = header.split(';')[0] ?? '';
       const eq = pair.indexOf('=');
       const name = pair.slice(0, eq).trim();
       const value = pair.slice(eq + 1).trim();

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { v7 as uuidv7 } from 'uuid';
-import { AppError, notFound, unauthenticated } from '../../errors.js';
+import { unauthenticated } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { fromJson, nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
@@ -11,8 +11,7 @@ import { scopeClaim } from '../auth/scopes.js';
 import { LAST_USED_RESOLUTION_MS } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
 import { SCOPE_ACTIONS, type Principal, type ScopeAction } from '../principal.js';
-import { parseId } from '../validation.js';
-import { endGrants, findGrant, findGrantAccess, insertGrant, listGrantsOfAgent, touchGrant, type StoredGrant } from './oauth-grants.store.js';
+import { endGrants, findGrantAccess, insertGrant, listGrantsOfAgent, touchGrant, type StoredGrant } from './oauth-grants.store.js';
 import { findAccessToken } from './oauth-records.store.js';
 
 /**
@@ -66,8 +65,6 @@ export interface OAuthService {
   authenticate(accessToken: string, resource: string): Promise<OAuthPrincipal>;
   /** An agent's grants (listed with its tokens). */
   listGrants(agentId: string): Promise<GrantSummary[]>;
-  /** Revokes one of an agent's grants; false when `id` names none of its grants. */
-  revokeGrant(principal: Principal | null, agentId: string, id: string): Promise<boolean>;
 }
 
 export const GRANTS_LIST_MAX = 1000;
@@ -153,16 +150,5 @@ export function createOAuthService(deps: { db: Kysely<DB>; authz: Authz; events:
       return (await listGrantsOfAgent(db, agentId, GRANTS_LIST_MAX)).map(toSummary);
     },
 
-    async revokeGrant(principal, rawAgentId, rawId) {
-      const agentId = parseId(rawAgentId, 'id');
-      const id = parseId(rawId, 'tokenId');
-      const grant = await findGrant(db, id);
-      if (grant === null || grant.agentId !== agentId) return false;
-      if (grant.revokedAt !== null) throw notFound('Token');
-      const ended = await db.transaction().execute((trx) => endGrants(trx, { id }, nowIso(), { actorId: principal?.agentId ?? null, reason: 'revoked' }));
-      if (ended.length === 0) throw new AppError('NOT_FOUND', 'Token not found');
-      await publishEnded(ended);
-      return true;
-    },
   };
 }
