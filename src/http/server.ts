@@ -52,9 +52,10 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'DELETE /api/v1/agents/:id/tokens/:tokenId': 4 * KiB,
   // Not applied: the library reads its own bodies (at most 56 KiB), the consent form is read by its
   // route (at most 8 KiB). Listed so that every route with a body is here.
-  'POST /oauth/*': 4 * KiB,
-  'PUT /oauth/*': 4 * KiB,
-  'DELETE /oauth/*': 4 * KiB,
+  'POST /oauth/authorize': 4 * KiB,
+  'POST /oauth/token': 4 * KiB,
+  'POST /oauth/register': 4 * KiB,
+  'POST /oauth/revoke': 4 * KiB,
   'POST /oauth/interaction/:uid': 4 * KiB,
   // slug, name and up to 1000 member UUIDs (39 bytes each).
   'POST /rooms': 64 * KiB,

@@ -279,7 +279,12 @@ describe('OAuth for MCP clients', () => {
     const room = await newRoom(t.api, admin, [owner]);
     const { access } = await tokensFor(url, owner.apiToken, 'messages:read rooms:read');
     expect((await rawMcp(url, access, toolCall('read_messages', { room: room.id }))).status).toBe(200);
-    const listed = await t.api.get(`/api/v1/agents/${owner.id}/tokens`, { jwt: owner.jwt });
+    const listed = await t.api.get(`/api/v1/agents/${owner.id}/tokens`, { jwt: admin.jwt });
+    const own = await t.api.get(`/api/v1/agents/${owner.id}/tokens?kind=oauth`, { jwt: owner.jwt });
+    expect(own.status).toBe(200);
+    expect(own.body.tokens.map((tk: { kind: string }) => tk.kind)).toEqual(["oauth"]);
+    expect((await t.api.get(`/api/v1/agents/${owner.id}/tokens`, { jwt: owner.jwt })).status).toBe(403);
+    expect((await t.api.get(`/api/v1/agents/${admin.id}/tokens?kind=oauth`, { jwt: owner.jwt })).status).toBe(403);
     expect(listed.status).toBe(200);
     const kinds = listed.body.tokens.map((tk: { kind: string }) => tk.kind);
     expect(kinds).toEqual(['api', 'oauth']);
@@ -301,9 +306,9 @@ describe('OAuth for MCP clients', () => {
       const audit = await t.api.get(`/api/v1/audit?event=${event}&subjectId=${grant.id}`, { jwt: admin.jwt });
       expect(audit.body.records, event).toHaveLength(1);
     }
-    const registered = await t.api.get('/api/v1/audit?event=oauth-client-registered', { jwt: admin.jwt });
-    expect(registered.body.records.length).toBeGreaterThan(0);
-    expect(registered.body.records[0].detail).toMatchObject({ clientName: 'Raw client' });
+    const registered = await t.api.get(`/api/v1/audit?event=oauth-client-registered&subjectId=${grant.clientId}`, { jwt: admin.jwt });
+    expect(registered.body.records).toHaveLength(1);
+    expect(registered.body.records[0].detail).toEqual({ clientName: 'Raw client' });
   });
 
   it('revoking the API token, or disabling the agent, ends its grants', async () => {

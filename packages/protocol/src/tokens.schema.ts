@@ -65,6 +65,10 @@ export const TokenSummarySchema = Type.Object(
 
 export const TokenList = Type.Object({ tokens: Type.Array(TokenSummarySchema, { description: 'Oldest first, revoked and expired ones included' }) });
 
+export const TokenListQuery = Type.Object({
+  kind: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('oauth')], { description: 'Only API tokens, or only OAuth grants (an agent may list its own grants)' })),
+});
+
 export const AgentTokenParams = Type.Object({ id: Uuid({ description: 'Agent id' }), tokenId: Uuid({ description: 'The id of one of its API tokens, or of one of its OAuth grants' }) });
 
 export const TokenPrefixParams = Type.Object({ prefix: Type.String({ description: 'The token prefix, agt_<prefix>' }) });

@@ -46,7 +46,7 @@ export interface TokensService {
   issue(principal: Principal | null, agentId: string, input: unknown): Promise<IssuedToken>;
   revoke(principal: Principal | null, prefix: string): Promise<void>;
   /** An agent's tokens and OAuth grants, revoked and expired ones included (admin, or the agent itself). */
-  list(principal: Principal | null, agentId: string): Promise<{ tokens: TokenSummary[] }>;
+  list(principal: Principal | null, agentId: string, kind?: unknown): Promise<{ tokens: TokenSummary[] }>;
   /** Revokes one of an agent's API tokens or OAuth grants by id (admin in strict mode, or the agent itself). */
   revokeById(principal: Principal | null, agentId: string, tokenId: string): Promise<void>;
 }
@@ -174,15 +174,17 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
       await events.publish({ type: 'token.revoked', tokenId: revoked.id, agentId: revoked.agentId, sessionsEnded: authz.sessionsEndWithToken });
     },
 
-    async list(principal, rawAgentId) {
+    async list(principal, rawAgentId, rawKind) {
       const agentId = parseId(rawAgentId, 'id');
-      // The agent itself sees its own (the console's Connected apps); anyone else must be an admin.
-      if (principal === null || principal.agentId !== agentId) authz.requireAdmin(principal);
+      if (rawKind !== undefined && rawKind !== 'api' && rawKind !== 'oauth') throw validationError({ kind: 'must be "api" or "oauth"' });
+      const kind = rawKind as 'api' | 'oauth' | undefined;
+      // An admin lists any agent's; the agent itself its own OAuth grants (the console's Connected apps).
+      if (!(kind === 'oauth' && principal !== null && principal.agentId === agentId)) authz.requireAdmin(principal);
       if (!(await findAgentById(db, agentId))) throw notFound('Agent');
-      const stored = await listTokensOfAgent(db, agentId, TOKENS_LIST_MAX);
+      const stored = kind === 'oauth' ? [] : await listTokensOfAgent(db, agentId, TOKENS_LIST_MAX);
       // Field by field: the stored row holds the secret's hash, which never leaves the service.
       const tokens: TokenSummary[] = stored.map(({ id, prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }) => ({ id, kind: 'api', prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }));
-      const grants = await listGrantsOfAgent(db, agentId, TOKENS_LIST_MAX);
+      const grants = kind === 'api' ? [] : await listGrantsOfAgent(db, agentId, TOKENS_LIST_MAX);
       for (const g of grants) {
         tokens.push({ id: g.id, kind: 'oauth', clientName: g.clientName, clientId: g.clientId, scopes: { actions: g.scopes }, expiresAt: null, createdAt: g.createdAt, revokedAt: g.revokedAt, lastUsedAt: g.lastUsedAt });
       }

@@ -109,7 +109,7 @@ export function createOAuthService(deps: { db: Kysely<DB>; authz: Authz; events:
     },
 
     async clientRegistered(clientId, clientName) {
-      await recordAudit(db, { event: 'oauth-client-registered', actorId: null, subjectId: null, detail: { clientId, clientName } });
+      await recordAudit(db, { event: 'oauth-client-registered', actorId: null, subjectId: clientId, detail: { clientName } });
     },
 
     async isGrantLive(grantId) {

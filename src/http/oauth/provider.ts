@@ -1,4 +1,5 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { v7 as uuidv7 } from 'uuid';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../../context.js';
 import { SCOPE_ACTIONS } from '../../core/principal.js';
@@ -20,7 +21,6 @@ export const OAUTH_ROUTES = {
   registration: '/oauth/register',
   revocation: '/oauth/revoke',
   jwks: '/oauth/jwks',
-  end_session: '/oauth/logout',
 } as const;
 
 export const INTERACTION_PATH = '/oauth/interaction';
@@ -100,7 +100,8 @@ export function createOAuthProvider(ctx: AppContext): Provider {
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      // Client ids are UUIDs: the audit log names a registered client as its subject.
+      registration: { enabled: true, idFactory: () => uuidv7() },
       revocation: { enabled: true },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },

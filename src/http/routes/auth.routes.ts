@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import {
-  AgentIdParams, AgentTokenParams, IssuedTokenSchema, IssueTokenInput, SessionInput, SessionSchema, TokenList, TokenPrefixParams,
+  AgentIdParams, AgentTokenParams, IssuedTokenSchema, TokenListQuery, IssueTokenInput, SessionInput, SessionSchema, TokenList, TokenPrefixParams,
 } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 import { bearerOf } from '../plugins/auth.js';
@@ -19,16 +19,18 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     return reply.status(201).send(issued);
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/agents/:id/tokens', {
+  app.get<{ Params: { id: string }; Querystring: { kind?: string } }>('/api/v1/agents/:id/tokens', {
     schema: describe({
-      operationId: 'listTokens', summary: 'List an agent\'s API tokens and OAuth grants, without their secrets (admin, or the agent itself)', tags: ['auth'], security: SECURITY.jwt,
+      operationId: 'listTokens', summary: 'List an agent\'s API tokens and OAuth grants, without their secrets (admin; the agent itself with kind=oauth)', tags: ['auth'], security: SECURITY.jwt,
       description: 'Every token of the agent, revoked and expired ones included, oldest first: the prefix names one to revoke. `lastUsedAt` is the last session exchange, to the minute. '
-        + 'Grants to OAuth clients (docs/oauth.md) are listed too, with `kind: "oauth"`, the client\'s name and the scope actions granted; `kind: "api"` marks API tokens.',
+        + 'Grants to OAuth clients (docs/oauth.md) are listed too, with `kind: "oauth"`, the client\'s name and the scope actions granted; `kind: "api"` marks API tokens. '
+        + '`?kind=` lists one kind only; with `kind=oauth` an agent lists its own grants without being an admin.',
       params: AgentIdParams,
+      querystring: TokenListQuery,
       success: { 200: { schema: TokenList, description: 'The agent\'s tokens' } },
       errors: [400, 401, 403, 404],
     }),
-  }, async (request) => ctx.tokens.list(request.principal, request.params.id));
+  }, async (request) => ctx.tokens.list(request.principal, request.params.id, request.query.kind));
 
   app.delete<{ Params: { id: string; tokenId: string } }>('/api/v1/agents/:id/tokens/:tokenId', {
     schema: describe({

@@ -6,7 +6,7 @@ import type { SignedIn } from '../../core/oauth/oauth.service.js';
 import { SCOPE_ACTIONS } from '../../core/principal.js';
 import { AppError } from '../../errors.js';
 import { consentPage, errorPage, signInPage, type ClientView } from '../oauth/pages.js';
-import { createOAuthProvider, INTERACTION_PATH } from '../oauth/provider.js';
+import { createOAuthProvider, INTERACTION_PATH, OAUTH_ROUTES } from '../oauth/provider.js';
 import { allowAnyOrigin, answerPreflight, mcpResource } from '../../mcp/mcp.routes.js';
 
 /**
@@ -80,12 +80,18 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
 
-    scope.route({
-      method: ['GET', 'POST', 'OPTIONS', 'DELETE', 'PUT'],
-      url: '/oauth/*',
-      schema: { hide: true },
-      handler: async (request, reply) => handOver(request, reply),
-    });
+    // The library's endpoints, each named (its CORS preflights included).
+    const endpoints: [string, ('GET' | 'POST' | 'OPTIONS')[]][] = [
+      [OAUTH_ROUTES.authorization, ['GET', 'POST']],
+      [`${OAUTH_ROUTES.authorization}/:uid`, ['GET']],
+      [OAUTH_ROUTES.token, ['POST', 'OPTIONS']],
+      [OAUTH_ROUTES.registration, ['POST', 'OPTIONS']],
+      [OAUTH_ROUTES.revocation, ['POST', 'OPTIONS']],
+      [OAUTH_ROUTES.jwks, ['GET', 'OPTIONS']],
+    ];
+    for (const [url, method] of endpoints) {
+      scope.route({ method, url, schema: { hide: true }, handler: async (request, reply) => handOver(request, reply) });
+    }
 
     const interactionUrl = `${INTERACTION_PATH}/:uid`;
 
