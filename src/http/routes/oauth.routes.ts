@@ -108,8 +108,9 @@ export function oauthRoutes(app: FastifyInstance, ctx: AppContext): void {
     };
 
     const page = (reply: FastifyReply, status: number, html: string): FastifyReply => {
-      // Framed nowhere (no clickjacking of the buttons), cached nowhere.
-      void reply.header('X-Frame-Options', 'DENY').header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+      // Framed nowhere (no clickjacking of the buttons), cached nowhere. No `form-action`: browsers
+      // apply it to the redirects after Allow, which end at the client's redirect URI.
+      void reply.header('X-Frame-Options', 'DENY').header('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
       void reply.header('Cache-Control', 'no-store');
       return reply.status(status).type('text/html; charset=utf-8').send(html);
     };
