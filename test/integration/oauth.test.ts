@@ -330,3 +330,54 @@ describe('OAuth for MCP clients', () => {
     expect(listed.body.tokens.filter((tk: { kind: string; revokedAt: string | null }) => tk.kind === 'oauth' && tk.revokedAt !== null)).toHaveLength(2);
   });
 });
+
+describe('OAuth: Client ID Metadata Documents', () => {
+  const t = useTestServer({ config: { webhooks: { retryScheduleSeconds: [1], allowPrivateTargets: true } } });
+  const strictTargets = useTestServer();
+  const DOCUMENT_URL = 'https://localhost:9443/oauth/client.json';
+  const realFetch = globalThis.fetch;
+  let served: { body: string; fetched: number } = { body: '', fetched: 0 };
+  beforeAll(() => {
+    // The metadata document's host, in this process: the server's fetch reaches it through the global fetch.
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const target = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (target === DOCUMENT_URL || target === 'https://localhost:9443/oauth/big.json') {
+        served.fetched++;
+        return new Response(served.body, { status: 200, headers: { 'content-type': 'application/json' } });
+      }
+      return realFetch(input, init);
+    }) as typeof fetch;
+    return () => {
+      globalThis.fetch = realFetch;
+    };
+  });
+
+  const authorization = (url: string) => authorizeUrl(url, {
+    client_id: DOCUMENT_URL, response_type: 'code', redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: RESOURCE(url),
+  });
+
+  it('an https client_id names its client by the document it serves (fetched under the webhook address rules)', async () => {
+    const agent = await newAgent(t.api);
+    served = { body: JSON.stringify({ client_id: DOCUMENT_URL, client_name: 'Metadata Client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }), fetched: 0 };
+    const { consent, callback } = await approve(authorization(t.server.url), agent.apiToken);
+    expect(consent).toContain('Metadata Client');
+    expect(callback.searchParams.get('code')).toBeTruthy();
+    expect(served.fetched).toBeGreaterThan(0);
+  });
+
+  it('refuses a document on a private address unless WEBHOOK_ALLOW_PRIVATE_TARGETS, and one over 5 KB', async () => {
+    served = { body: JSON.stringify({ client_id: DOCUMENT_URL, client_name: 'Private', redirect_uris: [REDIRECT] }), fetched: 0 };
+    const refused = await browse(new CookieJar(), authorization(strictTargets.server.url));
+    expect(refused.status).toBe(400);
+    expect(refused.location).toBeNull();
+    expect(served.fetched).toBe(0);
+
+    const big = 'https://localhost:9443/oauth/big.json';
+    served = { body: JSON.stringify({ client_id: big, client_name: 'x'.repeat(6000), redirect_uris: [REDIRECT] }), fetched: 0 };
+    const tooLarge = await browse(new CookieJar(), authorizeUrl(t.server.url, {
+      client_id: big, response_type: 'code', redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', resource: RESOURCE(t.server.url),
+    }));
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.location).toBeNull();
+  });
+});
