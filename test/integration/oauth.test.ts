@@ -381,3 +381,17 @@ describe('OAuth: Client ID Metadata Documents', () => {
     expect(tooLarge.location).toBeNull();
   });
 });
+
+describe('OAuth: rate limits', () => {
+  const t = useTestServer({ config: { rateLimit: { anonPerMinute: 3, agentPerMinute: 600 } } });
+
+  it('every OAuth endpoint counts against the anonymous per-IP budget: 429 once it is spent', async () => {
+    const statuses: number[] = [];
+    for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/oauth-protected-resource/mcp', '/oauth/token', '/oauth/register']) {
+      const res = await fetch(`${t.server.url}${path}`, { method: path.startsWith('/oauth/') ? 'POST' : 'GET', headers: { 'content-type': 'application/json' }, body: path.startsWith('/oauth/') ? '{}' : undefined });
+      statuses.push(res.status);
+    }
+    expect(statuses.slice(0, 3).every((s) => s !== 429)).toBe(true);
+    expect(statuses[3]).toBe(429);
+  });
+});
