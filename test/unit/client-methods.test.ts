@@ -22,7 +22,7 @@ const PUBLIC_API = [
   'createSession', 'createTask', 'createWebhook', 'decide', 'delete', 'deleteWebhook', 'directory', 'disableAgent', 'dm',
   'downloadFile', 'edit', 'enableAgent', 'feed', 'fileInfo', 'history', 'inbox', 'issueToken', 'jwt', 'lastSeqs', 'markRead',
   'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'removeMember', 'reply', 'request',
-  'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'uploadFile',
+  'revokeAgentToken', 'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'uploadFile',
   'webhookDeliveries', 'webhooks',
 ];
 
