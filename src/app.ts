@@ -35,6 +35,7 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
   const address = http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  if (config.publicUrl === null) ctx.publicUrl.value = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   let closing: Promise<void> | undefined;
   return {

@@ -14,6 +14,8 @@ import { resolveJwtSecret } from './core/auth/jwt-secret.js';
 import { createSessionAuth, type SessionAuth } from './core/auth/session-auth.js';
 import { createSessionsService, type SessionsService } from './core/auth/sessions.service.js';
 import { createTokensService, type TokensService } from './core/auth/tokens.service.js';
+import { LiveOAuthRequests } from './core/oauth/live-requests.js';
+import { createOAuthService, type OAuthService } from './core/oauth/oauth.service.js';
 import { createDirectoryService, type DirectoryService } from './core/directory/directory.service.js';
 import { PublisherRelay } from './core/events.js';
 import { createFilesService, type FilesService } from './core/files/files.service.js';
@@ -72,6 +74,12 @@ export interface AppContext {
   sessionAuth: SessionAuth;
   /** API tokens as bearers (`/mcp`): verified once, then checked on every request. */
   apiTokenAuth: ApiTokenAuth;
+  /** OAuth 2.1 for MCP clients (docs/oauth.md): grants, and access tokens at `/mcp`. */
+  oauth: OAuthService;
+  /** This node's OAuth requests in flight at `/mcp`, closed when their grant ends. */
+  liveOAuth: LiveOAuthRequests;
+  /** The origin clients use (PUBLIC_URL, or the address listened on: set by app.ts once listening). */
+  publicUrl: { value: string };
   rooms: RoomsService;
   messages: MessagesService;
   /** Streamed messages (docs/streaming.md): appends, ends, the idle sweep (started by app.ts). */
@@ -144,6 +152,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
   // Other nodes' commits reach this node only while it holds an inbox waiter (docs/scale-out.md).
   const inboxWaiters = new InboxWaiters({ follow: () => bus.follow('messages.committed'), unfollow: () => bus.unfollow('messages.committed') });
+  const liveOAuth = new LiveOAuthRequests();
   const taskWaiters = new TaskWaiters();
 
   // Webhooks: the outbox is written in the send's transaction; `offline` reads the cluster-wide
@@ -154,7 +163,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   // is attached later and finds the sockets moved.
   const bridge = createEventBridge({
     bus,
-    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters, taskWaiters, activity },
+    node: { membershipCache, sessionAuth, apiTokenAuth, webhookOutbox, inboxWaiters, taskWaiters, activity, liveOAuth },
     otherNodes: redis !== null,
   });
   events.attach(bridge);
@@ -194,6 +203,9 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessions,
     sessionAuth,
     apiTokenAuth,
+    oauth: createOAuthService({ db, authz, events, apiTokenAuth }),
+    liveOAuth,
+    publicUrl: { value: config.publicUrl ?? `http://${config.host}:${config.port}` },
     rooms,
     activity,
     messages,

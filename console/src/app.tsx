@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { AdminView } from './views/admin.js';
 import { AuditView } from './views/audit.js';
+import { ConnectedAppsView } from './views/connected-apps.js';
 import { DirectoryView } from './views/directory.js';
 import { FeedView } from './views/feed.js';
 import { RoomsView } from './views/rooms.js';
@@ -9,7 +10,7 @@ import { SignIn } from './views/sign-in.js';
 import { TasksView } from './views/tasks.js';
 import { describeError, type Session } from './session.js';
 
-type View = 'rooms' | 'feed' | 'directory' | 'tasks' | 'admin' | 'audit';
+type View = 'rooms' | 'feed' | 'directory' | 'tasks' | 'apps' | 'admin' | 'audit';
 
 /**
  * The console routes by the URL's hash (#/rooms/<id>, #/rooms/<id>/thread/<rootId>, #/feed, ...):
@@ -17,7 +18,7 @@ type View = 'rooms' | 'feed' | 'directory' | 'tasks' | 'admin' | 'audit';
  */
 function parseHash(hash: string): { view: View; id?: string; thread?: string } {
   const [, view, id, part, thread] = hash.replace(/^#/, '').split('/');
-  if (view === 'feed' || view === 'directory' || view === 'tasks' || view === 'admin' || view === 'audit') return { view, id };
+  if (view === 'feed' || view === 'directory' || view === 'tasks' || view === 'apps' || view === 'admin' || view === 'audit') return { view, id };
   return { view: 'rooms', id, thread: part === 'thread' && thread !== '' ? thread : undefined };
 }
 
@@ -36,6 +37,7 @@ const NAV: { view: View; label: string; adminOnly?: boolean }[] = [
   { view: 'feed', label: 'Feed' },
   { view: 'directory', label: 'Directory' },
   { view: 'tasks', label: 'Tasks' },
+  { view: 'apps', label: 'Connected apps' },
   { view: 'admin', label: 'Admin', adminOnly: true },
   { view: 'audit', label: 'Audit', adminOnly: true },
 ];
@@ -97,6 +99,7 @@ function Console({ session, onSignOut }: { session: Session; onSignOut: (reason?
         {view === 'feed' && <FeedView session={session} channelId={route.id} />}
         {view === 'directory' && <DirectoryView session={session} />}
         {view === 'tasks' && <TasksView session={session} />}
+        {view === 'apps' && <ConnectedAppsView session={session} />}
         {view === 'admin' && <AdminView session={session} />}
         {view === 'audit' && <AuditView session={session} />}
       </main>

@@ -1,4 +1,5 @@
 import type { ApiTokenAuth } from '../core/auth/api-token-auth.js';
+import type { LiveOAuthRequests } from '../core/oauth/live-requests.js';
 import type { SessionAuth } from '../core/auth/session-auth.js';
 import type { ActivityService } from '../core/activity/activity.service.js';
 import type { DomainEvent, EventPublisher } from '../core/events.js';
@@ -40,6 +41,8 @@ export interface NodeState {
   inboxWaiters: InboxWaker;
   taskWaiters: TaskWaker;
   activity: Pick<ActivityService, 'record'>;
+  /** OAuth requests in flight at `/mcp`, closed when their grant, API token or agent ends. */
+  liveOAuth: Pick<LiveOAuthRequests, 'revoked' | 'agentChanged'>;
 }
 
 /** The real-time layer's part (attached once its namespace exists): this node's sockets follow membership changes. */
@@ -99,8 +102,13 @@ const APPLY = (node: NodeState, sockets: () => SocketMembership | null): Applier
   'token.revoked': ({ tokenId, sessionsEnded }) => {
     node.apiTokenAuth.revoked(tokenId);
     if (sessionsEnded !== false) node.sessionAuth.revoked(tokenId);
+    // An OAuth grant (its id travels as a token's) or the API token grants came from: whatever the policy.
+    node.liveOAuth.revoked(tokenId);
   },
-  'agent.changed': ({ agentId }) => node.sessionAuth.agentChanged(agentId),
+  'agent.changed': ({ agentId }) => {
+    node.sessionAuth.agentChanged(agentId);
+    node.liveOAuth.agentChanged(agentId);
+  },
   'webhook.created': () => node.webhookOutbox.lookAgain(),
   'activity.changed': (update) => node.activity.record(update),
   'task.updated': (change) => node.taskWaiters.wake(change),

@@ -84,6 +84,13 @@ export interface Config {
     unattachedMaxAgeMs: number;
     incompleteMaxAgeMs: number;
   };
+  /**
+   * PUBLIC_URL: the origin clients use (docs/oauth.md): the OAuth issuer, and `<publicUrl>/mcp` the
+   * protected resource. Null: `http://<HOST>:<PORT>` as the server listens (app.ts).
+   */
+  publicUrl: string | null;
+  /** OAUTH_ACCESS_TOKEN_TTL_SECONDS: an OAuth access token's lifetime. */
+  oauthAccessTokenTtlSeconds: number;
   webhooks: {
     /** Seconds to wait after the n-th failed attempt before the next; its length + 1 attempts in all. */
     retryScheduleSeconds: number[];
@@ -254,6 +261,21 @@ export interface BuildOptions {
   requireJwtSecret?: boolean;
 }
 
+/** PUBLIC_URL: an http(s) URL without query, fragment or user info; kept without a trailing slash. */
+function parsePublicUrl(value: string | undefined): string | null {
+  if (value === undefined || value.trim() === '') return null;
+  let url: URL;
+  try {
+    url = new URL(value.trim());
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be a URL like https://ams.example.com, got "${value}"`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new ConfigError(`PUBLIC_URL must be an http or https URL without query, fragment or user info, got "${value}"`);
+  }
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
 export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
   const poolMax = integer('DB_POOL_MAX', env.DB_POOL_MAX, 10, 1, 1000);
   const database = parseDatabase(env.DATABASE_URL, poolMax, env);
@@ -342,6 +364,8 @@ export function buildConfig(env: RawEnv, options: BuildOptions = {}): Config {
       unattachedMaxAgeMs: 24 * 3600_000,
       incompleteMaxAgeMs: 3600_000,
     },
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    oauthAccessTokenTtlSeconds: integer('OAUTH_ACCESS_TOKEN_TTL_SECONDS', env.OAUTH_ACCESS_TOKEN_TTL_SECONDS, 3600, 60, 86_400),
     webhooks: {
       retryScheduleSeconds: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
       allowPrivateTargets: parseBoolean('WEBHOOK_ALLOW_PRIVATE_TARGETS', env.WEBHOOK_ALLOW_PRIVATE_TARGETS),

@@ -17,4 +17,6 @@ export interface Principal {
   tokenId?: string;
   /** A scoped token's grant (JWT claim `scp`); absent: every right of the role. */
   scope?: Scope;
+  /** An OAuth access token's grant (docs/oauth.md): its refusals of a scope are challenges at `/mcp`. */
+  oauth?: { grantId: string };
 }

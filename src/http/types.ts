@@ -16,5 +16,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route takes an API token as its bearer (`/mcp`), besides a session JWT. */
     acceptsApiToken?: boolean;
+    /** The route is the OAuth protected resource (`/mcp`): an OAuth access token for it is accepted. */
+    acceptsOAuth?: boolean;
   }
 }

@@ -287,6 +287,32 @@ export interface LeaseRoomsTable {
   fence: ColumnType<number, number, number>;
 }
 
+/** What the OAuth authorization server keeps, keyed by a hash of kind and id (migration 021). */
+export interface OAuthRecordsTable {
+  key: string;
+  model: string;
+  grant_id: string | null;
+  uid: string | null;
+  payload: string;
+  /** Epoch milliseconds. */
+  expires_at: ColumnType<number | string | null, number | null, number | null>;
+  consumed_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+}
+
+/** An agent's OAuth grants (migration 021). `scopes`: a JSON array of scope actions. */
+export interface OAuthGrantsTable {
+  id: string;
+  grant_id: string;
+  agent_id: string;
+  token_id: string;
+  client_id: string;
+  client_name: string;
+  scopes: string;
+  created_at: Timestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
 export interface DB {
   service_settings: ServiceSettingsTable;
   agents: AgentsTable;
@@ -311,6 +337,8 @@ export interface DB {
   task_history: TaskHistoryTable;
   leases: LeasesTable;
   lease_rooms: LeaseRoomsTable;
+  oauth_records: OAuthRecordsTable;
+  oauth_grants: OAuthGrantsTable;
 }
 
 /** What a store function runs its queries on: the database or one of its transactions. */

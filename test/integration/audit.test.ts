@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_EVENTS } from '../../src/core/audit/audit.store.js';
 import { bootstrapAdmin, newAdmin, newAgent, newRoom, scopedSession, sendMessage, type Api, type TestAgent } from '../helpers/api.js';
 import { ensureBuilt } from '../helpers/build.js';
 import { runAms } from '../helpers/cli.js';
 import { callTool, connectMcp } from '../helpers/mcp.js';
+import { approve, MemoryOAuthProvider } from '../helpers/oauth.js';
 import { useTestServer } from '../helpers/suite.js';
+import { waitUntil } from '../helpers/wait.js';
 
 // docs/protocol.md, Audit log: GET /api/v1/audit on the suite's engine (AMS_TEST_DATABASE).
 
@@ -106,6 +110,18 @@ describe('the audit log, readable (open mode)', () => {
     expect((await t.api.post(`/api/v1/tasks/${task.body.id}/state`, { state: 'working' }, as(bob))).status).toBe(200);
     expected.push(['task-created', task.body.id, alice.id], ['task-updated', task.body.id, bob.id]);
 
+    // OAuth (docs/oauth.md): a client registers, a person allows it as bob, the grant is revoked.
+    const oauthClient = new MemoryOAuthProvider('http://127.0.0.1:8976/callback', 'Audited client');
+    const transport = new StreamableHTTPClientTransport(new URL('/mcp', t.server.url), { authProvider: oauthClient });
+    await expect(new Client({ name: 'audit', version: '1' }).connect(transport)).rejects.toThrow();
+    const { callback } = await approve(oauthClient.authorizationUrl!, bob.apiToken);
+    await transport.finishAuth(callback.searchParams.get('code')!);
+    secrets.push(oauthClient.saved!.access_token, oauthClient.saved!.refresh_token!, callback.searchParams.get('code')!);
+    const grant = (await t.api.get(`/api/v1/agents/${bob.id}/tokens?kind=oauth`, as(bob))).body.tokens[0];
+    expect((await t.api.delete(`/api/v1/agents/${bob.id}/tokens/${grant.id}`, as(bob))).status).toBe(204);
+    expected.push(['oauth-client-registered', grant.clientId, null], ['oauth-grant-created', grant.id, bob.id], ['oauth-grant-revoked', grant.id, bob.id]);
+
+    await waitUntil('the registration is recorded', async () => (await read(t.api, admin.jwt, `?event=oauth-client-registered&subjectId=${grant.clientId}`)).body.records.length === 1);
     const records = await readAll(t.api, admin.jwt);
     expectNewestFirst(records);
     expect(new Set(records.map((r) => r.event))).toEqual(new Set(AUDIT_EVENTS));

@@ -54,10 +54,12 @@ describe('/mcp authorisation (open mode)', () => {
       [unknownToken, /^Invalid or expired API token$/],
       ['agt_short', /^Invalid or expired API token$/],
     ];
+    const resourceMetadata = `resource_metadata="${t.server.url}/.well-known/oauth-protected-resource/mcp"`;
     for (const [bearer, message] of cases) {
       const res = await rawMcp(t.server.url, bearer);
       expect(res.status, String(bearer)).toBe(401);
-      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+      // docs/oauth.md: the challenge names the resource's metadata, and why a credential sent was refused.
+      expect(res.headers.get('www-authenticate')).toBe(bearer === undefined ? `Bearer ${resourceMetadata}` : `Bearer error="invalid_token", ${resourceMetadata}`);
       expect(await res.json(), String(bearer)).toEqual({ error: expect.stringMatching(message) });
     }
     const exchange = await t.api.post('/api/v1/sessions', { apiToken: unknownToken });
@@ -94,7 +96,7 @@ describe('/mcp authorisation (open mode)', () => {
     await expect(callTool(client, 'whoami')).rejects.toMatchObject({ code: 401 });
     const res = await rawMcp(t.server.url, issued.token);
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", resource_metadata="/);
   });
 
   it('an expired API token gets 401 once its expiresAt passes', async () => {

@@ -40,7 +40,9 @@ const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g
 /** Routes that are not part of the REST interface the document describes. */
 // /mcp is JSON-RPC (MCP), described by its own tools/list (docs/mcp.md), not REST; so is /a2a, the
 // Agent2Agent protocol, described by each agent's card (docs/a2a.md).
-const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route) || / \/a2a\//.test(route);
+const UNDOCUMENTED = (route: string): boolean => /^GET \/(metrics|openapi\.json|asyncapi\.json)?$/.test(route) || / \/(docs|console)/.test(route) || / \/mcp$/.test(route) || / \/a2a\//.test(route)
+  // OAuth (docs/oauth.md): the authorization server's endpoints and pages, and the discovery documents.
+  || / \/(oauth|\.well-known)\//.test(route);
 
 describe('/openapi.json', () => {
   const { server, api } = useTestServer();
@@ -160,6 +162,9 @@ describe('/openapi.json', () => {
     expect((await call(t, 'DELETE', '/api/v1/tokens/:prefix', { prefix: issued.body.prefix })).status).toBe(404);
     expect((await call(t, 'GET', '/api/v1/agents/:id/tokens', agentId, { jwt: admin.jwt })).body.tokens).toHaveLength(2);
     expect((await call(t, 'GET', '/api/v1/agents/:id/tokens', agentId)).status).toBe(401);
+    const byId = await call(t, 'POST', '/api/v1/agents/:id/tokens', agentId, { body: {} });
+    expect((await call(t, 'DELETE', '/api/v1/agents/:id/tokens/:tokenId', { ...agentId, tokenId: byId.body.id }, { jwt: admin.jwt })).status).toBe(204);
+    expect((await call(t, 'DELETE', '/api/v1/agents/:id/tokens/:tokenId', { ...agentId, tokenId: byId.body.id }, { jwt: admin.jwt })).status).toBe(404);
 
     // Rooms and members.
     const slug = uniqueName('docroom');

@@ -13,7 +13,8 @@ import { useTestServer } from '../helpers/suite.js';
  * Path parameters that are not UUIDs: an A2A agent's name, an API token's prefix, a channel's id or
  * slug, the company's configured id (the directory's).
  */
-const NOT_IDS = new Set([':agent', ':prefix', ':channelId', ':companyId']);
+// `:uid`: the OAuth library's interaction and resume ids (docs/oauth.md), not UUIDs.
+const NOT_IDS = new Set([':agent', ':prefix', ':channelId', ':companyId', ':uid']);
 
 const isDocument = (route: string): boolean => /^GET \/(openapi\.json|asyncapi\.json|docs|console)/.test(route);
 

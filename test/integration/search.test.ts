@@ -168,6 +168,7 @@ describe('message search', () => {
     // Undo migration 005 and those after it (migrations run in order), then start a server on the
     // same database: they run again and 005 backfills the index.
     const kysely = server.app.ctx.database.db;
+    for (const table of ['oauth_grants', 'oauth_records']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 021 (its indexes go with them)
     for (const table of ['leases', 'lease_rooms']) await sql`drop table ${sql.raw(table)}`.execute(kysely); // 019 (its task columns go with tasks below)
     await sql`drop table message_acks`.execute(kysely); // 018 (its index goes with it)
     for (const column of ['importance', 'ack_required', 'ack_count']) await sql`alter table messages drop column ${sql.raw(column)}`.execute(kysely);

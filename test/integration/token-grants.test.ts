@@ -125,7 +125,7 @@ describe.each(['open', 'strict'] as const)('token grants (%s mode)', (mode) => {
       const tokens = res.body.tokens as Record<string, unknown>[];
       expect(tokens.map((tk) => tk.prefix)).toEqual([subject.prefix, second.prefix, unused.body.prefix]);
       for (const token of tokens) {
-        expect(Object.keys(token).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'lastUsedAt', 'prefix', 'revokedAt', 'scopes']);
+        expect(Object.keys(token).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'kind', 'lastUsedAt', 'prefix', 'revokedAt', 'scopes']);
       }
       const [first, revoked, fresh] = tokens;
       expect(first!.revokedAt).toBeNull();

@@ -27,7 +27,13 @@ function fakes(verified = false): Authenticators & { asked: string[] } {
     },
     isVerified: () => verified,
   } as unknown as ApiTokenAuth;
-  return { sessionAuth, apiTokenAuth, asked };
+  const oauth = {
+    async authenticate(token: string) {
+      asked.push(`oauth ${token}`);
+      throw unauthenticated('Invalid or expired access token');
+    },
+  };
+  return { sessionAuth, apiTokenAuth, oauth, asked };
 }
 
 describe('authenticateCredential: the one decision on a credential', () => {

@@ -22,7 +22,7 @@ const PUBLIC_API = [
   'createSession', 'createTask', 'createWebhook', 'decide', 'delete', 'deleteWebhook', 'directory', 'disableAgent', 'dm',
   'downloadFile', 'edit', 'enableAgent', 'exportRoom', 'feed', 'fileInfo', 'heartbeatTask', 'history', 'inbox', 'issueToken', 'jwt', 'lastSeqs', 'markRead',
   'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'removeMember', 'reply', 'request',
-  'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'updateRoom', 'uploadFile',
+  'revokeAgentToken', 'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'updateRoom', 'uploadFile',
   'webhookDeliveries', 'webhooks',
 ];
 

@@ -151,6 +151,18 @@ describe('buildConfig', () => {
     expect(() => buildConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'yes' })).toThrow(ConfigError);
   });
 
+  it('PUBLIC_URL (docs/oauth.md): an http(s) URL kept without a trailing slash; OAUTH_ACCESS_TOKEN_TTL_SECONDS', () => {
+    expect(buildConfig({}).publicUrl).toBeNull();
+    expect(buildConfig({ PUBLIC_URL: 'https://ams.example.com/' }).publicUrl).toBe('https://ams.example.com');
+    expect(buildConfig({ PUBLIC_URL: 'https://ams.example.com:8443/ams/' }).publicUrl).toBe('https://ams.example.com:8443/ams');
+    for (const bad of ['ams.example.com', 'ftp://ams.example.com', 'https://ams.example.com/?x=1', 'https://user@ams.example.com', 'https://ams.example.com/#top']) {
+      expect(() => buildConfig({ PUBLIC_URL: bad }), bad).toThrow(ConfigError);
+    }
+    expect(buildConfig({}).oauthAccessTokenTtlSeconds).toBe(3600);
+    expect(buildConfig({ OAUTH_ACCESS_TOKEN_TTL_SECONDS: '600' }).oauthAccessTokenTtlSeconds).toBe(600);
+    expect(() => buildConfig({ OAUTH_ACCESS_TOKEN_TTL_SECONDS: '10' })).toThrow(ConfigError);
+  });
+
   it('AMS_TEST_PAUSE_TASK_MOVE (test only, docs/tasks.md): absent from the configuration unless "true"', () => {
     expect('testPauseTaskMove' in buildConfig({})).toBe(false);
     expect('testPauseTaskMove' in buildConfig({ AMS_TEST_PAUSE_TASK_MOVE: 'false' })).toBe(false);

@@ -37,6 +37,7 @@ function nodeState() {
     sessionAuth: { revoked: (id) => void calls.push(`session revoked ${id}`), agentChanged: (id) => void calls.push(`agent changed ${id}`) },
     activity: { record: (u) => void calls.push(`activity ${u.agentId} ${u.state}`) },
     apiTokenAuth: { revoked: (id) => void calls.push(`api token revoked ${id}`) },
+    liveOAuth: { revoked: () => undefined, agentChanged: () => undefined },
     webhookOutbox: { lookAgain: () => void calls.push('outbox looks again') },
     inboxWaiters,
     taskWaiters: new TaskWaiters(),

@@ -51,7 +51,7 @@ describe('rooms service membership checks with a cluster bus', () => {
     const noop = () => undefined;
     const bridge = createEventBridge({
       bus,
-      node: { membershipCache, sessionAuth: { revoked: noop, agentChanged: noop }, apiTokenAuth: { revoked: noop }, webhookOutbox: { lookAgain: noop }, inboxWaiters: new InboxWaiters(), taskWaiters: new TaskWaiters(), activity: { record: noop } },
+      node: { membershipCache, sessionAuth: { revoked: noop, agentChanged: noop }, apiTokenAuth: { revoked: noop }, webhookOutbox: { lookAgain: noop }, inboxWaiters: new InboxWaiters(), taskWaiters: new TaskWaiters(), activity: { record: noop }, liveOAuth: { revoked: noop, agentChanged: noop } },
       otherNodes: false,
     });
     const authz = createAuthz('open');

@@ -138,9 +138,9 @@ function AgentTokens({ session, agent, version }: { session: Session; agent: Age
             <thead><tr><th scope="col">Prefix</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">Scopes</th><th scope="col">Actions</th></tr></thead>
             <tbody>{tokens.map((t) => (
               <tr key={t.id}>
-                <th scope="row" class="id">{t.prefix}</th><td>{tokenState(t)}</td><td>{t.createdAt}</td><td>{t.lastUsedAt ?? 'never'}</td><td>{t.expiresAt ?? 'never'}</td>
+                <th scope="row" class="id">{t.prefix ?? `OAuth: ${t.clientName ?? t.id}`}</th><td>{tokenState(t)}</td><td>{t.createdAt}</td><td>{t.lastUsedAt ?? 'never'}</td><td>{t.expiresAt ?? 'never'}</td>
                 <td class="id">{JSON.stringify(t.scopes)}</td>
-                <td>{t.revokedAt === null && <button type="button" class="secondary" aria-label={`Revoke ${t.prefix}`} onClick={() => revoke(t.prefix)}>Revoke</button>}</td>
+                <td>{t.revokedAt === null && t.prefix !== undefined && <button type="button" class="secondary" aria-label={`Revoke ${t.prefix}`} onClick={() => revoke(t.prefix!)}>Revoke</button>}</td>
               </tr>
             ))}</tbody>
           </table>

@@ -47,18 +47,29 @@ export const IssuedTokenSchema = Type.Object(
 
 export const TokenSummarySchema = Type.Object(
   {
-    id: IdString(),
-    prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$', description: 'agt_<prefix>: names the token to revoke it' }),
-    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued (`actions` and `rooms`: see IssueTokenInput)' }),
+    id: IdString('Names the token (or grant) to revoke it at DELETE /api/v1/agents/:id/tokens/:tokenId'),
+    kind: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('oauth')], {
+      description: '`api`: an API token; `oauth`: a grant to an OAuth client (docs/oauth.md), whose access and refresh tokens it covers',
+    })),
+    prefix: Type.Optional(Type.String({ pattern: '^agt_[0-9a-f]{12}$', description: 'agt_<prefix>: names the token to revoke it (API tokens only)' })),
+    clientName: Type.Optional(Type.String({ description: 'The OAuth client\'s name (grants only)' })),
+    clientId: Type.Optional(Type.String({ description: 'The OAuth client\'s id: a registered client\'s, or its metadata document\'s URL (grants only)' })),
+    scopes: Type.Record(Type.String(), Type.Unknown(), { description: 'As issued (`actions` and `rooms`: see IssueTokenInput); a grant\'s: `{actions}` granted' }),
     expiresAt: Nullable(Timestamp()),
     createdAt: Timestamp(),
     revokedAt: Nullable(Timestamp('When it was revoked; null while it is not')),
-    lastUsedAt: Nullable(Timestamp('The last session exchange, to the minute; null: never exchanged')),
+    lastUsedAt: Nullable(Timestamp('The last session exchange (a grant: the last use of its access token at /mcp), to the minute; null: never used')),
   },
-  { title: 'TokenSummary', description: 'An API token without its secret (which is never stored) or the secret\'s hash' },
+  { title: 'TokenSummary', description: 'An API token without its secret (which is never stored) or the secret\'s hash, or an OAuth grant' },
 );
 
 export const TokenList = Type.Object({ tokens: Type.Array(TokenSummarySchema, { description: 'Oldest first, revoked and expired ones included' }) });
+
+export const TokenListQuery = Type.Object({
+  kind: Type.Optional(Type.Union([Type.Literal('api'), Type.Literal('oauth')], { description: 'Only API tokens, or only OAuth grants (an agent may list its own grants)' })),
+});
+
+export const AgentTokenParams = Type.Object({ id: Uuid({ description: 'Agent id' }), tokenId: Uuid({ description: 'The id of one of its API tokens, or of one of its OAuth grants' }) });
 
 export const TokenPrefixParams = Type.Object({ prefix: Type.String({ description: 'The token prefix, agt_<prefix>' }) });
 

@@ -4,6 +4,7 @@ import { agentsNotFound, conflict, notFound, validationError } from '../../error
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
+import { endGrants } from '../oauth/oauth-grants.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../authz/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';
@@ -74,6 +75,8 @@ export function createAgentsService(deps: { db: Kysely<DB>; authz: Authz; events
       const set = await setAgentDisabledAt(trx, id, disable ? nowIso() : null);
       if (set?.changed) {
         await recordAudit(trx, { event: disable ? 'agent-disabled' : 'agent-enabled', actorId: principal?.agentId ?? null, subjectId: id });
+        // Its OAuth grants end for good (docs/oauth.md); their live requests close on the event.
+        if (disable) await endGrants(trx, { agentId: id }, nowIso(), { actorId: principal?.agentId ?? null, reason: 'agent-disabled' });
       }
       return set;
     });

@@ -43,6 +43,9 @@ export const AUDIT_EVENTS = [
   'task-updated',
   'room-updated',
   'room-exported',
+  'oauth-client-registered',
+  'oauth-grant-created',
+  'oauth-grant-revoked',
 ] as const;
 
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

@@ -4,6 +4,7 @@ import type { Principal } from '../principal.js';
 import { isUuid } from '../validation.js';
 import type { ApiTokenAuth } from './api-token-auth.js';
 import { looksLikeApiToken } from './api-token.js';
+import type { OAuthService } from '../oauth/oauth.service.js';
 import type { SessionAuth, SessionPrincipal } from './session-auth.js';
 import { AGENT_DISABLED } from './sessions.service.js';
 
@@ -19,6 +20,7 @@ import { AGENT_DISABLED } from './sessions.service.js';
 export interface Authenticators {
   sessionAuth: SessionAuth;
   apiTokenAuth: ApiTokenAuth;
+  oauth: Pick<OAuthService, 'authenticate'>;
 }
 
 export interface CredentialOptions {
@@ -26,13 +28,25 @@ export interface CredentialOptions {
   apiToken?: boolean;
   /** A session JWT's agent and token state are read, not taken from the per-node cache. */
   fresh?: boolean;
+  /**
+   * The entry point is an OAuth protected resource (`/mcp`, docs/oauth.md): an OAuth access token
+   * for it is accepted. Everywhere else one is no JWT, and refused as an invalid one.
+   */
+  oauthResource?: string;
 }
+
+/** An OAuth access token (opaque) is told from a JWT by having no dots, from an API token by its form. */
+const looksLikeAccessToken = (credential: string): boolean => !credential.includes('.') && !looksLikeApiToken(credential);
 
 /** The principal of one credential, or UNAUTHENTICATED saying why (missing, invalid, expired, revoked, disabled). */
 export async function authenticateCredential(auth: Authenticators, credential: string, options: CredentialOptions = {}): Promise<SessionPrincipal> {
   if (looksLikeApiToken(credential)) {
     if (options.apiToken !== true) throw unauthenticated('An API token cannot be used here; exchange it at POST /api/v1/sessions');
     return auth.apiTokenAuth.authenticate(credential);
+  }
+  if (options.oauthResource !== undefined && looksLikeAccessToken(credential)) {
+    // An access token's expiry is its record's: `exp` is the JWT session's field, unused here.
+    return { ...(await auth.oauth.authenticate(credential, options.oauthResource)), exp: 0 };
   }
   return auth.sessionAuth.authenticate(credential, { fresh: options.fresh === true });
 }

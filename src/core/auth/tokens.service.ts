@@ -13,6 +13,7 @@ import { generateApiToken, isTokenPrefix } from './api-token.js';
 import type { Authz } from '../authz/authz.js';
 import { scopeProblems } from './scopes.js';
 import { hashSecret } from './secret-hash.js';
+import { endGrants, findGrant, listGrantsOfAgent } from '../oauth/oauth-grants.store.js';
 import { actorTokenDetail, insertToken, listTokensOfAgent, revokeTokenByPrefix } from './tokens.store.js';
 
 export interface IssuedToken {
@@ -25,10 +26,15 @@ export interface IssuedToken {
   createdAt: string;
 }
 
-/** A token as an admin sees it: never its secret nor the secret's hash. */
+/** A token as an admin sees it: never its secret nor the secret's hash. A grant to an OAuth client is listed as one. */
 export interface TokenSummary {
   id: string;
-  prefix: string;
+  kind: 'api' | 'oauth';
+  /** API tokens only. */
+  prefix?: string;
+  /** OAuth grants only. */
+  clientName?: string;
+  clientId?: string;
   scopes: Record<string, unknown>;
   expiresAt: string | null;
   createdAt: string;
@@ -39,8 +45,10 @@ export interface TokenSummary {
 export interface TokensService {
   issue(principal: Principal | null, agentId: string, input: unknown): Promise<IssuedToken>;
   revoke(principal: Principal | null, prefix: string): Promise<void>;
-  /** An agent's tokens, revoked and expired ones included (admin). */
-  list(principal: Principal | null, agentId: string): Promise<{ tokens: TokenSummary[] }>;
+  /** An agent's tokens and OAuth grants, revoked and expired ones included (admin, or the agent itself). */
+  list(principal: Principal | null, agentId: string, kind?: unknown): Promise<{ tokens: TokenSummary[] }>;
+  /** Revokes one of an agent's API tokens or OAuth grants by id (admin in strict mode, or the agent itself). */
+  revokeById(principal: Principal | null, agentId: string, tokenId: string): Promise<void>;
 }
 
 /** The most tokens one listing returns: issuance is an admin's act, an agent holds a handful. */
@@ -152,9 +160,13 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
       if (!isTokenPrefix(prefix)) throw notFound('Token');
       const actor = await actorTokenDetail(db, principal);
       const revoked = await db.transaction().execute(async (trx) => {
-        const token = await revokeTokenByPrefix(trx, prefix, nowIso());
+        const at = nowIso();
+        const token = await revokeTokenByPrefix(trx, prefix, at);
         if (token) {
           await recordAudit(trx, { event: 'token-revoked', actorId: principal?.agentId ?? null, subjectId: token.id, detail: { agentId: token.agentId, prefix, ...actor } });
+          // The OAuth grants signed in with it end with it (docs/oauth.md); their live requests close
+          // on the token's event.
+          await endGrants(trx, { tokenId: token.id }, at, { actorId: principal?.agentId ?? null, reason: 'api-token-revoked' });
         }
         return token;
       });
@@ -162,14 +174,38 @@ export function createTokensService(deps: { db: Kysely<DB>; authz: Authz; events
       await events.publish({ type: 'token.revoked', tokenId: revoked.id, agentId: revoked.agentId, sessionsEnded: authz.sessionsEndWithToken });
     },
 
-    async list(principal, rawAgentId) {
-      authz.requireAdmin(principal);
+    async list(principal, rawAgentId, rawKind) {
       const agentId = parseId(rawAgentId, 'id');
+      if (rawKind !== undefined && rawKind !== 'api' && rawKind !== 'oauth') throw validationError({ kind: 'must be "api" or "oauth"' });
+      const kind = rawKind as 'api' | 'oauth' | undefined;
+      // An admin lists any agent's; the agent itself its own OAuth grants (the console's Connected apps).
+      if (!(kind === 'oauth' && principal !== null && principal.agentId === agentId)) authz.requireAdmin(principal);
       if (!(await findAgentById(db, agentId))) throw notFound('Agent');
-      const stored = await listTokensOfAgent(db, agentId, TOKENS_LIST_MAX);
+      const stored = kind === 'oauth' ? [] : await listTokensOfAgent(db, agentId, TOKENS_LIST_MAX);
       // Field by field: the stored row holds the secret's hash, which never leaves the service.
-      const tokens = stored.map(({ id, prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }) => ({ id, prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }));
+      const tokens: TokenSummary[] = stored.map(({ id, prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }) => ({ id, kind: 'api', prefix, scopes, expiresAt, createdAt, revokedAt, lastUsedAt }));
+      const grants = kind === 'api' ? [] : await listGrantsOfAgent(db, agentId, TOKENS_LIST_MAX);
+      for (const g of grants) {
+        tokens.push({ id: g.id, kind: 'oauth', clientName: g.clientName, clientId: g.clientId, scopes: { actions: g.scopes }, expiresAt: null, createdAt: g.createdAt, revokedAt: g.revokedAt, lastUsedAt: g.lastUsedAt });
+      }
+      tokens.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
       return { tokens };
+    },
+
+    async revokeById(principal, rawAgentId, rawTokenId) {
+      const agentId = parseId(rawAgentId, 'id');
+      const tokenId = parseId(rawTokenId, 'tokenId');
+      if (principal === null || principal.agentId !== agentId) authz.requireAdminWhenStrict(principal);
+      const token = (await listTokensOfAgent(db, agentId, TOKENS_LIST_MAX)).find((t) => t.id === tokenId);
+      if (token !== undefined) {
+        if (token.revokedAt !== null) throw notFound('Token');
+        return this.revoke(principal, token.prefix);
+      }
+      const grant = await findGrant(db, tokenId);
+      if (grant === null || grant.agentId !== agentId || grant.revokedAt !== null) throw notFound('Token');
+      const ended = await db.transaction().execute((trx) => endGrants(trx, { id: tokenId }, nowIso(), { actorId: principal?.agentId ?? null, reason: 'revoked' }));
+      // The grant's id travels as a revoked token's: every node closes its live requests.
+      for (const g of ended) await events.publish({ type: 'token.revoked', tokenId: g.id, agentId: g.agentId, sessionsEnded: true });
     },
   };
 }

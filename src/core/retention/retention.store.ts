@@ -39,7 +39,7 @@ export async function oldestMessages(db: Db, roomId: string, afterSeq: number, l
  * entry, attention and attachments, which need more than a delete by id). A table added later that
  * keys rows by message (acknowledgements, for one) is added here, or declared `on delete cascade`.
  */
-const MESSAGE_DEPENDENT_TABLES = ['webhook_deliveries'] as const;
+const MESSAGE_DEPENDENT_TABLES = ['webhook_deliveries', 'message_acks'] as const;
 
 /**
  * Deletes, in one transaction, the given messages of a room for good (`messages` sorted by `seq`, a

@@ -5,6 +5,7 @@ import { authenticateCredential, costsHash } from '../../core/auth/authenticate.
 import { AppError } from '../../errors.js';
 import { admit } from '../../limits/index.js';
 import { admissionRefusal } from '../../limits/rate-limits.js';
+import { mcpResource } from '../../mcp/mcp.routes.js';
 import { OPS_ROUTES } from '../routes/ops.routes.js';
 
 /** The bearer value of the Authorization header, if any. */
@@ -32,7 +33,8 @@ export function registerAuthAndRateLimit(app: FastifyInstance, ctx: AppContext):
   app.addHook('onRequest', async (request) => {
     const bearer = bearerOf(request);
     if (bearer !== undefined) {
-      const options = { apiToken: request.routeOptions.config.acceptsApiToken === true };
+      const { acceptsApiToken, acceptsOAuth } = request.routeOptions.config;
+      const options = { apiToken: acceptsApiToken === true, ...(acceptsOAuth === true ? { oauthResource: mcpResource(ctx) } : {}) };
       if (costsHash(ctx, bearer, options)) await admitOrThrow(ctx, request, ctx.limits.restAnon, request.ip);
       try {
         request.principal = await authenticateCredential(ctx, bearer, options);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../../context.js';
 import {
-  AgentIdParams, IssuedTokenSchema, IssueTokenInput, SessionInput, SessionSchema, TokenList, TokenPrefixParams,
+  AgentIdParams, AgentTokenParams, IssuedTokenSchema, TokenListQuery, IssueTokenInput, SessionInput, SessionSchema, TokenList, TokenPrefixParams,
 } from '@agent-messaging/protocol';
 import { describe, SECURITY } from '../openapi.js';
 import { bearerOf } from '../plugins/auth.js';
@@ -19,15 +19,31 @@ export function authRoutes(app: FastifyInstance, ctx: AppContext): void {
     return reply.status(201).send(issued);
   });
 
-  app.get<{ Params: { id: string } }>('/api/v1/agents/:id/tokens', {
+  app.get<{ Params: { id: string }; Querystring: { kind?: string } }>('/api/v1/agents/:id/tokens', {
     schema: describe({
-      operationId: 'listTokens', summary: 'List an agent\'s API tokens, without their secrets (admin)', tags: ['auth'], security: SECURITY.jwt,
-      description: 'Every token of the agent, revoked and expired ones included, oldest first: the prefix names one to revoke. `lastUsedAt` is the last session exchange, to the minute.',
+      operationId: 'listTokens', summary: 'List an agent\'s API tokens and OAuth grants, without their secrets (admin; the agent itself with kind=oauth)', tags: ['auth'], security: SECURITY.jwt,
+      description: 'Every token of the agent, revoked and expired ones included, oldest first: the prefix names one to revoke. `lastUsedAt` is the last session exchange, to the minute. '
+        + 'Grants to OAuth clients (docs/oauth.md) are listed too, with `kind: "oauth"`, the client\'s name and the scope actions granted; `kind: "api"` marks API tokens. '
+        + '`?kind=` lists one kind only; with `kind=oauth` an agent lists its own grants without being an admin.',
       params: AgentIdParams,
+      querystring: TokenListQuery,
       success: { 200: { schema: TokenList, description: 'The agent\'s tokens' } },
       errors: [400, 401, 403, 404],
     }),
-  }, async (request) => ctx.tokens.list(request.principal, request.params.id));
+  }, async (request) => ctx.tokens.list(request.principal, request.params.id, request.query.kind));
+
+  app.delete<{ Params: { id: string; tokenId: string } }>('/api/v1/agents/:id/tokens/:tokenId', {
+    schema: describe({
+      operationId: 'revokeAgentToken', summary: 'Revoke one of an agent\'s API tokens or OAuth grants by id (admin in strict mode, or the agent itself)', tags: ['auth'], security: SECURITY.jwtWhenStrict,
+      description: 'Revoking an OAuth grant ends its access and refresh tokens and closes its live MCP requests (docs/oauth.md); revoking an API token also ends the grants signed in with it.',
+      params: AgentTokenParams,
+      success: { 204: { schema: null, description: 'Revoked' } },
+      errors: [400, 401, 403, 404],
+    }),
+  }, async (request, reply) => {
+    await ctx.tokens.revokeById(request.principal, request.params.id, request.params.tokenId);
+    return reply.status(204).send();
+  });
 
   app.delete<{ Params: { prefix: string } }>('/api/v1/tokens/:prefix', {
     schema: describe({

@@ -30,6 +30,8 @@ export interface ToolCall {
   principal: Principal;
   /** Aborted when the client goes away: a waiting fetch_inbox stops waiting. */
   signal: AbortSignal;
+  /** Told the scope action a refusal named (an OAuth access token's call: `/mcp` answers 403 with a challenge). */
+  scopeRefused?: (action: string) => void;
 }
 
 export interface ToolSpec<P extends TProperties> {

@@ -1,6 +1,6 @@
 import type { TProperties } from '@sinclair/typebox';
 import { compile } from '../../core/validation.js';
-import { detailText, toPublicError } from '../../errors.js';
+import { AppError, detailText, toPublicError } from '../../errors.js';
 import { ACK_TOOLS } from './acks.js';
 import { AGENT_TOOLS } from './agents.js';
 import { AUDIT_TOOLS } from './audit.js';
@@ -95,6 +95,9 @@ export async function callTool(name: ToolName, rawArgs: unknown, call: ToolCall)
     const { data, text, content } = await tool.run(parsed, call);
     return { structuredContent: data, content: content ?? [{ type: 'text', text }] };
   } catch (err) {
+    const details = err instanceof AppError && err.code === 'FORBIDDEN' ? err.details : undefined;
+    const scope = typeof details?.scope === 'string' ? /^(\S+) required$/.exec(details.scope)?.[1] : undefined;
+    if (scope !== undefined) call.scopeRefused?.(scope);
     return errorResult(err, call, name);
   }
 }

@@ -20,6 +20,7 @@ import { streamedMessages } from './017-streamed-messages.js';
 import { acknowledgements } from './018-acknowledgements.js';
 import { queuesAndLeases } from './019-queues-and-leases.js';
 import { retention } from './020-retention.js';
+import { oauth } from './021-oauth.js';
 
 /**
  * Migrations are frozen history: numbered, registered here in order, written against
@@ -50,6 +51,7 @@ function migrations(engine: Engine): Record<string, Migration> {
     '018-acknowledgements': acknowledgements(engine),
     '019-queues-and-leases': queuesAndLeases(engine),
     '020-retention': retention,
+    '021-oauth': oauth(engine),
   };
 }
 

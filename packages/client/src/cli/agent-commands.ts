@@ -82,7 +82,7 @@ export const agentCommands: Record<string, Command> = {
         const state = (t: { revokedAt: string | null; expiresAt: string | null }): string =>
           t.revokedAt !== null ? 'revoked' : t.expiresAt !== null && new Date(t.expiresAt) <= new Date() ? 'expired' : 'active';
         printTable([['PREFIX', 'STATE', 'CREATED', 'LAST USED', 'EXPIRES', 'SCOPES'],
-          ...tokens.map((t) => [t.prefix, state(t), t.createdAt, t.lastUsedAt ?? '-', t.expiresAt ?? '-', JSON.stringify(t.scopes)])]);
+          ...tokens.map((t) => [t.prefix ?? `oauth: ${t.clientName ?? t.id}`, state(t), t.createdAt, t.lastUsedAt ?? '-', t.expiresAt ?? '-', JSON.stringify(t.scopes)])]);
       }
       return 0;
     }),

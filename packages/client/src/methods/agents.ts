@@ -31,10 +31,22 @@ export abstract class AgentMethods extends ClientBase {
     return this.http.request('POST', `/api/v1/agents/${enc(await this.agentId(agent))}/tokens`, { body: options });
   }
 
-  /** An agent's API tokens, revoked ones included, oldest first, without secrets (admin). */
-  async tokens(agent: string): Promise<TokenSummary[]> {
-    const { tokens } = await this.http.request<{ tokens: TokenSummary[] }>('GET', `/api/v1/agents/${enc(await this.agentId(agent))}/tokens`);
+  /**
+   * An agent's API tokens and OAuth grants (`kind`: "api" or "oauth"), revoked ones included, oldest
+   * first, without secrets (admin, or the agent itself: docs/oauth.md).
+   */
+  async tokens(agent: string, options: { kind?: 'api' | 'oauth' } = {}): Promise<TokenSummary[]> {
+    const query = options.kind === undefined ? '' : `?kind=${options.kind}`;
+    const { tokens } = await this.http.request<{ tokens: TokenSummary[] }>('GET', `/api/v1/agents/${enc(await this.agentId(agent))}/tokens${query}`);
     return tokens;
+  }
+
+  /**
+   * Revokes one of an agent's API tokens or OAuth grants by its id (an OAuth grant: its access and
+   * refresh tokens end, its live MCP requests close).
+   */
+  async revokeAgentToken(agent: string, tokenId: string): Promise<void> {
+    await this.http.request('DELETE', `/api/v1/agents/${enc(await this.agentId(agent))}/tokens/${enc(tokenId)}`);
   }
 
   /** Revokes an API token by its prefix `agt_<12 hex>`. */
