@@ -4,7 +4,7 @@ import { agentsNotFound, conflict, notFound, validationError } from '../../error
 import { isUniqueViolation } from '../../store/errors.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
-import { endGrants } from '../oauth/oauth-grants.store.js';
+import { endGrants } from '../grants/oauth-grants.store.js';
 import { recordAudit } from '../audit/audit.store.js';
 import type { Authz } from '../authz/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';

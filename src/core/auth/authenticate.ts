@@ -4,7 +4,6 @@ import type { Principal } from '../principal.js';
 import { isUuid } from '../validation.js';
 import type { ApiTokenAuth } from './api-token-auth.js';
 import { looksLikeApiToken } from './api-token.js';
-import type { OAuthService } from '../oauth/oauth.service.js';
 import type { SessionAuth, SessionPrincipal } from './session-auth.js';
 import { AGENT_DISABLED } from './sessions.service.js';
 
@@ -20,7 +19,8 @@ import { AGENT_DISABLED } from './sessions.service.js';
 export interface Authenticators {
   sessionAuth: SessionAuth;
   apiTokenAuth: ApiTokenAuth;
-  oauth: Pick<OAuthService, 'authenticate'>;
+  /** OAuth access tokens at a protected resource (core/oauth/oauth.service.ts: the OAuth feature builds on this one, so the port is declared here). */
+  oauth: { authenticate(accessToken: string, resource: string): Promise<Principal & { tokenId: string }> };
 }
 
 export interface CredentialOptions {

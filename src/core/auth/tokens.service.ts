@@ -13,7 +13,7 @@ import { generateApiToken, isTokenPrefix } from './api-token.js';
 import type { Authz } from '../authz/authz.js';
 import { scopeProblems } from './scopes.js';
 import { hashSecret } from './secret-hash.js';
-import { endGrants, findGrant, listGrantsOfAgent } from '../oauth/oauth-grants.store.js';
+import { endGrants, findGrant, listGrantsOfAgent } from '../grants/oauth-grants.store.js';
 import { actorTokenDetail, insertToken, listTokensOfAgent, revokeTokenByPrefix } from './tokens.store.js';
 
 export interface IssuedToken {

@@ -11,8 +11,8 @@ import { scopeClaim } from '../auth/scopes.js';
 import { LAST_USED_RESOLUTION_MS } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
 import { SCOPE_ACTIONS, type Principal, type ScopeAction } from '../principal.js';
-import { endGrants, findGrantAccess, insertGrant, listGrantsOfAgent, touchGrant, type StoredGrant } from './oauth-grants.store.js';
-import { findAccessToken } from './oauth-records.store.js';
+import { endGrants, findGrantAccess, insertGrant, listGrantsOfAgent, touchGrant, type StoredGrant } from '../grants/oauth-grants.store.js';
+import { findAccessToken } from '../grants/oauth-records.store.js';
 
 /**
  * OAuth 2.1 for MCP clients (docs/oauth.md), the domain's part: who signs in (an agent's API token),

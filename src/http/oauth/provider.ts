@@ -3,7 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../../context.js';
 import { SCOPE_ACTIONS } from '../../core/principal.js';
-import { createRecordAdapterClass } from '../../core/oauth/oauth-records.store.js';
+import { createRecordAdapterClass } from '../../core/grants/oauth-records.store.js';
 import { checkTarget } from '../../core/webhooks/ssrf-guard.js';
 import { errorPage } from './pages.js';
 
