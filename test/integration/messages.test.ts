@@ -30,7 +30,7 @@ describe('messages over REST', () => {
     it('stores a message: 201 with the Message object', async () => {
       const res = await send(room.id, { body: 'hello, room' });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.any(String), roomId: room.id, senderId: member.id, body: 'hello, room', createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), seq: 1, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null });
+      expect(res.body).toEqual({ id: expect.any(String), roomId: room.id, senderId: member.id, body: 'hello, room', createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), seq: 1, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null });
       const page = await history(room.id);
       expect(page.body.messages[0]).toEqual(res.body);
     });
@@ -182,8 +182,8 @@ describe('messages over REST', () => {
     it('returns REST items {id, roomId, senderId, body, createdAt, seq, threadId, replyCount, lastReplyAt, editedAt, deletedAt}, newest first', async () => {
       const res = await history(big.id, '?limit=2');
       expect(res.body.messages).toEqual([
-        { id: sentIds[TOTAL - 1], roomId: big.id, senderId: admin.id, body: `message ${TOTAL - 1}`, createdAt: expect.any(String), seq: TOTAL, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null },
-        { id: sentIds[TOTAL - 2], roomId: big.id, senderId: member.id, body: `message ${TOTAL - 2}`, createdAt: expect.any(String), seq: TOTAL - 1, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null },
+        { id: sentIds[TOTAL - 1], roomId: big.id, senderId: admin.id, body: `message ${TOTAL - 1}`, createdAt: expect.any(String), seq: TOTAL, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null },
+        { id: sentIds[TOTAL - 2], roomId: big.id, senderId: member.id, body: `message ${TOTAL - 2}`, createdAt: expect.any(String), seq: TOTAL - 1, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null },
       ]);
       expect(res.body.nextCursor).toBe(sentIds[TOTAL - 2]);
       expect(res.body.hasMore).toBe(true);
