@@ -305,6 +305,27 @@ describe('importance and acknowledgements', () => {
       await ack(carol, asked.id);
       await waitUntil('the second message.acked', () => receiver.received.filter((r) => r.path === '/alice').length === 2);
     });
+
+    it('mode offline: nothing while the sender has a live socket, delivered once it has none', async () => {
+      const offline = await t.api.post(`/api/v1/agents/${carol.id}/webhooks`, { url: `${receiver.url}/carol-offline`, events: ['message.acked'] }, { jwt: carol.jwt });
+      expect(offline.status).toBe(201);
+      const toCarol = () => receiver.received.filter((r) => r.path === '/carol-offline').map((r) => JSON.parse(r.body) as { data: { messageId: string; agentId: string } });
+      const online = await send(carol, { body: 'carol asks, online', ackRequired: true, mentions: [bob.id] });
+      const { socket } = await connectReady(t.server.url, carol.jwt);
+      try {
+        expect((await ack(bob, online.id)).status).toBe(200);
+        await waitToProveAbsence(2_000);
+        expect(toCarol()).toEqual([]);
+      } finally {
+        socket.disconnect();
+      }
+      const away = await send(carol, { body: 'carol asks, away', ackRequired: true, mentions: [bob.id] });
+      await waitUntil('carol offline', async () => ((await t.api.get(`/api/v1/rooms/${room.id}/members`, { jwt: bob.jwt })).body.members as { agentId: string; online: boolean }[])
+        .some((m) => m.agentId === carol.id && !m.online));
+      expect((await ack(bob, away.id)).status).toBe(200);
+      await waitUntil('message.acked to carol', () => toCarol().length === 1);
+      expect(toCarol()[0]!.data).toMatchObject({ messageId: away.id, agentId: bob.id });
+    });
   });
 
   it('a scoped token with messages:read acknowledges; without it, refused', async () => {

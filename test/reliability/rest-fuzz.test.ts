@@ -60,7 +60,7 @@ const ErrorBody = Type.Object(
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner' | 'file' | 'task';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'askedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner' | 'file' | 'task';
 
 interface RouteSpec {
   method: string;
@@ -152,10 +152,16 @@ const ROUTES: RouteSpec[] = [
     method: 'GET', path: '/api/v1/inbox', query: ['limit'],
     success: { status: [200], schema: Type.Object({ messages: Type.Array(MessageSchema), hasMore: Type.Boolean(), unreadTotal: Type.Integer({ minimum: 0 }) }) },
   },
-  { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId', 'data', 'attachments'], success: { status: [200, 201], schema: MessageSchema } },
+  { method: 'POST', path: '/api/v1/rooms/:id/messages', params: { id: 'room' }, fields: ['body', 'mentions', 'replyTo', 'clientMsgId', 'data', 'attachments', 'importance', 'ackRequired'], success: { status: [200, 201], schema: MessageSchema } },
   { method: 'POST', path: '/api/v1/rooms/:id/activity', params: { id: 'room' }, fields: ['state', 'text'], success: { status: [204], schema: 'empty' } },
   { method: 'PATCH', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, fields: ['body'], success: { status: [200], schema: MessageSchema } },
   { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'doomedMessage' }, success: { status: [204], schema: 'empty' } },
+  // Acknowledgements (docs/acknowledgements.md): the fixture asks the admin; the member's ack is 409.
+  { method: 'POST', path: '/api/v1/rooms/:id/messages/:messageId/ack', params: { id: 'room', messageId: 'askedMessage' }, success: { status: [200], schema: Type.Object({ ackedAt: Timestamp }) } },
+  {
+    method: 'GET', path: '/api/v1/rooms/:id/messages/:messageId/acks', params: { id: 'room', messageId: 'askedMessage' },
+    success: { status: [200], schema: Type.Object({ acked: Type.Array(Type.Object({ agentId: Id, at: Timestamp })), pending: Type.Array(Id) }, { additionalProperties: false }) },
+  },
   {
     method: 'GET', path: '/api/v1/rooms/:id/messages/:messageId/thread', params: { id: 'room', messageId: 'message' }, query: ['afterSeq', 'limit'],
     success: { status: [200], schema: Type.Object({ root: MessageSchema, replies: Type.Array(MessageSchema), hasMore: Type.Boolean() }) },
@@ -287,7 +293,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [], file: [], task: [] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], askedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [], file: [], task: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -307,6 +313,9 @@ describe('REST fuzzing', () => {
     ids.message.push(message.id);
     // Messages the DELETE route picks, so that the fixture message above stays editable to the end.
     for (let i = 0; i < 4; i++) ids.doomedMessage.push((await sendMessage(api, member, room.id, `doomed ${i}`)).id);
+    // A message that asks the admin for an acknowledgement (the member sent it): the ack and acks routes' successes.
+    const asked = await api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'please acknowledge', ackRequired: true }, { jwt: member.jwt });
+    ids.askedMessage.push(asked.body.id as string);
     ids.prefix.push(admin.prefix, member.prefix);
     // A token for exchanges that the fuzzer cannot revoke (its prefix is not among the fixtures).
     tokens.push((await api.post(`/api/v1/agents/${member.id}/tokens`, { scopes: {} })).body.token as string);

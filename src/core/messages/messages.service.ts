@@ -347,7 +347,8 @@ export function createMessagesService(deps: {
     const causes = direct || repliedTo !== null ? await attentionCauses(roomId, direct, repliedTo) : {};
     // A task's message is for its assignee's attention when the requester sent it (docs/tasks.md).
     if (post?.attentionOf !== undefined) causes.taskAssignee = post.attentionOf;
-    await askAttention(message, fields.ackRequired === true, causes);
+    // Most sends are neither urgent nor ask for acknowledgements: they spare the call and its await.
+    if (message.importance === 'urgent' || fields.ackRequired === true) await askAttention(message, fields.ackRequired === true, causes);
     // A streamed message is for anyone's attention only once it ends (streams.ts decides then).
     const attention = streaming ? [] : decideAttention(message, causes);
 
