@@ -192,12 +192,12 @@ describe('messages over REST', () => {
     it('a cursor on the oldest message gives an empty page with nextCursor null', async () => {
       const res = await history(big.id, `?cursor=${sentIds[0]}`);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ messages: [], nextCursor: null, hasMore: false });
+      expect(res.body).toEqual({ messages: [], nextCursor: null, hasMore: false, oldestSeq: 1 });
     });
 
     it('an empty room gives an empty page', async () => {
       const empty = await newRoom(api, admin, [member]);
-      expect((await history(empty.id)).body).toEqual({ messages: [], nextCursor: null, hasMore: false });
+      expect((await history(empty.id)).body).toEqual({ messages: [], nextCursor: null, hasMore: false, oldestSeq: null });
     });
 
     it('an exact last page has hasMore false', async () => {
