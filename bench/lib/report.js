@@ -358,6 +358,16 @@ export function summaryRows(results) {
     } else rows.push(unavailable(9, 'catch-up (room:sync)', c, '>= 0.5 x bare'));
   }
 
+  if ('export' in results) {
+    const e = results.export;
+    if (e.export) {
+      rows.push(row(27, `room export, ${e.messages} msgs`, 'NDJSON export msg/s (one stream)', {
+        service: fmt(e.export.perSecond), baseline: `pages of ${e.pageSize} ${fmt(e.history.perSecond)}`, ratio: e.ratio, target: 'reported',
+        note: `RSS growth: export +${fmt(e.export.rssGrowthMiB, 1)} MiB, pages +${fmt(e.history.rssGrowthMiB, 1)} MiB`,
+      }));
+    } else rows.push(unavailable(27, 'room export', e, 'reported'));
+  }
+
   if ('inbox' in results) {
     const i = results.inbox;
     if (i.wake) {
