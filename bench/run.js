@@ -21,6 +21,7 @@ import { busyDiskScenario } from './scenarios/busydisk.js';
 import { catchupScenario } from './scenarios/catchup.js';
 import { clusterScenario } from './scenarios/cluster.js';
 import { fanoutScenario } from './scenarios/fanout.js';
+import { exportScenario } from './scenarios/export.js';
 import { filesScenario } from './scenarios/files.js';
 import { historyScenario } from './scenarios/history.js';
 import { hostileBodiesScenario } from './scenarios/hostile-bodies.js';
@@ -68,7 +69,8 @@ const SCENARIOS = [
   { id: 'task-waiters', n: 24, title: '2,000 held GET /api/v1/tasks?as=assignee&state=submitted&wait=30, a new task waking its assignee; memory per waiter against the inbox\'s', run: taskWaitersScenario },
   { id: 'a2a', n: 25, title: 'A2A SendMessage answering once submitted against REST POST /api/v1/tasks, and the SDK\'s ceiling on a bare route', run: a2aScenario },
   { id: 'fanout', n: 26, title: 'three nodes, rooms whose members are all on node A: CPU of B and C per message as a share of A\'s', run: fanoutScenario },
-  { id: 'spread', n: 27, title: 'two nodes, rooms of 10 with members and senders on both, against one node on the same PostgreSQL: CPU of every process per message, delivery p50', run: spreadScenario },
+  { id: 'export', n: 27, title: 'a room of 100,000 messages exported as one NDJSON stream against catch-up pages of 100: msg/s and RSS growth', run: exportScenario },
+  { id: 'spread', n: 28, title: 'two nodes, rooms of 10 with members and senders on both, against one node on the same PostgreSQL: CPU of every process per message, delivery p50', run: spreadScenario },
   { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 

@@ -294,11 +294,11 @@ export function summaryRows(results) {
   if ('spread' in results) {
     const s = results.spread;
     if (s.one) {
-      rows.push(row(27, 'two nodes cost little more than one', 'total CPU per message (nodes, Redis, PostgreSQL), us', {
+      rows.push(row(28, 'two nodes cost little more than one', 'total CPU per message (nodes, Redis, PostgreSQL), us', {
         service: `two ${s.two.totalUs}`, baseline: `one ${s.one.totalUs}`, ratio: s.cpuRatio, target: '<= 1.5 x', met: s.cpuRatio <= s.target,
         note: `delivery p50 ${fmt(s.two.deliveryP50, 2)} vs ${fmt(s.one.deliveryP50, 2)} ms (${fmt(s.deliveryRatio, 2)} x, <= 1.5 x)${s.sustained ? '' : '; NOT SUSTAINED'}`,
       }));
-    } else rows.push(unavailable(27, 'two nodes cost little more than one', s, '<= 1.5 x'));
+    } else rows.push(unavailable(28, 'two nodes cost little more than one', s, '<= 1.5 x'));
   }
 
   if ('cluster' in results) {
@@ -366,6 +366,16 @@ export function summaryRows(results) {
         note: `server CPU ${fmt(c.service.serverCpuUsPerMessage)} us/msg (bare ${fmt(c.bare.serverCpuUsPerMessage)})`,
       }));
     } else rows.push(unavailable(9, 'catch-up (room:sync)', c, '>= 0.5 x bare'));
+  }
+
+  if ('export' in results) {
+    const e = results.export;
+    if (e.export) {
+      rows.push(row(27, `room export, ${e.messages} msgs`, 'NDJSON export msg/s (one stream)', {
+        service: fmt(e.export.perSecond), baseline: `pages of ${e.pageSize} ${fmt(e.history.perSecond)}`, ratio: e.ratio, target: 'reported',
+        note: `RSS growth: export +${fmt(e.export.rssGrowthMiB, 1)} MiB, pages +${fmt(e.history.rssGrowthMiB, 1)} MiB`,
+      }));
+    } else rows.push(unavailable(27, 'room export', e, 'reported'));
   }
 
   if ('inbox' in results) {

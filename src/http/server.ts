@@ -62,6 +62,8 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'POST /rooms': 64 * KiB,
   'POST /rooms/:id/members': 4 * KiB,
   'DELETE /rooms/:roomId/members/:agentId': 4 * KiB,
+  // {retentionDays, legalHold}.
+  'PATCH /api/v1/rooms/:id': 4 * KiB,
   // 16 384 code points of 12 bytes each (192 KiB), up to 100 mentions, replyTo, clientMsgId, and
   // `data` of 32 KiB compact JSON, escaped (docs/protocol.md, Limits).
   'POST /api/v1/rooms/:id/messages': 512 * KiB,

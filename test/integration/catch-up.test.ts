@@ -118,7 +118,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     it('REST ?afterSeq=N: oldest first, {messages, lastSeq, hasMore}, pages forward exactly', async () => {
       const first = await sync(room.id, '?afterSeq=0&limit=5');
       expect(first.status).toBe(200);
-      expect(Object.keys(first.body).sort()).toEqual(['hasMore', 'lastSeq', 'messages']);
+      expect(Object.keys(first.body).sort()).toEqual(['hasMore', 'lastSeq', 'messages', 'oldestSeq']);
       expect(first.body.messages.map((m: Payload) => m.seq)).toEqual([1, 2, 3, 4, 5]);
       expect(first.body.messages[0]).toEqual({ id: expect.any(String), roomId: room.id, senderId: bob.id, body: 'm1', createdAt: expect.any(String), seq: 1, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null,
         importance: 'normal', ack: null });
@@ -136,10 +136,10 @@ describe('seq, catch-up and read cursors (open mode)', () => {
     });
 
     it('afterSeq at or above lastSeq gives an empty page with the lastSeq; an empty room answers lastSeq 0', async () => {
-      expect((await sync(room.id, `?afterSeq=${TOTAL}`)).body).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false });
-      expect((await sync(room.id, '?afterSeq=1000')).body).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false });
+      expect((await sync(room.id, `?afterSeq=${TOTAL}`)).body).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false, oldestSeq: 1 });
+      expect((await sync(room.id, '?afterSeq=1000')).body).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false, oldestSeq: 1 });
       const empty = await newRoom(t.api, admin, [alice]);
-      expect((await sync(empty.id, '?afterSeq=0')).body).toEqual({ messages: [], lastSeq: 0, hasMore: false });
+      expect((await sync(empty.id, '?afterSeq=0')).body).toEqual({ messages: [], lastSeq: 0, hasMore: false, oldestSeq: null });
     });
 
     it('400 for afterSeq with cursor or before, for a bad afterSeq or limit; 404 unknown room; 401 without JWT', async () => {
@@ -177,8 +177,9 @@ describe('seq, catch-up and read cursors (open mode)', () => {
         ],
         lastSeq: TOTAL,
         hasMore: true,
+        oldestSeq: 1,
       });
-      expect(await emitWithAck(socket, 'room:sync', { roomId: room.id, afterSeq: 500 })).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false });
+      expect(await emitWithAck(socket, 'room:sync', { roomId: room.id, afterSeq: 500 })).toEqual({ messages: [], lastSeq: TOTAL, hasMore: false, oldestSeq: 1 });
     });
 
     it('room:sync errors: VALIDATION_ERROR, ROOM_NOT_FOUND; the reply needs an acknowledgement', async () => {
@@ -246,7 +247,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       await sendMessage(t.api, alice, room.id, 'after');
       expect(await listed(bob, room.id)).toMatchObject({ lastSeq: 4, readSeq: 3, unreadCount: 1 });
       const notMine = await listed(outsider, room.id);
-      expect(notMine).toEqual({ id: room.id, slug: room.slug, name: room.name, kind: 'group', createdBy: admin.id, createdAt: expect.any(String), lastSeq: 4 });
+      expect(notMine).toEqual({ id: room.id, slug: room.slug, name: room.name, kind: 'group', createdBy: admin.id, createdAt: expect.any(String), lastSeq: 4, retentionDays: null, legalHold: false });
       // Without a JWT (open mode) rooms are listed without read state.
       const anonymous = ((await t.api.get('/api/v1/rooms')).body.rooms as Payload[]).find((r) => r.id === room.id);
       expect(anonymous).not.toHaveProperty('readSeq');

@@ -80,7 +80,7 @@ describe('direct rooms (open mode)', () => {
     const room = first.body;
     expect(room).toEqual({
       id: expect.any(String), slug: `dm-${room.id}`, name: [alice.name, bob.name].sort().join(', '), kind: 'direct',
-      createdBy: alice.id, createdAt: expect.any(String), lastSeq: 0,
+      createdBy: alice.id, createdAt: expect.any(String), lastSeq: 0, retentionDays: null, legalHold: false,
     });
     expect(await open(t.api, alice, bob.id)).toMatchObject({ status: 200, body: room });
     expect(await open(t.api, bob, alice.id.toUpperCase())).toMatchObject({ status: 200, body: room });

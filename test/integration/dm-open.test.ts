@@ -18,7 +18,7 @@ describe('dm:open', () => {
     const room = ack.room as Payload;
     expect(room).toEqual({
       id: expect.any(String), slug: `dm-${room.id}`, name: [alice.name, bob.name].sort().join(', '), kind: 'direct',
-      createdBy: alice.id, createdAt: expect.any(String), lastSeq: 0,
+      createdBy: alice.id, createdAt: expect.any(String), lastSeq: 0, retentionDays: null, legalHold: false,
     });
     expect((await heard).room).toMatchObject({ id: room.id, kind: 'direct' });
     expect(await emitWithAck(b, 'dm:open', { agentId: alice.id })).toEqual({ room });

@@ -188,6 +188,7 @@ describe('WebSocket namespace /agents', () => {
         ],
         hasMore: true,
         cursor: sent[3]!.id,
+        oldestSeq: 1,
       });
       const second = await emitWithAck(socket, 'message:history', { roomId: own.id, limit: 2, before: first.cursor });
       expect(second.messages.map((m: Payload) => m.body)).toEqual(['h2', 'h1']);
@@ -207,7 +208,7 @@ describe('WebSocket namespace /agents', () => {
     it('answers an empty room with no messages and a null cursor', async () => {
       const empty = await newRoom(api, admin, [alice]);
       const { socket } = await open(alice);
-      expect(await emitWithAck(socket, 'message:history', { roomId: empty.id })).toEqual({ messages: [], hasMore: false, cursor: null });
+      expect(await emitWithAck(socket, 'message:history', { roomId: empty.id })).toEqual({ messages: [], hasMore: false, cursor: null, oldestSeq: null });
     });
 
     it('refuses a bad limit or an unknown before in the acknowledgement', async () => {
@@ -474,7 +475,7 @@ describe('WebSocket history in strict mode (AUTHZ_MODE=strict)', () => {
 
     const { socket: m } = await connectReady(server.url, member.jwt);
     const { socket: o } = await connectReady(server.url, outsider.jwt);
-    expect(await emitWithAck(m, 'message:history', { roomId: room.id })).toEqual({ messages: [], hasMore: false, cursor: null });
+    expect(await emitWithAck(m, 'message:history', { roomId: room.id })).toEqual({ messages: [], hasMore: false, cursor: null, oldestSeq: null });
     expect(await emitWithAck(o, 'message:history', { roomId: room.id })).toEqual({ error: { code: 'FORBIDDEN', message: expect.any(String) } });
     m.disconnect();
     o.disconnect();

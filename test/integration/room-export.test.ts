@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AmsClient } from '@agent-messaging/client';
 import { ensureBuilt } from '../helpers/build.js';
@@ -87,7 +88,7 @@ describe('room export', { timeout: 120_000 }, () => {
     expect((await get(direct.body.id, admin.jwt)).status).toBe(404);
   });
 
-  it('streams a room being written to: a gapless prefix in seq order up to lastSeq when it began; a client that goes away releases it', async () => {
+  it('streams a room being written to: a gapless prefix in seq order up to lastSeq when it began', async () => {
     const admin = await newAdmin(api);
     const alice = await newAgent(api);
     const room = await newRoom(api, admin, [alice]);
@@ -119,14 +120,59 @@ describe('room export', { timeout: 120_000 }, () => {
     expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
     expect(seqs.length).toBeGreaterThanOrEqual(600);
 
-    // A client that aborts after the first chunk: the service goes on serving, and the next export is whole.
-    const controller = new AbortController();
-    const aborted = await get(room.id, alice.jwt, 'markdown', controller.signal);
-    await aborted.body!.getReader().read();
-    controller.abort();
-    await waitUntil('the service answers after the abort', async () => (await api.get('/healthz')).status === 200);
+    // The export of the room as it is now holds everything written since.
     const whole = lines(await (await get(room.id, alice.jwt)).text());
     expect(whole.length).toBe(701);
+  });
+
+  it('a client that goes away mid-export releases it: the reads stop before the room is read through', async () => {
+    const admin = await newAdmin(api);
+    const alice = await newAgent(api);
+    const room = await newRoom(api, admin, [alice]);
+    // 20,000 messages of 1 KB written straight into the store (sends would take long): far more than socket buffers hold.
+    const db = server.app.ctx.database.db;
+    const total = 20_000;
+    const start = Date.now() - total;
+    for (let from = 1; from <= total; from += 500) {
+      await db.insertInto('messages').values(Array.from({ length: 500 }, (_, i) => ({
+        id: randomUUID(), room_id: room.id, sender_id: alice.id, body: `seeded ${from + i} ${'z'.repeat(1000)}`, mentions: null, reply_to: null,
+        client_msg_id: null, created_at: new Date(start + from + i).toISOString(), seq: from + i,
+      }))).execute();
+    }
+    await db.updateTable('rooms').set({ last_seq: total }).where('id', '=', room.id).execute();
+
+    const retention = server.app.ctx.retention;
+    const original = retention.exportRoom.bind(retention);
+    const observed = { chunks: 0, closed: false };
+    retention.exportRoom = async (...args) => {
+      const made = await original(...args);
+      const inner = made.chunks;
+      made.chunks = (async function* watched() {
+        try {
+          for await (const chunk of inner) {
+            observed.chunks++;
+            yield chunk;
+          }
+        } finally {
+          observed.closed = true;
+        }
+      })();
+      return made;
+    };
+    try {
+      const controller = new AbortController();
+      const aborted = await get(room.id, alice.jwt, 'ndjson', controller.signal);
+      await aborted.body!.getReader().read();
+      controller.abort();
+      await waitUntil('the export released after the abort', () => observed.closed);
+      // 100 pages of 200 and the {room} line: it stopped well before the end.
+      expect(observed.chunks).toBeLessThan(60);
+    } finally {
+      retention.exportRoom = original;
+    }
+    await waitUntil('the service answers after the abort', async () => (await api.get('/healthz')).status === 200);
+    const whole = lines(await (await get(room.id, alice.jwt)).text());
+    expect(whole.length).toBe(total + 1);
   });
 
   it('the client library and ams: updateRoom / ams rooms update, exportRoom / ams export ROOM [--format markdown]', async () => {

@@ -31,7 +31,7 @@ describe('rooms (open mode)', () => {
       const input = roomInput({ members: [member.id] });
       const res = await api.post('/rooms', input, asAdmin());
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ id: expect.any(String), slug: input.slug, name: input.name, kind: 'group', createdBy: admin.id, createdAt: expect.stringMatching(/\.\d{3}Z$/), lastSeq: 0 });
+      expect(res.body).toEqual({ id: expect.any(String), slug: input.slug, name: input.name, kind: 'group', createdBy: admin.id, createdAt: expect.stringMatching(/\.\d{3}Z$/), lastSeq: 0, retentionDays: null, legalHold: false });
       expect(await membersOf(res.body.id)).toEqual([admin.id, member.id].sort());
     });
 
@@ -156,7 +156,7 @@ describe('rooms (open mode)', () => {
       expect(res.status).toBe(200);
       expect(Array.isArray(res.body)).toBe(true);
       expect(res.body).toContainEqual(room);
-      for (const r of res.body) expect(Object.keys(r).sort()).toEqual(['createdAt', 'createdBy', 'id', 'kind', 'lastSeq', 'name', 'slug']);
+      for (const r of res.body) expect(Object.keys(r).sort()).toEqual(['createdAt', 'createdBy', 'id', 'kind', 'lastSeq', 'legalHold', 'name', 'retentionDays', 'slug']);
     });
 
     it('GET /api/v1/rooms returns {rooms: [...]} with the same rooms', async () => {

@@ -122,6 +122,8 @@ const ROUTES: RouteSpec[] = [
   { method: 'GET', path: '/api/v1/tasks', query: ['as', 'state', 'cursor', 'limit'], success: { status: [200], schema: TaskPageSchema } },
   { method: 'POST', path: '/api/v1/direct-rooms', fields: ['agentId'], success: { status: [200, 201], schema: RoomSchema } },
   { method: 'GET', path: '/api/v1/rooms', success: { status: [200], schema: Type.Object({ rooms: Type.Array(RoomSchema) }) } },
+  { method: 'PATCH', path: '/api/v1/rooms/:id', params: { id: 'room' }, fields: ['retentionDays', 'legalHold'], adminOnly: true, success: { status: [200], schema: RoomSchema } },
+  { method: 'GET', path: '/api/v1/rooms/:id/export', params: { id: 'room' }, query: ['format'], success: { status: [200], schema: 'binary' } },
   { method: 'POST', path: '/rooms/:id/members', params: { id: 'room' }, fields: ['agentId'], success: { status: [201], schema: Type.Object({ roomId: Id, agentId: Id, joinedAt: Timestamp }) } },
   { method: 'DELETE', path: '/rooms/:roomId/members/:agentId', params: { roomId: 'room', agentId: 'guest' }, success: { status: [204], schema: 'empty' } },
   {
@@ -129,8 +131,8 @@ const ROUTES: RouteSpec[] = [
     success: {
       status: [200],
       schema: Type.Union([
-        Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean() }, { additionalProperties: false }),
-        Type.Object({ messages: Type.Array(MessageSchema), lastSeq: Type.Integer({ minimum: 0 }), hasMore: Type.Boolean() }, { additionalProperties: false }),
+        Type.Object({ messages: Type.Array(MessageSchema), nextCursor: Nullable(Id), hasMore: Type.Boolean(), oldestSeq: Nullable(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
+        Type.Object({ messages: Type.Array(MessageSchema), lastSeq: Type.Integer({ minimum: 0 }), hasMore: Type.Boolean(), oldestSeq: Nullable(Type.Integer({ minimum: 1 })) }, { additionalProperties: false }),
       ]),
     },
   },
@@ -402,6 +404,10 @@ describe('REST fuzzing', () => {
         return fc.oneof(text(), fc.constantFrom('x', 'x'.repeat(64), 'x'.repeat(65), 'x'.repeat(16_384), 'x'.repeat(16_385), '😀'.repeat(16_384)));
       case 'role':
         return fc.constantFrom('admin', 'agent', 'ADMIN', '');
+      case 'retentionDays':
+        return fc.oneof(fc.integer({ min: -2, max: 40_000 }).map((n) => ({ num: String(n) })), fc.constantFrom<Json>(null, { num: '1.5' }, { num: '1e3' }, '30', true), text());
+      case 'legalHold':
+        return fc.oneof(fc.boolean(), fc.constantFrom<Json>(null, 'true', { num: '1' }), text());
       case 'state':
         return fc.constantFrom('typing', 'working', 'idle', 'TYPING', '');
       case 'emoji':
@@ -527,6 +533,10 @@ describe('REST fuzzing', () => {
         return fc.constantFrom('offline', 'always');
       case 'state':
         return fc.constantFrom('typing', 'working', 'idle');
+      case 'retentionDays':
+        return fc.oneof(fc.integer({ min: 1, max: 36_500 }).map((n): Json => ({ num: String(n) })), fc.constant(null));
+      case 'legalHold':
+        return fc.boolean();
       case 'description':
         return cleanText(0, 20);
       case 'skills':
@@ -547,6 +557,7 @@ describe('REST fuzzing', () => {
   const KEY_VALUES: Record<string, fc.Arbitrary<string>> = {
     roomId: fixtureId('room'), limit: fc.integer({ min: 1, max: 100 }).map(String), role: fc.constantFrom('admin', 'agent'),
     event: fc.constantFrom('message-sent', 'room-created', 'agent-created'),
+    format: fc.constantFrom('ndjson', 'markdown'),
   };
   const queryValue = (key: string) => (KEY_VALUES[key] ? fc.oneof(KEY_VALUES[key], anyQueryValue) : anyQueryValue);
   const validQuery = (keys: string[]) => fc.array(fc.constantFrom(...keys).chain((key) => fc.tuple(fc.constant(key), queryValue(key))), { maxLength: 2 })

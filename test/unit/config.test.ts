@@ -163,6 +163,18 @@ describe('buildConfig', () => {
     expect(() => buildConfig({ OAUTH_ACCESS_TOKEN_TTL_SECONDS: '10' })).toThrow(ConfigError);
   });
 
+  it('RETENTION_DAYS: unset keeps everything; a decimal number of days above 0; RETENTION_SWEEP_SECONDS (docs/retention.md)', () => {
+    expect(buildConfig({}).retention).toEqual({ defaultDays: null, sweepIntervalMs: 3_600_000 });
+    expect(buildConfig(readEnv({ RETENTION_DAYS: '0.0001', RETENTION_SWEEP_SECONDS: '2' })).retention).toEqual({ defaultDays: 0.0001, sweepIntervalMs: 2000 });
+    expect(buildConfig({ RETENTION_DAYS: '30' }).retention.defaultDays).toBe(30);
+    expect(buildConfig({ RETENTION_DAYS: '.5' }).retention.defaultDays).toBe(0.5);
+    expect(buildConfig(readEnv({ RETENTION_DAYS: '' })).retention.defaultDays).toBeNull();
+    for (const bad of ['0', '-1', '1e3', 'forever', '36501', '1.', 'NaN', '0.0']) {
+      expect(() => buildConfig({ RETENTION_DAYS: bad }), bad).toThrow(ConfigError);
+    }
+    for (const bad of ['0', '1.5', String(8 * 24 * 3600)]) expect(() => buildConfig({ RETENTION_SWEEP_SECONDS: bad }), bad).toThrow(ConfigError);
+  });
+
   it('AMS_TEST_PAUSE_TASK_MOVE (test only, docs/tasks.md): absent from the configuration unless "true"', () => {
     expect('testPauseTaskMove' in buildConfig({})).toBe(false);
     expect('testPauseTaskMove' in buildConfig({ AMS_TEST_PAUSE_TASK_MOVE: 'false' })).toBe(false);

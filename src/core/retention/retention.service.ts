@@ -37,6 +37,8 @@ export interface RetentionService {
   sweep(now?: number): Promise<number>;
   /** Every `sweepIntervalMs`, the node that claims the turn sweeps (one node per period across nodes). */
   start(onError: (err: unknown) => void): void;
+  /** The sweeps this node's timer has run (claimed turns), for operators and the cluster test. */
+  readonly sweepsRun: number;
   /** Stops the timer; resolves once a sweep in progress has stopped (after its current batch). */
   stop(): Promise<void>;
   /** `GET /api/v1/rooms/:id/export`: checks access and records `room-exported`; the text follows as it is read. */
@@ -69,6 +71,7 @@ export function createRetentionService(deps: RetentionDeps): RetentionService {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopping = false;
+  let sweepsRun = 0;
 
   /** A room's expired messages, oldest first, batch by batch; stops at the first one still kept or at a legal hold. */
   const sweepRoom = async (roomId: string, days: number, now: number): Promise<number> => {
@@ -113,6 +116,10 @@ export function createRetentionService(deps: RetentionDeps): RetentionService {
   return {
     sweep,
 
+    get sweepsRun() {
+      return sweepsRun;
+    },
+
     start(onError) {
       if (timer !== undefined) return;
       stopping = false;
@@ -120,7 +127,11 @@ export function createRetentionService(deps: RetentionDeps): RetentionService {
         if (running !== undefined) return;
         const now = Date.now();
         running = claimSweep(db, now, deps.sweepIntervalMs)
-          .then((mine) => (mine ? sweep(now) : 0))
+          .then((mine) => {
+            if (!mine) return 0;
+            sweepsRun += 1;
+            return sweep(now);
+          })
           .catch(onError)
           .finally(() => { running = undefined; });
       }, deps.sweepIntervalMs);

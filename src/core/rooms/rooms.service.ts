@@ -244,7 +244,11 @@ export function createRoomsService(deps: RoomsServiceDeps): RoomsService {
       }
       requireRoom(admin, roomId);
       const body = requireObject(input);
-      const change = updateRoomInput.parse(body);
+      const parsed = updateRoomInput.parse(body);
+      // Only the two fields: anything else in the body is ignored, never stored or audited.
+      const change: { retentionDays?: number | null; legalHold?: boolean } = {};
+      if (parsed.retentionDays !== undefined) change.retentionDays = parsed.retentionDays;
+      if (parsed.legalHold !== undefined) change.legalHold = parsed.legalHold;
       if (change.retentionDays === undefined && change.legalHold === undefined) {
         throw validationError({ retentionDays: 'or legalHold is required' });
       }
