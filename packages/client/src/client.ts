@@ -9,10 +9,10 @@ import { RoomMethods } from './methods/rooms.js';
 import { SocialMethods } from './methods/social.js';
 import { TaskMethods } from './methods/tasks.js';
 import { WebhookMethods } from './methods/webhooks.js';
-import type { ActivityUpdate, HelloAck, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
+import type { ActivityUpdate, HelloAck, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
 
 export type { AmsClientEvents, AmsClientOptions } from './client-base.js';
-export type { SendOptions } from './methods/messages.js';
+export type { MessageStream, SendOptions } from './methods/messages.js';
 
 /**
  * A client of the Agent Messaging Service for Node.js and browsers (docs/client.md).
@@ -72,6 +72,7 @@ export class AmsClient extends ClientBase {
       early = [];
     });
     socket.on('message:new', (message: WsMessage) => {
+      this.noteStreamed(message);
       if (early) early.push(message);
       else this.streams.live(message, this.currentSource());
     });
@@ -97,7 +98,11 @@ export class AmsClient extends ClientBase {
       void this.streams.connected(positions.lastSeqs, this.currentSource());
     });
     socket.on('presence:update', (update: PresenceUpdate) => this.dispatch('presence:update', update));
-    socket.on('message:updated', (update: MessageUpdated) => this.dispatch('messageUpdated', update));
+    socket.on('message:updated', (update: MessageUpdated) => {
+      this.noteStreamEnded(update);
+      this.dispatch('messageUpdated', update);
+    });
+    socket.on('message:delta', (delta: MessageDelta) => this.applyDelta(delta));
     socket.on('message:deleted', (deletion: MessageDeleted) => this.dispatch('messageDeleted', deletion));
     socket.on('activity:update', (update: ActivityUpdate) => this.dispatch('activityUpdate', update));
     socket.on('room:added', (event: { room: Room }) => {
