@@ -148,9 +148,18 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
   }, []);
 
   useEffect(() => {
-    const offUpdated = client.on('messageUpdated', (u) => { if (u.roomId === room.id) change(u.id, { body: u.body, editedAt: u.editedAt }); });
-    const offDeleted = client.on('messageDeleted', (d) => { if (d.roomId === room.id) change(d.id, { body: '', mentions: [], deletedAt: d.deletedAt }); });
-    return () => { offUpdated(); offDeleted(); };
+    const offUpdated = client.on('messageUpdated', (u) => {
+      if (u.roomId !== room.id) return;
+      // A streamed message's end says how it ended (docs/streaming.md); an edit only changes the text.
+      const ended = u.streamEnd === undefined ? {} : { streaming: u.streaming ?? false, streamEnd: u.streamEnd, data: u.data };
+      change(u.id, { body: u.body, editedAt: u.editedAt, ...ended });
+    });
+    const offDeleted = client.on('messageDeleted', (d) => { if (d.roomId === room.id) change(d.id, { body: '', mentions: [], deletedAt: d.deletedAt, streaming: false }); });
+    // A growing message is shown in place: the client keeps its text as the deltas come.
+    const offDelta = client.on('messageDelta', (delta) => {
+      if (delta.roomId === room.id && !delta.gap) change(delta.messageId, { body: delta.current });
+    });
+    return () => { offUpdated(); offDeleted(); offDelta(); };
   }, [client, room.id, change]);
 
   useEffect(() => {
@@ -237,7 +246,11 @@ function MessageText({ session, message: m }: { session: Session; message: Messa
   return (
     <>
       {m.task !== null && <TaskMark task={m.task} />}
-      <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>
+      <p class="body">
+        {m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}
+        {m.streaming && <span class="stream-state" aria-live="polite"> <strong>streaming</strong></span>}
+        {m.streamEnd === 'interrupted' && <span class="stream-state"> <strong>interrupted</strong></span>}
+      </p>
       <Attachments session={session} attachments={m.attachments} />
     </>
   );
