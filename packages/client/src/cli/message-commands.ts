@@ -38,7 +38,7 @@ export const messageCommands: Record<string, Command> = {
         else console.log(`${message.deletedAt !== null ? 'nothing to send (deleted)' : 'sent'} #${message.seq} to ${room.slug}`);
         return 0;
       }
-      if (input.args.length < 2) throw new UsageError('send needs ROOM TEXT... (or --stream)');
+      if (input.args.length < 2) throw new UsageError('send needs ROOM TEXT...');
       // A send that cannot reach the service gives up after a while rather than waiting forever.
       const message = await client.send(room.id, input.args.slice(1).join(' '), { ...sendExtras(input), timeoutMs: 30_000 });
       if (json(input)) print(message);

@@ -50,7 +50,7 @@ function findCommand(commands: Record<string, Command>, positionals: string[]): 
 
 function checkArgs(name: string, command: Command, args: string[]): void {
   const wanted = command.args ?? [];
-  const rest = wanted.at(-1)?.endsWith('...') ?? false;
+  const rest = /\.\.\.\]?$/.test(wanted.at(-1) ?? '');
   // `[TEXT...]`: may be absent (send --stream reads its standard input instead).
   const enough = args.length >= wanted.filter((arg) => !arg.startsWith('[')).length;
   if (!enough) throw new UsageError(`${name} needs ${wanted.join(' ')}`);
