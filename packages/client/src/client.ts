@@ -33,7 +33,11 @@ export class AmsClient extends ClientBase {
 
   constructor(options: AmsClientOptions) {
     super(options);
-    this.streams = new RoomStreams(options.lastSeqs ?? {}, (m) => this.dispatch('message', m), (err) => this.report(err));
+    // Live or caught up, an open streamed message starts the text its deltas extend.
+    this.streams = new RoomStreams(options.lastSeqs ?? {}, (m) => {
+      this.noteStreamed(m);
+      this.dispatch('message', m);
+    }, (err) => this.report(err));
   }
 
   /**
@@ -72,7 +76,6 @@ export class AmsClient extends ClientBase {
       early = [];
     });
     socket.on('message:new', (message: WsMessage) => {
-      this.noteStreamed(message);
       if (early) early.push(message);
       else this.streams.live(message, this.currentSource());
     });
