@@ -39,7 +39,7 @@ describe('GET /api/v1/inbox', () => {
     const res = await inbox(reader);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      messages: sent.map((m) => ({ id: m.id, roomId: expect.any(String), senderId: expect.any(String), body: expect.any(String), createdAt: m.createdAt, seq: m.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, attention: false })),
+      messages: sent.map((m) => ({ id: m.id, roomId: expect.any(String), senderId: expect.any(String), body: expect.any(String), createdAt: m.createdAt, seq: m.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, attention: false })),
       hasMore: false,
       unreadTotal: 3,
       attentionTotal: 0,
