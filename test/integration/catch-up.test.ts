@@ -121,7 +121,7 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       expect(Object.keys(first.body).sort()).toEqual(['hasMore', 'lastSeq', 'messages', 'oldestSeq']);
       expect(first.body.messages.map((m: Payload) => m.seq)).toEqual([1, 2, 3, 4, 5]);
       expect(first.body.messages[0]).toEqual({ id: expect.any(String), roomId: room.id, senderId: bob.id, body: 'm1', createdAt: expect.any(String), seq: 1, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null,
-        importance: 'normal', ack: null });
+        streaming: false, streamEnd: null, importance: 'normal', ack: null });
       expect(first.body).toMatchObject({ lastSeq: TOTAL, hasMore: true });
       const seen: number[] = [];
       let after = 0;
@@ -172,8 +172,8 @@ describe('seq, catch-up and read cursors (open mode)', () => {
       const page = await emitWithAck(socket, 'room:sync', { roomId: room.id, afterSeq: 9, limit: 2, requestId: 's1' });
       expect(page).toEqual({
         messages: [
-          { id: expect.any(String), roomId: room.id, authorAgentId: alice.id, body: 'm10', createdAt: expect.any(String), seq: 10, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null },
-          { id: expect.any(String), roomId: room.id, authorAgentId: bob.id, body: 'm11', createdAt: expect.any(String), seq: 11, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null },
+          { id: expect.any(String), roomId: room.id, authorAgentId: alice.id, body: 'm10', createdAt: expect.any(String), seq: 10, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null },
+          { id: expect.any(String), roomId: room.id, authorAgentId: bob.id, body: 'm11', createdAt: expect.any(String), seq: 11, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null },
         ],
         lastSeq: TOTAL,
         hasMore: true,

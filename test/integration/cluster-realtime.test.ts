@@ -75,7 +75,7 @@ describe.skipIf(!ready)('real-time across three nodes', () => {
     for (const received of await Promise.all([onB, onC, echo])) {
       expect(received).toEqual({
         id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'ws on A', createdAt: expect.any(String), seq: ack.seq,
-        threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null,
+        threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null,
       });
     }
 

@@ -100,7 +100,7 @@ describe('WebSocket namespace /agents', () => {
 
       const ack = await emitWithAck(a, 'message:send', { roomId: room.id, body: 'hello room', requestId: 'm1' });
       expect(ack).toEqual({ messageId: expect.any(String), seq: expect.any(Number) });
-      const expected = { id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'hello room', createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), seq: ack.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null };
+      const expected = { id: ack.messageId, roomId: room.id, authorAgentId: alice.id, body: 'hello room', createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/), seq: ack.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null };
       expect(await toAlice).toEqual(expected);
       expect(await toBob).toEqual(expected);
 
@@ -123,7 +123,7 @@ describe('WebSocket namespace /agents', () => {
       const { socket: b } = await open(bob);
       const arrived = waitFor(b, 'message:new', (m) => m.body === 'via REST');
       const sent = await sendMessage(api, alice, room.id, 'via REST');
-      expect(await arrived).toEqual({ id: sent.id, roomId: room.id, authorAgentId: alice.id, body: 'via REST', createdAt: sent.createdAt, seq: sent.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null });
+      expect(await arrived).toEqual({ id: sent.id, roomId: room.id, authorAgentId: alice.id, body: 'via REST', createdAt: sent.createdAt, seq: sent.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null });
     });
 
     it('stores, acknowledges and broadcasts one connection\'s messages in the order they were sent', async () => {
@@ -183,8 +183,8 @@ describe('WebSocket namespace /agents', () => {
       const first = await emitWithAck(socket, 'message:history', { roomId: own.id, limit: 2, requestId: 'h' });
       expect(first).toEqual({
         messages: [
-          { id: sent[4]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h4', createdAt: sent[4]!.createdAt, seq: 5, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null },
-          { id: sent[3]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h3', createdAt: sent[3]!.createdAt, seq: 4, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null },
+          { id: sent[4]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h4', createdAt: sent[4]!.createdAt, seq: 5, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null },
+          { id: sent[3]!.id, roomId: own.id, authorAgentId: alice.id, body: 'h3', createdAt: sent[3]!.createdAt, seq: 4, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null },
         ],
         hasMore: true,
         cursor: sent[3]!.id,

@@ -15,7 +15,7 @@ describe('the whole REST flow', () => {
     expect(history.body).toEqual({
       messages: [{
         id: sent.id, roomId: room.id, senderId: member.id, body: 'hello', createdAt: sent.createdAt, seq: 1,
-        threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null,
+        threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null,
       }],
       nextCursor: sent.id,
       hasMore: false,

@@ -152,7 +152,7 @@ describe('webhook deliveries', () => {
     expect(payload).toEqual({
       type: 'message.created',
       timestamp: expect.stringMatching(ISO),
-      data: { message: { id: sent.id, roomId, senderId: admin.id, body: 'hello hook', createdAt: sent.createdAt, seq: sent.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, importance: 'normal', ack: null } },
+      data: { message: { id: sent.id, roomId, senderId: admin.id, body: 'hello hook', createdAt: sent.createdAt, seq: sent.seq, threadId: null, replyCount: 0, lastReplyAt: null, editedAt: null, deletedAt: null, data: null, attachments: [], task: null, streaming: false, streamEnd: null, importance: 'normal', ack: null } },
     });
     // Another secret does not verify it.
     expect(() => new Webhook(`whsec_${Buffer.from('x'.repeat(24)).toString('base64')}`).verify(request!.body, request!.headers as Record<string, string>)).toThrow();

@@ -24,10 +24,12 @@ const PUBLIC_API = [
   'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'removeMember', 'reply', 'request',
   'revokeAgentToken', 'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'updateRoom', 'uploadFile',
   'webhookDeliveries', 'webhooks',
+  'stream', 'streamedText',
 ];
 
 /** What is not for users: the shared internals of client-base.ts and the connection's own. */
-const INTERNAL = ['agentId', 'agentIdsOf', 'currentSource', 'dispatch', 'nextConnectionOr', 'report', 'roomId', 'scheduleReconnect', 'stopSocket'];
+const INTERNAL = ['agentId', 'agentIdsOf', 'currentSource', 'dispatch', 'nextConnectionOr', 'report', 'roomId', 'scheduleReconnect', 'stopSocket',
+  'noteStreamed', 'applyDelta', 'noteStreamEnded'];
 
 describe('AmsClient, written a file per domain', () => {
   const domains = { MessageMethods, RoomMethods, TaskMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods };

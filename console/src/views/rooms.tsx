@@ -153,13 +153,22 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
   const onAcked = useCallback((id: string, ack: Message['ack']) => { acked(id); change(id, { ack }); }, [acked, change]);
 
   useEffect(() => {
-    const offUpdated = client.on('messageUpdated', (u) => { if (u.roomId === room.id) change(u.id, { body: u.body, editedAt: u.editedAt }); });
-    const offDeleted = client.on('messageDeleted', (d) => { if (d.roomId === room.id) change(d.id, { body: '', mentions: [], deletedAt: d.deletedAt }); });
+    const offUpdated = client.on('messageUpdated', (u) => {
+      if (u.roomId !== room.id) return;
+      // A streamed message's end says how it ended (docs/streaming.md); an edit only changes the text.
+      const ended = u.streamEnd === undefined ? {} : { streaming: u.streaming ?? false, streamEnd: u.streamEnd, data: u.data };
+      change(u.id, { body: u.body, editedAt: u.editedAt, ...ended });
+    });
+    const offDeleted = client.on('messageDeleted', (d) => { if (d.roomId === room.id) change(d.id, { body: '', mentions: [], deletedAt: d.deletedAt, streaming: false }); });
+    // A growing message is shown in place: the client keeps its text as the deltas come.
+    const offDelta = client.on('messageDelta', (delta) => {
+      if (delta.roomId === room.id && !delta.gap) change(delta.messageId, { body: delta.current });
+    });
     // Someone acknowledged one of the agent's messages: its count goes up (docs/acknowledgements.md).
     const offAcked = client.on('messageAcked', (a) => {
       if (a.roomId === room.id) setMessages((current) => current.map((m) => (m.id === a.messageId && m.ack !== null ? { ...m, ack: { ...m.ack, acked: Math.min(m.ack.required, m.ack.acked + 1) } } : m)));
     });
-    return () => { offUpdated(); offDeleted(); offAcked(); };
+    return () => { offUpdated(); offDeleted(); offDelta(); offAcked(); };
   }, [client, room.id, change]);
 
   useEffect(() => {
@@ -252,7 +261,11 @@ function MessageText({ session, message: m }: { session: Session; message: Messa
     <>
       {m.task !== null && <TaskMark task={m.task} />}
       <ImportanceMark importance={m.importance} />
-      <p class="body">{m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}</p>
+      <p class="body">
+        {m.body}{m.editedAt !== null && <span class="edited"> (edited)</span>}
+        {m.streaming && <span class="stream-state" aria-live="polite"> <strong>streaming</strong></span>}
+        {m.streamEnd === 'interrupted' && <span class="stream-state"> <strong>interrupted</strong></span>}
+      </p>
       <Attachments session={session} attachments={m.attachments} />
     </>
   );

@@ -2,7 +2,7 @@ import type { Socket } from 'socket.io-client';
 import { AmsError } from './errors.js';
 import { HttpTransport } from './http.js';
 import { SessionKeeper } from './session.js';
-import type { ActivityUpdate, HelloAck, Message, MessageAcked, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Session, Task, WsRequestName, WsRequests } from './types.js';
+import type { ActivityUpdate, HelloAck, Message, MessageAcked, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Session, Task, WsRequestName, WsRequests } from './types.js';
 
 export interface AmsClientOptions {
   /** The service's base URL, e.g. `http://127.0.0.1:3000`. */
@@ -24,6 +24,13 @@ export interface AmsClientEvents {
   'presence:update': (update: PresenceUpdate) => void;
   /** A message of the agent's rooms was edited (live only: catch-up gives messages as they are now). */
   messageUpdated: (update: MessageUpdated) => void;
+  /**
+   * Text appended to an open streamed message of the agent's rooms (docs/streaming.md), in order:
+   * `current` is the message's text as this client knows it after the delta; `gap` is true when a
+   * delta was missed (its offset is past the known text): the client reads the message again and
+   * `streamedText` has the stored text once it came.
+   */
+  messageDelta: (delta: MessageDelta & { current: string; gap: boolean }) => void;
   /** A message of the agent's rooms was deleted: it stays as a tombstone (body ""). */
   messageDeleted: (deletion: MessageDeleted) => void;
   /** A member of one of the agent's rooms is typing, working or idle again (at most one per agent and room a second; live only). */

@@ -9,10 +9,10 @@ import { RoomMethods } from './methods/rooms.js';
 import { SocialMethods } from './methods/social.js';
 import { TaskMethods } from './methods/tasks.js';
 import { WebhookMethods } from './methods/webhooks.js';
-import type { ActivityUpdate, HelloAck, MessageAcked, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
+import type { ActivityUpdate, HelloAck, MessageAcked, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
 
 export type { AmsClientEvents, AmsClientOptions } from './client-base.js';
-export type { SendOptions } from './methods/messages.js';
+export type { MessageStream, SendOptions } from './methods/messages.js';
 
 /**
  * A client of the Agent Messaging Service for Node.js and browsers (docs/client.md).
@@ -33,7 +33,11 @@ export class AmsClient extends ClientBase {
 
   constructor(options: AmsClientOptions) {
     super(options);
-    this.streams = new RoomStreams(options.lastSeqs ?? {}, (m) => this.dispatch('message', m), (err) => this.report(err));
+    // Live or caught up, an open streamed message starts the text its deltas extend.
+    this.streams = new RoomStreams(options.lastSeqs ?? {}, (m) => {
+      this.noteStreamed(m);
+      this.dispatch('message', m);
+    }, (err) => this.report(err));
   }
 
   /**
@@ -97,7 +101,11 @@ export class AmsClient extends ClientBase {
       void this.streams.connected(positions.lastSeqs, this.currentSource());
     });
     socket.on('presence:update', (update: PresenceUpdate) => this.dispatch('presence:update', update));
-    socket.on('message:updated', (update: MessageUpdated) => this.dispatch('messageUpdated', update));
+    socket.on('message:updated', (update: MessageUpdated) => {
+      this.noteStreamEnded(update);
+      this.dispatch('messageUpdated', update);
+    });
+    socket.on('message:delta', (delta: MessageDelta) => this.applyDelta(delta));
     socket.on('message:deleted', (deletion: MessageDeleted) => this.dispatch('messageDeleted', deletion));
     socket.on('activity:update', (update: ActivityUpdate) => this.dispatch('activityUpdate', update));
     socket.on('room:added', (event: { room: Room }) => {

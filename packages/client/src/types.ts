@@ -7,7 +7,7 @@ import type {
   ThreadSchema, ToggleResultSchema, AckOkSchema, DmOpenAckSchema, DmOpenPayload, HelloAckSchema, HistoryAckSchema,
   HistoryPayload, PresenceUpdateSchema, ReadPayload, RoomListAckSchema, RoomListPayload, RoomRefPayload, SendAckSchema,
   SendPayload, SyncAckSchema, SyncPayload, WsErrorSchema, ThreadPageSchema, ThreadPayload, ThreadAckSchema,
-  MessageUpdatedSchema, MessageDeletedSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema, TaskMovePayload, TaskMoveAckSchema,
+  MessageUpdatedSchema, MessageDeletedSchema, MessageDeltaSchema, InboxFilter as ProtocolInboxFilter, ActivitySetPayload, ActivityUpdate as ActivityUpdateSchema, TaskMovePayload, TaskMoveAckSchema,
   Activity as ActivitySchema, ActivityState as ProtocolActivityState, FileSchema,
   AuditPageSchema, AuditQuerySchema, AuditRecordSchema, UpdateAgentInput, SkillSchema,
   TaskSchema, TaskPageSchema, CreateTaskInput, TaskState as ProtocolTaskState,
@@ -83,6 +83,8 @@ export type NewTask = Static<typeof CreateTaskInput>;
 export type TaskState = ProtocolTaskState;
 /** `message:deleted`: a message was deleted (it stays as a tombstone). */
 export type MessageDeleted = Static<typeof MessageDeletedSchema>;
+/** `message:delta`: text appended to an open streamed message (docs/streaming.md). */
+export type MessageDelta = Static<typeof MessageDeltaSchema>;
 
 /** `typing`, `working` or `idle` (`setActivity`). */
 export type ActivityState = ProtocolActivityState;

@@ -35,6 +35,7 @@ export const OPTIONS = {
   output: { type: 'string', short: 'o' },
   force: { type: 'boolean' },
   json: { type: 'boolean' },
+  stream: { type: 'boolean' },
   attention: { type: 'boolean' },
   awaiting: { type: 'boolean' },
   as: { type: 'string' },

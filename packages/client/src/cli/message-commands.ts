@@ -1,5 +1,5 @@
-import type { Message, Room } from '../index.js';
-import { optionalString, sendExtras, wholeNumber, type Command } from './command.js';
+import type { AmsClient, Message, Room } from '../index.js';
+import { optionalString, sendExtras, UsageError, wholeNumber, type Command, type CommandInput } from './command.js';
 import { clientFor, CONNECTION, findRoom, json, messageLine, print, senderNames, withClient } from './with-client.js';
 
 /**
@@ -9,15 +9,36 @@ import { clientFor, CONNECTION, findRoom, json, messageLine, print, senderNames,
 
 const TAIL_BACKLOG = 20;
 
+/** `send --stream`: a streamed message, each chunk of standard input appended as it arrives, ended at its end. */
+async function streamStdin(client: AmsClient, roomId: string, input: CommandInput): Promise<Message> {
+  const stream = await client.stream(roomId, sendExtras(input));
+  // UTF-8 decoded across chunk boundaries: a character split between two chunks goes whole in the second.
+  const decoder = new TextDecoder('utf-8');
+  for await (const chunk of process.stdin) {
+    const text = decoder.decode(chunk as Uint8Array, { stream: true });
+    if (text !== '') await stream.append(text);
+  }
+  const rest = decoder.decode();
+  if (rest !== '') await stream.append(rest);
+  return stream.end();
+}
+
 export const messageCommands: Record<string, Command> = {
   send: {
-    usage: 'send ROOM TEXT... [--data JSON] [--attach FILE_ID,...] [--json]',
-    summary: 'Send a message to a room (id or slug), with --data a JSON object and --attach the ids of files you uploaded; prints its seq (the stored message with --json).',
-    options: [...CONNECTION, 'data', 'attach', 'json'],
-    args: ['ROOM', 'TEXT...'],
-    fields: { body: 'TEXT', data: '--data', attachments: '--attach' },
+    usage: 'send ROOM [TEXT...] [--stream] [--data JSON] [--attach FILE_ID,...] [--json]',
+    summary: 'Send a message to a room (id or slug), with --data a JSON object and --attach the ids of files you uploaded; prints its seq (the stored message with --json). With --stream, streams its standard input as it arrives (each chunk appended) and ends the message at the end of input (docs/streaming.md).',
+    options: [...CONNECTION, 'data', 'attach', 'json', 'stream'],
+    args: ['ROOM', '[TEXT...]'],
+    fields: { body: 'TEXT', data: '--data', attachments: '--attach', text: 'TEXT' },
     run: (input) => withClient(input, async (client) => {
       const room = await findRoom(client, input.args[0]!);
+      if (input.values.stream === true) {
+        const message = await streamStdin(client, room.id, input);
+        if (json(input)) print(message);
+        else console.log(`${message.deletedAt !== null ? 'nothing to send (deleted)' : 'sent'} #${message.seq} to ${room.slug}`);
+        return 0;
+      }
+      if (input.args.length < 2) throw new UsageError('send needs ROOM TEXT...');
       // A send that cannot reach the service gives up after a while rather than waiting forever.
       const message = await client.send(room.id, input.args.slice(1).join(' '), { ...sendExtras(input), timeoutMs: 30_000 });
       if (json(input)) print(message);

@@ -50,8 +50,9 @@ function findCommand(commands: Record<string, Command>, positionals: string[]): 
 
 function checkArgs(name: string, command: Command, args: string[]): void {
   const wanted = command.args ?? [];
-  const rest = wanted.at(-1)?.endsWith('...') ?? false;
-  const enough = args.length >= wanted.length;
+  const rest = /\.\.\.\]?$/.test(wanted.at(-1) ?? '');
+  // `[TEXT...]`: may be absent (send --stream reads its standard input instead).
+  const enough = args.length >= wanted.filter((arg) => !arg.startsWith('[')).length;
   if (!enough) throw new UsageError(`${name} needs ${wanted.join(' ')}`);
   if (!rest && args.length > wanted.length) throw new UsageError(wanted.length === 0 ? `${name} takes no arguments` : `${name} takes ${wanted.join(' ')} only`);
 }

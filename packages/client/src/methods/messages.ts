@@ -1,7 +1,7 @@
 import { AmsError, isTransient } from '../errors.js';
 import { REQUEST_TIMEOUT_MS } from '../http.js';
 import { backoff, ClientBase, enc } from '../client-base.js';
-import type { AckList, HistoryPage, Importance, InboxFilter, InboxPage, Message, MessageThread, Post, ReadCursor, Room, SearchPage, SyncPage, Thread } from '../types.js';
+import type { AckList, HistoryPage, Importance, InboxFilter, InboxPage, Message, MessageDelta, MessageThread, MessageUpdated, Post, ReadCursor, Room, SearchPage, SyncPage, Thread } from '../types.js';
 
 // The messages of rooms (docs/client.md, Messages; docs/threads-and-edits.md): send, direct
 // messages, history, edits, threads, read cursors, the inbox and search.
@@ -30,7 +30,108 @@ function newClientMsgId(): string {
   return `c-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
 }
 
+/** The writer of a streamed message (`stream()`): appends in the order called, then the end. */
+export interface MessageStream {
+  /** The message as started (streaming: true). */
+  readonly message: Message;
+  /** Adds text; resolves to the body's length after it, in characters. */
+  append(text: string): Promise<number>;
+  /** Ends it (after every append called before): `body` replaces the text, `data` is set. A message with no text at all is deleted. */
+  end(options?: { body?: string; data?: Record<string, unknown> | null }): Promise<Message>;
+}
+
+/** The text of a streamed message as a reader knows it, and its length in characters (code points, as offsets count). */
+interface KnownText {
+  roomId: string;
+  seq: number;
+  text: string;
+  length: number;
+}
+
+const codePoints = (text: string): number => {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+};
+
+/** Per client: the methods are mixed into AmsClient's prototype (client.ts), so they hold no fields of their own. */
+const knownTexts = new WeakMap<object, Map<string, KnownText>>();
+const textsOf = (client: object): Map<string, KnownText> => {
+  let texts = knownTexts.get(client);
+  if (texts === undefined) knownTexts.set(client, (texts = new Map()));
+  return texts;
+};
+
 export abstract class MessageMethods extends ClientBase {
+  /**
+   * Starts a streamed message in a room (its id or slug): members see it grow as `append` is
+   * called, until `end` (docs/streaming.md). Appends go one after the other, in the order called.
+   */
+  async stream(room: string, options: Omit<SendOptions, 'timeoutMs' | 'clientMsgId'> & { body?: string } = {}): Promise<MessageStream> {
+    const roomId = await this.roomId(room);
+    const message = await this.http.request<Message>('POST', `/api/v1/rooms/${enc(roomId)}/messages`, {
+      body: {
+        body: options.body ?? '',
+        streaming: true,
+        ...(options.mentions ? { mentions: await this.agentIdsOf(options.mentions) } : {}),
+        ...(options.replyTo ? { replyTo: options.replyTo } : {}),
+        ...(options.data !== undefined && options.data !== null ? { data: options.data } : {}),
+        ...(options.attachments?.length ? { attachments: options.attachments } : {}),
+      },
+    });
+    const path = `/api/v1/rooms/${enc(roomId)}/messages/${enc(message.id)}`;
+    // One after the other: the service applies appends in the order it receives them.
+    let last: Promise<unknown> = Promise.resolve();
+    const queued = <T>(work: () => Promise<T>): Promise<T> => {
+      const next = last.then(work, work);
+      last = next.catch(() => undefined);
+      return next;
+    };
+    return {
+      message,
+      append: (text) => queued(async () => (await this.http.request<{ length: number }>('POST', `${path}/append`, { body: { text } })).length),
+      end: (end = {}) => queued(() => this.http.request<Message>('POST', `${path}/end`, { body: end })),
+    };
+  }
+
+  /** A streamed message's text as this client knows it (from `message` events and deltas); undefined when it knows none. */
+  streamedText(messageId: string): string | undefined {
+    return textsOf(this).get(messageId)?.text;
+  }
+
+  /** A message that arrived (live or caught up): an open streamed one starts its known text. */
+  protected noteStreamed(message: { id: string; roomId: string; seq: number; body: string; streaming?: boolean }): void {
+    if (message.streaming !== true) return;
+    const known = textsOf(this).get(message.id);
+    // A catch-up page may carry an older stored text than the deltas already gave.
+    if (known !== undefined && known.length >= codePoints(message.body)) return;
+    textsOf(this).set(message.id, { roomId: message.roomId, seq: message.seq, text: message.body, length: codePoints(message.body) });
+  }
+
+  /** A `message:delta`: applied when its offset meets the known text, else a gap (the message is read again). */
+  protected applyDelta(delta: MessageDelta): void {
+    const known = textsOf(this).get(delta.messageId) ?? (delta.offset === 0 ? { roomId: delta.roomId, seq: delta.seq, text: '', length: 0 } : undefined);
+    if (known !== undefined && known.length === delta.offset) {
+      known.text += delta.text;
+      known.length += codePoints(delta.text);
+      textsOf(this).set(delta.messageId, known);
+      this.dispatch('messageDelta', { ...delta, current: known.text, gap: false });
+      return;
+    }
+    // Already known past this delta (a catch-up page newer than it): nothing to add.
+    if (known !== undefined && known.length >= delta.offset + codePoints(delta.text)) return;
+    this.dispatch('messageDelta', { ...delta, current: known?.text ?? '', gap: true });
+    void this.history(delta.roomId, { afterSeq: delta.seq - 1, limit: 1 }).then((page) => {
+      const stored = page.messages.find((m) => m.id === delta.messageId);
+      if (stored !== undefined) this.noteStreamed(stored);
+    }, () => undefined);
+  }
+
+  /** A `message:updated` that ends a streamed message: its text is final, nothing more to track. */
+  protected noteStreamEnded(update: MessageUpdated): void {
+    if (update.streamEnd !== undefined && update.streamEnd !== null) textsOf(this).delete(update.id);
+  }
+
   /**
    * Sends a message to a room (its id or slug) and resolves to the stored message. It carries a `clientMsgId`, so it is tried
    * again across disconnects and restarts (stored once) until it succeeds, `close()`, or `timeoutMs`.
