@@ -22,6 +22,7 @@ import { createInboxService, type InboxService } from './core/inbox/inbox.servic
 import { InboxWaiters } from './core/inbox/inbox-waiters.js';
 import { TaskWaiters } from './core/tasks/task-waiters.js';
 import { createTasksService, type TasksService } from './core/tasks/tasks.service.js';
+import { createLeasesService, type LeasesService } from './core/leases/leases.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createReadCursorsService, type ReadCursorsService } from './core/rooms/read-cursors.service.js';
 import { MembershipCache } from './core/rooms/membership-cache.js';
@@ -78,6 +79,7 @@ export interface AppContext {
   inboxWaiters: InboxWaiters;
   /** Tasks and approvals (docs/tasks.md), and their held requests, woken by the event bridge on every node. */
   tasks: TasksService;
+  leases: LeasesService;
   taskWaiters: TaskWaiters;
   search: SearchService;
   social: SocialService;
@@ -189,6 +191,10 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       ...(config.testMinLeaseSeconds === undefined ? {} : { minLeaseSeconds: config.testMinLeaseSeconds }),
     }),
     taskWaiters,
+    leases: createLeasesService({
+      db, authz, rooms, events,
+      ...(config.testMinLeaseSeconds === undefined ? {} : { minTtlSeconds: config.testMinLeaseSeconds }),
+    }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters, waitSlots: limits.waits }),
     inboxWaiters,
@@ -208,6 +214,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       inboxWaiters.close();
       taskWaiters.close();
       await ctx.tasks.stopExpiry();
+      await ctx.leases.stopExpiry();
       activity.close();
       await webhookWorker.stop();
       await ctx.files.stop();

@@ -17,6 +17,7 @@ import { directoryRoutes } from './routes/directory.routes.js';
 import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { tasksRoutes } from './routes/tasks.routes.js';
+import { leasesRoutes } from './routes/leases.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { roomsRoutes } from './routes/rooms.routes.js';
 import { searchRoutes } from './routes/search.routes.js';
@@ -229,6 +230,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     messagesRoutes(api, ctx);
     inboxRoutes(api, ctx);
     tasksRoutes(api, ctx);
+    leasesRoutes(api, ctx);
     searchRoutes(api, ctx);
     socialRoutes(api, ctx);
     webhooksRoutes(api, ctx);

@@ -5,7 +5,7 @@ import {
   HelloAckSchema, RoomPositionsSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload,
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
-  ActivitySetPayload, ActivityUpdate, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
+  ActivitySetPayload, ActivityUpdate, LeaseUpdatedSchema, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
 } from '@agent-messaging/protocol';
 
 /**
@@ -100,6 +100,10 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   {
     name: 'task:updated', key: 'taskUpdated', payload: Type.Object({ task: TaskSchema }, { title: 'TaskUpdated' }),
     summary: 'A task of which the agent is the requester or the assignee, or a queued task of a room of which it is a member, was created, moved or claimed (docs/tasks.md), on any node: the task as it is now, its history included',
+  },
+  {
+    name: 'lease:updated', key: 'leaseUpdated', payload: LeaseUpdatedSchema,
+    summary: 'A lease in one of the connection\'s rooms was granted, renewed, released or ran out (docs/leases.md), on any node; an admin\'s release of another agent\'s lease also reaches the holder',
   },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {

@@ -41,6 +41,8 @@ export const AUDIT_EVENTS = [
   'file-uploaded',
   'task-created',
   'task-updated',
+  'lease-granted',
+  'lease-released',
 ] as const;
 
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];
