@@ -18,10 +18,10 @@ const own = (proto: object): string[] => Object.getOwnPropertyNames(proto).filte
 
 /** Every public method (and the `connected` getter) of AmsClient, as its users call them. */
 const PUBLIC_API = [
-  'addMember', 'agents', 'audit', 'channels', 'claimNextTask', 'claimTask', 'close', 'connect', 'connected', 'createAgent', 'createChannel', 'createRoom',
+  'acquireLease', 'addMember', 'agents', 'audit', 'channels', 'claimNextTask', 'claimTask', 'close', 'connect', 'connected', 'createAgent', 'createChannel', 'createRoom',
   'createSession', 'createTask', 'createWebhook', 'decide', 'delete', 'deleteWebhook', 'directory', 'disableAgent', 'dm',
-  'downloadFile', 'edit', 'enableAgent', 'feed', 'fileInfo', 'heartbeatTask', 'history', 'inbox', 'issueToken', 'jwt', 'lastSeqs', 'markRead',
-  'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'removeMember', 'reply', 'request',
+  'downloadFile', 'edit', 'enableAgent', 'feed', 'fileInfo', 'heartbeatTask', 'history', 'inbox', 'leases', 'issueToken', 'jwt', 'lastSeqs', 'markRead',
+  'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'releaseLease', 'removeMember', 'renewLease', 'reply', 'request',
   'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'uploadFile',
   'webhookDeliveries', 'webhooks',
 ];

@@ -2,7 +2,7 @@ import type { Socket } from 'socket.io-client';
 import { AmsError } from './errors.js';
 import { HttpTransport } from './http.js';
 import { SessionKeeper } from './session.js';
-import type { ActivityUpdate, HelloAck, Message, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Session, Task, WsRequestName, WsRequests } from './types.js';
+import type { ActivityUpdate, HelloAck, LeaseUpdated, Message, MessageDeleted, MessageUpdated, PresenceUpdate, Room, Session, Task, WsRequestName, WsRequests } from './types.js';
 
 export interface AmsClientOptions {
   /** The service's base URL, e.g. `http://127.0.0.1:3000`. */
@@ -34,6 +34,8 @@ export interface AmsClientEvents {
   roomRemoved: (event: { roomId: string }) => void;
   /** A task the agent requested or is assigned was created or moved (docs/tasks.md), on any node. */
   taskUpdated: (event: { task: Task }) => void;
+  /** A lease in one of the agent's rooms was granted, renewed, released or ran out (docs/leases.md), on any node. */
+  leaseUpdated: (event: LeaseUpdated) => void;
   /** Each (re)connection, once its `agent:hello-ack` arrived. */
   connect: (hello: HelloAck) => void;
   /** The WebSocket went away (the client reconnects by itself unless close() was called). */
