@@ -4,7 +4,7 @@ import { describeError, formatTime, learnNames, nameOf, peerName, roomTitle, typ
 import { useTextForm } from '../text-form.js';
 import { Attachments } from './attachments.js';
 import { Composer, roomComposer, threadComposer } from './composer.js';
-import { QueueTasks } from './room-work.js';
+import { QueueTasks, RoomLeases } from './room-work.js';
 
 const PAGE = 50;
 
@@ -229,6 +229,7 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
         <div class="room-side">
           <Online members={members} />
           {room.kind !== 'direct' && <QueueTasks key={room.id} session={session} roomId={room.id} />}
+          <RoomLeases key={`leases-${room.id}`} session={session} roomId={room.id} />
         </div>
       </div>
     </section>
