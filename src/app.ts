@@ -32,6 +32,7 @@ export async function startApp(config: Config, logger: Logger, overrides: Contex
   ctx.retention.start((err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'retention sweep failed'));
   ctx.streams.startSweep();
   ctx.tasks.startExpiry((err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'task expiry sweep failed'));
+  ctx.leases.startExpiry((err) => logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'lease expiry sweep failed'));
   const address = http.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -25,6 +25,7 @@ import { InboxWaiters } from './core/inbox/inbox-waiters.js';
 import { TaskWaiters } from './core/tasks/task-waiters.js';
 import { createTasksService, type TasksService } from './core/tasks/tasks.service.js';
 import { createRetentionService, type RetentionService } from './core/retention/retention.service.js';
+import { createLeasesService, type LeasesService } from './core/leases/leases.service.js';
 import { createMessagesService, type MessagesService } from './core/messages/messages.service.js';
 import { createStreamsService, type StreamsService } from './core/messages/streams.js';
 import { createAcksService, type AcksService } from './core/messages/acks.service.js';
@@ -93,6 +94,7 @@ export interface AppContext {
   inboxWaiters: InboxWaiters;
   /** Tasks and approvals (docs/tasks.md), and their held requests, woken by the event bridge on every node. */
   tasks: TasksService;
+  leases: LeasesService;
   taskWaiters: TaskWaiters;
   search: SearchService;
   social: SocialService;
@@ -217,6 +219,10 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       ...(config.testMinLeaseSeconds === undefined ? {} : { minLeaseSeconds: config.testMinLeaseSeconds }),
     }),
     taskWaiters,
+    leases: createLeasesService({
+      db, authz, rooms, events,
+      ...(config.testMinLeaseSeconds === undefined ? {} : { minTtlSeconds: config.testMinLeaseSeconds }),
+    }),
     readCursors: createReadCursorsService({ db, authz, rooms }),
     inbox: createInboxService({ db, authz, rooms, waiters: inboxWaiters, waitSlots: limits.waits }),
     inboxWaiters,
@@ -238,6 +244,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
       taskWaiters.close();
       await ctx.tasks.stopExpiry();
       await streams.close();
+      await ctx.leases.stopExpiry();
       activity.close();
       await webhookWorker.stop();
       await ctx.files.stop();

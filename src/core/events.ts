@@ -1,5 +1,6 @@
-import type { ActivityUpdatePayload } from '@agent-messaging/protocol';
+import type { ActivityUpdatePayload, LeaseState } from '@agent-messaging/protocol';
 import type { Message } from './messages/message.js';
+import type { Lease } from './leases/lease.js';
 import type { Task } from './tasks/task.js';
 
 /**
@@ -32,7 +33,9 @@ export type DomainEvent =
   /** A task was created or moved (docs/tasks.md): its two agents' sockets, held task requests on every node, webhooks. */
   | { type: 'task.updated'; task: Task }
   /** An agent acknowledged a message (docs/acknowledgements.md): its sender's sockets, on every node. */
-  | { type: 'message.acked'; roomId: string; messageId: string; senderId: string; agentId: string; at: string };
+  | { type: 'message.acked'; roomId: string; messageId: string; senderId: string; agentId: string; at: string }
+  /** A lease was granted, renewed, released or ran out (docs/leases.md): the room's sockets, and `alsoTo`'s (a holder whose lease an admin released). */
+  | { type: 'lease.updated'; lease: Lease; state: LeaseState; alsoTo?: string };
 
 export interface EventPublisher {
   /**

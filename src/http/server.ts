@@ -17,6 +17,7 @@ import { directoryRoutes } from './routes/directory.routes.js';
 import { filesRoutes } from './routes/files.routes.js';
 import { inboxRoutes } from './routes/inbox.routes.js';
 import { tasksRoutes } from './routes/tasks.routes.js';
+import { leasesRoutes } from './routes/leases.routes.js';
 import { messagesRoutes } from './routes/messages.routes.js';
 import { acksRoutes } from './routes/acks.routes.js';
 import { oauthRoutes } from './routes/oauth.routes.js';
@@ -244,6 +245,7 @@ export function buildHttpServer(ctx: AppContext): FastifyInstance {
     acksRoutes(api, ctx);
     inboxRoutes(api, ctx);
     tasksRoutes(api, ctx);
+    leasesRoutes(api, ctx);
     searchRoutes(api, ctx);
     socialRoutes(api, ctx);
     webhooksRoutes(api, ctx);

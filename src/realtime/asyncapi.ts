@@ -5,7 +5,7 @@ import {
   HelloAckSchema, RoomPositionsSchema, HistoryAckSchema, HistoryPayload, NAMESPACE, PresenceUpdateSchema, ReadPayload,
   RoomAddedSchema, RoomRemovedSchema, RoomListAckSchema, SyncAckSchema, SyncPayload, RoomListPayload, RoomRefPayload,
   SendAckSchema, SendPayload, WsErrorSchema, MessageDeletedSchema, MessageUpdatedSchema, ThreadAckSchema, ThreadPayload,
-  ActivitySetPayload, ActivityUpdate, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
+  ActivitySetPayload, ActivityUpdate, LeaseUpdatedSchema, TaskMoveAckSchema, TaskMovePayload, TaskSchema, type ClientEventName,
   AppendAckSchema, AppendPayload, EndAckSchema, EndPayload, MessageDeltaSchema,
   MessageAckPayload, MessageAckAckSchema, MessageAckedSchema,
 } from '@agent-messaging/protocol';
@@ -122,6 +122,10 @@ const SERVER_EVENTS: (EventDoc & { name: string })[] = [
   {
     name: 'message:acked', key: 'messageAcked', payload: MessageAckedSchema,
     summary: 'An agent acknowledged a message this agent sent (docs/acknowledgements.md), on any node: only the sender\'s sockets (a scoped token\'s: with messages:read in the room), once per agent',
+  },
+  {
+    name: 'lease:updated', key: 'leaseUpdated', payload: LeaseUpdatedSchema,
+    summary: 'A lease in one of the connection\'s rooms was granted, renewed, released or ran out (docs/leases.md), on any node; an admin\'s release of another agent\'s lease also reaches the holder',
   },
   { name: 'room:removed', key: 'roomRemoved', payload: RoomRemovedSchema, summary: 'The agent stopped being a member of a room: the connection is already unsubscribed from it' },
   {

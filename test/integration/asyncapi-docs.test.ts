@@ -59,7 +59,7 @@ describe('/asyncapi.json and /docs', () => {
       const operation = Object.values(document.operations).find((op) => op.action === 'receive' && op.messages.some((ref) => ref.$ref.endsWith(`/${Object.entries(document.channels.agents!.messages).find(([, m]) => m.name === event)![0]}`)));
       expect(operation?.reply?.messages.length, event).toBe(2);
     }
-    const serverEvents = ['message:new', 'message:updated', 'message:deleted', 'presence:update', 'agent:hello-ack', 'room:added', 'room:removed', 'room:positions', 'activity:update', 'task:updated', 'message:delta', 'error',
+    const serverEvents = ['message:new', 'message:updated', 'message:deleted', 'presence:update', 'agent:hello-ack', 'room:added', 'room:removed', 'room:positions', 'activity:update', 'task:updated', 'lease:updated', 'message:delta', 'error',
       'message:acked'];
     for (const event of serverEvents) {
       expect(names).toContain(event);

@@ -8,10 +8,10 @@ import { useTestServer } from '../helpers/suite.js';
 import { waitUntil } from '../helpers/wait.js';
 
 // The console's room side panel (docs/console.md): on a queue room, the queue's unclaimed tasks,
-// live, each with a button Claim (docs/tasks.md, Queues).
+// live, each with a button Claim (docs/tasks.md, Queues); its Leases (docs/leases.md).
 const hasChromium = await servicesAvailable('console (browser tests)', ['chromium']);
 
-describe.skipIf(!hasChromium)('console: a room\'s queue', () => {
+describe.skipIf(!hasChromium)('console: a room\'s queue and leases', () => {
   const t = useTestServer();
   let browser: Browser;
   const contexts: BrowserContext[] = [];
@@ -65,6 +65,21 @@ describe.skipIf(!hasChromium)('console: a room\'s queue', () => {
     await t.api.post(`/rooms/${roomId}/members`, { agentId: other.id }, { headers: { 'x-agent-id': (await newAdmin(t.api)).id } });
     expect((await t.api.post(`/api/v1/tasks/${third}/claim`, {}, { jwt: other.jwt })).status).toBe(200);
     await queue.getByText('Rotate the keys', { exact: true }).waitFor({ state: 'detached' });
+    expect(errors).toEqual([]);
+  });
+
+  it('lists the room\'s leases (resource, holder, expiry), live as they are granted and released', async () => {
+    const { page, errors } = await openRoom(person);
+    const leases = page.getByRole('complementary').filter({ has: page.getByRole('heading', { name: 'Leases', exact: true }) });
+    await leases.getByText('No leases.').waitFor();
+    const granted = await t.api.post(`/api/v1/rooms/${roomId}/leases`, { resource: 'docs/guide.md', ttlSeconds: 600 }, { jwt: requester.jwt });
+    expect(granted.status).toBe(201);
+    const item = leases.getByRole('listitem', { name: 'docs/guide.md' });
+    await item.waitFor();
+    expect(await item.locator('time').getAttribute('datetime')).toBe(granted.body.expiresAt);
+    expect(await item.textContent()).toMatch(new RegExp(`${requester.name}|${requester.id}`));
+    expect((await t.api.delete(`/api/v1/rooms/${roomId}/leases/${granted.body.id as string}`, { jwt: requester.jwt })).status).toBe(204);
+    await item.waitFor({ state: 'detached' });
     expect(errors).toEqual([]);
   });
 });

@@ -11,7 +11,7 @@ const TOOL_NAMES = [
   'whoami', 'list_rooms', 'read_messages', 'send_message', 'fetch_inbox', 'mark_read', 'set_activity', 'search_messages',
   'list_agents', 'read_feed', 'create_post', 'reply_to_post', 'react_to_post', 'read_thread',
   'read_replies', 'edit_message', 'delete_message', 'send_direct_message', 'upload_file', 'read_file', 'read_audit',
-  'create_task', 'get_task', 'list_tasks', 'update_task', 'request_approval', 'claim_task', 'heartbeat_task',
+  'create_task', 'get_task', 'list_tasks', 'update_task', 'request_approval', 'claim_task', 'heartbeat_task', 'acquire_lease', 'renew_lease', 'release_lease', 'list_leases',
   'append_message', 'end_message',
   'ack_message',
 ];

@@ -207,6 +207,20 @@ describe('/openapi.json', () => {
     expect((await call(t, 'POST', '/api/v1/tasks/:id/heartbeat', queuedId, { body: { leaseSeconds: 60 }, jwt: bob.jwt })).status).toBe(200);
     expect((await call(t, 'POST', '/api/v1/tasks/:id/heartbeat', queuedId, { body: {}, jwt: alice.jwt })).status).toBe(409);
     expect((await call(t, 'GET', `/api/v1/tasks?queue=${queueRoom.body.id as string}`, none, { jwt: bob.jwt })).status).toBe(200);
+    // Leases (docs/leases.md).
+    const inQueueRoom = { id: queueRoom.body.id as string };
+    const lease = await call(t, 'POST', '/api/v1/rooms/:id/leases', inQueueRoom, { body: { resource: 'docs/', clientLeaseId: 'l-1' }, jwt: alice.jwt });
+    expect(lease.status).toBe(201);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/leases', inQueueRoom, { body: { resource: 'docs/', clientLeaseId: 'l-1' }, jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/leases', inQueueRoom, { body: { resource: 'docs/a.md' }, jwt: bob.jwt })).status).toBe(409);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/leases', inQueueRoom, { body: { resource: 'a/../b' }, jwt: bob.jwt })).status).toBe(400);
+    expect((await call(t, 'GET', '/api/v1/rooms/:id/leases', inQueueRoom, { jwt: bob.jwt })).status).toBe(200);
+    expect((await call(t, 'GET', '/api/v1/rooms/:id/leases', inQueueRoom, { jwt: outsider.jwt })).status).toBe(403);
+    const leaseIds = { id: queueRoom.body.id as string, leaseId: lease.body.id as string };
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/leases/:leaseId/renew', leaseIds, { body: { ttlSeconds: 60 }, jwt: alice.jwt })).status).toBe(200);
+    expect((await call(t, 'POST', '/api/v1/rooms/:id/leases/:leaseId/renew', leaseIds, { body: {}, jwt: bob.jwt })).status).toBe(403);
+    expect((await call(t, 'DELETE', '/api/v1/rooms/:id/leases/:leaseId', leaseIds, { jwt: bob.jwt })).status).toBe(403);
+    expect((await call(t, 'DELETE', '/api/v1/rooms/:id/leases/:leaseId', leaseIds, { jwt: alice.jwt })).status).toBe(204);
 
     const roomId = { id: room.body.id as string };
     expect((await call(t, 'POST', '/rooms/:id/members', roomId, { body: { agentId: bob.id } })).status).toBe(201);

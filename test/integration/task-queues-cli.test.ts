@@ -42,4 +42,20 @@ describe('ams queue commands', { timeout: 120_000 }, () => {
     const badLease = await ams(worker.apiToken, 'task', 'heartbeat', task.id, '--lease', '5');
     expect(badLease).toMatchObject({ code: 1, stderr: expect.stringContaining('--lease') });
   });
+
+  it('ams lease: take, list, refuse with the holder named, renew, release', async () => {
+    const taken = await ams(worker.apiToken, 'lease', slug, 'src/', '--ttl', '600', '--reason', 'refactor', '--json');
+    expect(taken.code, taken.stderr).toBe(0);
+    const lease = JSON.parse(taken.stdout) as { id: string; resource: string; fence: number };
+    expect(lease).toMatchObject({ resource: 'src/', fence: 1 });
+    const refused = await ams(other.apiToken, 'lease', slug, 'src/app.ts');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`src/ (${worker.id} until`);
+    expect(await ams(other.apiToken, 'lease', slug, 'a/../b')).toMatchObject({ code: 1, stderr: expect.stringContaining('RESOURCE') });
+    expect((await ams(other.apiToken, 'lease', 'list', slug)).stdout).toContain(lease.id);
+    expect((await ams(worker.apiToken, 'lease', 'renew', slug, lease.id, '--ttl', '900')).code).toBe(0);
+    expect((await ams(other.apiToken, 'lease', 'release', slug, lease.id)).code).toBe(1);
+    expect(await ams(worker.apiToken, 'lease', 'release', slug, lease.id)).toEqual({ code: 0, stdout: `released ${lease.id}\n`, stderr: '' });
+    expect((await ams(other.apiToken, 'lease', slug, 'src/app.ts', '--shared')).code).toBe(0);
+  });
 });

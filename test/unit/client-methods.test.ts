@@ -18,11 +18,12 @@ const own = (proto: object): string[] => Object.getOwnPropertyNames(proto).filte
 
 /** Every public method (and the `connected` getter) of AmsClient, as its users call them. */
 const PUBLIC_API = [
-  'ack', 'acks', 'addMember', 'agents', 'audit', 'channels', 'claimNextTask', 'claimTask', 'close', 'connect', 'connected', 'createAgent', 'createChannel', 'createRoom',
-  'createSession', 'createTask', 'createWebhook', 'decide', 'delete', 'deleteWebhook', 'directory', 'disableAgent', 'dm',
-  'downloadFile', 'edit', 'enableAgent', 'exportRoom', 'feed', 'fileInfo', 'heartbeatTask', 'history', 'inbox', 'issueToken', 'jwt', 'lastSeqs', 'markRead',
-  'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react', 'reactions', 'removeMember', 'reply', 'request',
-  'revokeAgentToken', 'revokeToken', 'rooms', 'search', 'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'updateRoom', 'uploadFile',
+  'ack', 'acks', 'acquireLease', 'addMember', 'agents', 'audit', 'channels', 'claimNextTask', 'claimTask', 'close', 'connect', 'connected',
+  'createAgent', 'createChannel', 'createRoom', 'createSession', 'createTask', 'createWebhook', 'decide', 'delete', 'deleteWebhook',
+  'directory', 'disableAgent', 'dm', 'downloadFile', 'edit', 'enableAgent', 'exportRoom', 'feed', 'fileInfo', 'heartbeatTask', 'history',
+  'inbox', 'issueToken', 'jwt', 'lastSeqs', 'leases', 'markRead', 'members', 'moveTask', 'off', 'on', 'openDirectRoom', 'post', 'react',
+  'reactions', 'releaseLease', 'removeMember', 'renewLease', 'reply', 'request', 'revokeAgentToken', 'revokeToken', 'rooms', 'search',
+  'send', 'setActivity', 'task', 'tasks', 'thread', 'tokens', 'updateAgent', 'updateRoom', 'uploadFile',
   'webhookDeliveries', 'webhooks',
   'stream', 'streamedText',
 ];

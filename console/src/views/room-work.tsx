@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
-import type { Task } from '@agent-messaging/client';
-import { describeError, type Session } from '../session.js';
+import type { Lease, Task } from '@agent-messaging/client';
+import { describeError, formatTime, nameOf, type Session } from '../session.js';
 
 /**
  * A room's shared work beside its conversation (docs/console.md): the unclaimed tasks of its queue,
@@ -55,6 +55,49 @@ export function QueueTasks({ session, roomId }: { session: Session; roomId: stri
             <li key={task.id}>
               <span class="queue-title">{task.title}</span>{' '}
               <button type="button" class="small" aria-label={`Claim ${task.title}`} onClick={() => claim(task)}>Claim</button>
+            </li>
+          ))}
+        </ul>
+      )}
+    </aside>
+  );
+}
+
+/**
+ * The room's live leases (docs/leases.md): resource, holder (display name) and expiry, oldest first,
+ * kept current by `lease:updated` (granted, renewed, released, expired).
+ */
+export function RoomLeases({ session, roomId }: { session: Session; roomId: string }) {
+  const { client } = session;
+  const [leases, setLeases] = useState<Lease[] | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    const load = (): void => {
+      client.leases(roomId).then((list) => live && setLeases(list), () => live && setLeases((l) => l ?? []));
+    };
+    load();
+    const offLease = client.on('leaseUpdated', ({ lease, state }) => {
+      if (lease.roomId !== roomId) return;
+      setLeases((list) => {
+        const rest = (list ?? []).filter((l) => l.id !== lease.id);
+        return state === 'granted' || state === 'renewed' ? [...rest, lease].sort((a, b) => a.createdAt.localeCompare(b.createdAt)) : rest;
+      });
+    });
+    const offConnect = client.on('connect', load);
+    return () => { live = false; offLease(); offConnect(); };
+  }, [client, roomId]);
+
+  return (
+    <aside class="leases" aria-labelledby="leases-heading">
+      <h3 id="leases-heading">Leases</h3>
+      {leases === null ? <p>Loading…</p> : leases.length === 0 ? <p>No leases.</p> : (
+        <ul>
+          {leases.map((lease) => (
+            <li key={lease.id} aria-label={lease.resource}>
+              <code class="lease-resource">{lease.resource}</code>
+              <span class="lease-holder">{nameOf(session, lease.holderId)}</span>
+              <span class="lease-expiry">until <time dateTime={lease.expiresAt}>{formatTime(lease.expiresAt)}</time></span>
             </li>
           ))}
         </ul>

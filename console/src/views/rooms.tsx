@@ -6,7 +6,7 @@ import { Attachments } from './attachments.js';
 import { AckControls, ImportanceMark, useAwaitingAcks } from './acks.js';
 import { Composer, roomComposer, threadComposer } from './composer.js';
 import { RetentionPanel } from './retention.js';
-import { QueueTasks } from './room-work.js';
+import { QueueTasks, RoomLeases } from './room-work.js';
 
 const PAGE = 50;
 
@@ -248,6 +248,7 @@ function RoomPane({ session, room, threadId, onRead }: { session: Session; room:
         <div class="room-side">
           <Online members={members} />
           {room.kind !== 'direct' && <QueueTasks key={room.id} session={session} roomId={room.id} />}
+          <RoomLeases key={`leases-${room.id}`} session={session} roomId={room.id} />
         </div>
       </div>
     </section>

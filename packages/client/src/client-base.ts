@@ -2,7 +2,7 @@ import type { Socket } from 'socket.io-client';
 import { AmsError } from './errors.js';
 import { HttpTransport } from './http.js';
 import { SessionKeeper } from './session.js';
-import type { ActivityUpdate, HelloAck, Message, MessageAcked, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Session, Task, WsRequestName, WsRequests } from './types.js';
+import type { ActivityUpdate, HelloAck, LeaseUpdated, Message, MessageAcked, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Session, Task, WsRequestName, WsRequests } from './types.js';
 
 export interface AmsClientOptions {
   /** The service's base URL, e.g. `http://127.0.0.1:3000`. */
@@ -43,6 +43,8 @@ export interface AmsClientEvents {
   taskUpdated: (event: { task: Task }) => void;
   /** An agent acknowledged a message this agent sent (docs/acknowledgements.md), on any node. */
   messageAcked: (event: MessageAcked) => void;
+  /** A lease in one of the agent's rooms was granted, renewed, released or ran out (docs/leases.md), on any node. */
+  leaseUpdated: (event: LeaseUpdated) => void;
   /** Each (re)connection, once its `agent:hello-ack` arrived. */
   connect: (hello: HelloAck) => void;
   /** The WebSocket went away (the client reconnects by itself unless close() was called). */

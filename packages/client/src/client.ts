@@ -9,7 +9,8 @@ import { RoomMethods } from './methods/rooms.js';
 import { SocialMethods } from './methods/social.js';
 import { TaskMethods } from './methods/tasks.js';
 import { WebhookMethods } from './methods/webhooks.js';
-import type { ActivityUpdate, HelloAck, MessageAcked, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
+import type { ActivityUpdate, HelloAck, LeaseUpdated, MessageAcked, MessageDeleted, MessageDelta, MessageUpdated, PresenceUpdate, Room, Task, WsError, WsMessage } from './types.js';
+import { LeaseMethods } from './methods/leases.js';
 
 export type { AmsClientEvents, AmsClientOptions } from './client-base.js';
 export type { MessageStream, SendOptions } from './methods/messages.js';
@@ -115,6 +116,7 @@ export class AmsClient extends ClientBase {
     socket.on('room:removed', (event: { roomId: string }) => this.dispatch('roomRemoved', event));
     socket.on('task:updated', (event: { task: Task }) => this.dispatch('taskUpdated', event));
     socket.on('message:acked', (event: MessageAcked) => this.dispatch('messageAcked', event));
+    socket.on('lease:updated', (event: LeaseUpdated) => this.dispatch('leaseUpdated', event));
     socket.on('error', (error: WsError) => {
       const err = new AmsError(error.code, error.message);
       // A refused JWT (expired, or the service's secret changed): the reconnection exchanges anew.
@@ -186,14 +188,14 @@ export class AmsClient extends ClientBase {
 }
 
 /** The domains' methods, in one list: each is a class over ClientBase whose methods AmsClient takes as its own. */
-const DOMAINS = [MessageMethods, RoomMethods, TaskMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods] as const;
+const DOMAINS = [MessageMethods, RoomMethods, TaskMethods, LeaseMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods] as const;
 
 // TypeScript's documented way of writing one class's methods in several files (a class and an
 // interface of one name merge): the interface gives AmsClient the domains' methods as types, the
 // loop puts them on its prototype, refusing a name written twice (test/unit/client-methods.test.ts
 // checks that none is missed).
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- the merge is the point (see above)
-export interface AmsClient extends MessageMethods, RoomMethods, TaskMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods {}
+export interface AmsClient extends MessageMethods, RoomMethods, TaskMethods, LeaseMethods, FileMethods, WebhookMethods, AgentMethods, SocialMethods {}
 for (const domain of DOMAINS) {
   for (const name of Object.getOwnPropertyNames(domain.prototype)) {
     if (name === 'constructor') continue;

@@ -5,5 +5,6 @@
  */
 export { AmsClient, type AmsClientEvents, type AmsClientOptions, type MessageStream, type SendOptions } from './client.js';
 export { AmsError } from './errors.js';
+export { leaseConflicts } from './methods/leases.js';
 export type { DownloadedFile, DownloadInfo, FileBody } from './files.js';
 export type * from './types.js';

@@ -12,6 +12,7 @@ import type {
   AuditPageSchema, AuditQuerySchema, AuditRecordSchema, UpdateAgentInput, SkillSchema,
   TaskSchema, TaskPageSchema, CreateTaskInput, TaskState as ProtocolTaskState,
   AckListSchema, MessageAckedSchema, MessageAckPayload, MessageAckAckSchema, Importance as ProtocolImportance,
+  LeaseSchema, LeaseState as ProtocolLeaseState,
 } from '@agent-messaging/protocol';
 
 // The objects of the service, typed from the very TypeBox schemas its routes and events are
@@ -80,6 +81,11 @@ export type MessageAcked = Static<typeof MessageAckedSchema>;
 export type Task = Static<typeof TaskSchema>;
 export type TaskPage = Static<typeof TaskPageSchema>;
 export type NewTask = Static<typeof CreateTaskInput>;
+/** A lease on a resource in a room (docs/leases.md). */
+export type Lease = Static<typeof LeaseSchema>;
+export type LeaseState = ProtocolLeaseState;
+/** `lease:updated`: a lease of one of the agent's rooms was granted, renewed, released or ran out. */
+export interface LeaseUpdated { lease: Lease; state: LeaseState }
 export type TaskState = ProtocolTaskState;
 /** `message:deleted`: a message was deleted (it stays as a tombstone). */
 export type MessageDeleted = Static<typeof MessageDeletedSchema>;

@@ -3,6 +3,7 @@ import { SetActivityInput, type ActivityUpdatePayload } from './activity.schema.
 import { IdString } from './common.schema.js';
 import { AppendMessageInput, EndMessageInput, HistoryLimit, SendMessageInput, WsMessageSchema } from './messages.schema.js';
 import { RoomSchema } from './rooms.schema.js';
+import type { LeaseUpdatedSchema } from './leases.schema.js';
 import { MoveTaskInput, TaskSchema } from './tasks.schema.js';
 import { Text, Uuid } from './text.js';
 
@@ -43,6 +44,9 @@ export type WsMessage = Static<typeof WsMessageSchema>;
 export type TaskObject = Static<typeof TaskSchema>;
 
 /** `task:updated`: a task of which the agent is the requester or the assignee was created or moved. */
+/** `lease:updated`: a lease of a room of the agent's (docs/leases.md). */
+export type LeaseUpdated = Static<typeof LeaseUpdatedSchema>;
+
 export interface TaskUpdated {
   task: TaskObject;
 }
@@ -135,6 +139,8 @@ export interface ServerToClientEvents {
   'task:updated': (payload: TaskUpdated) => void;
   /** An agent acknowledged a message the agent sent (docs/acknowledgements.md). */
   'message:acked': (payload: MessageAcked) => void;
+  /** A lease in one of the agent's rooms was granted, renewed, released or ran out (docs/leases.md). */
+  'lease:updated': (payload: LeaseUpdated) => void;
   error: (payload: WsError) => void;
 }
 

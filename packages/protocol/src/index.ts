@@ -17,6 +17,7 @@ export * from './rooms.schema.js';
 export * from './search.schema.js';
 export * from './social.schema.js';
 export * from './tasks.schema.js';
+export * from './leases.schema.js';
 export * from './webhooks.schema.js';
 export * from './files.schema.js';
 export * from './events.js';

@@ -46,6 +46,8 @@ export const AUDIT_EVENTS = [
   'oauth-client-registered',
   'oauth-grant-created',
   'oauth-grant-revoked',
+  'lease-granted',
+  'lease-released',
 ] as const;
 
 export type AuditEvent = (typeof AUDIT_EVENTS)[number];

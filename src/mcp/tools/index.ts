@@ -12,6 +12,7 @@ import { ROOM_TOOLS } from './rooms.js';
 import { SEARCH_TOOLS } from './search.js';
 import { SOCIAL_TOOLS } from './social.js';
 import { TASK_TOOLS } from './tasks.js';
+import { LEASE_TOOLS } from './leases.js';
 
 export type { ToolCall, ToolContent, ToolResult } from './define.js';
 export { renderMessage, renderMessages, roomSlugs, withSenderNames } from './render.js';
@@ -51,6 +52,10 @@ const TOOLS = {
   request_approval: TASK_TOOLS.request_approval,
   claim_task: TASK_TOOLS.claim_task,
   heartbeat_task: TASK_TOOLS.heartbeat_task,
+  acquire_lease: LEASE_TOOLS.acquire_lease,
+  renew_lease: LEASE_TOOLS.renew_lease,
+  release_lease: LEASE_TOOLS.release_lease,
+  list_leases: LEASE_TOOLS.list_leases,
   read_thread: SOCIAL_TOOLS.read_thread,
   read_audit: AUDIT_TOOLS.read_audit,
 };

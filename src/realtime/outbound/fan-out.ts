@@ -81,6 +81,13 @@ export function createRealtimePublisher(nsp: AgentsNamespace, subscriptions: Sub
     'message.acked': ({ roomId, messageId, senderId, agentId, at }) => {
       nsp.to([agentChannel(senderId), roomGrantChannel(senderId, roomId)]).emit('message:acked', { roomId, messageId, agentId, at });
     },
+    // To the room's sockets on every node (the adapter carries room broadcasts), and to the holder's
+    // when an admin released its lease (one emit: a socket in both channels gets it once).
+    'lease.updated': ({ lease, state, alsoTo }) => {
+      presence.flush(lease.roomId);
+      const holder = alsoTo === undefined ? [] : [agentChannel(alsoTo), scopedAgentChannel(alsoTo)];
+      nsp.to([roomChannel(lease.roomId), ...holder]).emit('lease:updated', { lease, state });
+    },
   };
 
   const failed = (event: DomainEvent, err: unknown): void => {

@@ -4,6 +4,7 @@ import { fileCommands } from './file-commands.js';
 import { messageCommands } from './message-commands.js';
 import { roomCommands } from './room-commands.js';
 import { taskCommands } from './task-commands.js';
+import { leaseCommands } from './lease-commands.js';
 import { CONNECTION, DEFAULT_URL, serviceOf } from './with-client.js';
 
 export { NotFound } from './with-client.js';
@@ -39,6 +40,7 @@ export const CLIENT_COMMANDS: Record<string, Command> = {
   ...roomCommands,
   ...messageCommands,
   ...taskCommands,
+  ...leaseCommands,
   ...fileCommands,
   mcp: mcpCommand,
 };
