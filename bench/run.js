@@ -32,6 +32,7 @@ import { pgSendScenario } from './scenarios/pgsend.js';
 import { roomsScenario } from './scenarios/rooms.js';
 import { searchScenario } from './scenarios/search.js';
 import { sendersScenario } from './scenarios/senders.js';
+import { spreadScenario } from './scenarios/spread.js';
 import { sessionsScenario } from './scenarios/sessions.js';
 import { taskWaitersScenario } from './scenarios/task-waiters.js';
 import { a2aScenario } from './scenarios/a2a.js';
@@ -67,6 +68,7 @@ const SCENARIOS = [
   { id: 'task-waiters', n: 24, title: '2,000 held GET /api/v1/tasks?as=assignee&state=submitted&wait=30, a new task waking its assignee; memory per waiter against the inbox\'s', run: taskWaitersScenario },
   { id: 'a2a', n: 25, title: 'A2A SendMessage answering once submitted against REST POST /api/v1/tasks, and the SDK\'s ceiling on a bare route', run: a2aScenario },
   { id: 'fanout', n: 26, title: 'three nodes, rooms whose members are all on node A: CPU of B and C per message as a share of A\'s', run: fanoutScenario },
+  { id: 'spread', n: 27, title: 'two nodes, rooms of 10 with members and senders on both, against one node on the same PostgreSQL: CPU of every process per message, delivery p50', run: spreadScenario },
   { id: 'idle', n: 17, title: 'as many idle authenticated connections as the file limit allows, then a room-of-10 step while held', run: idleScenario },
 ];
 

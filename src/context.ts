@@ -8,7 +8,7 @@ import type { Config } from './config/config.js';
 import { createAgentsService, type AgentsService } from './core/agents/agents.service.js';
 import { createAuditService, type AuditService } from './core/audit/audit.service.js';
 import { createApiTokenAuth, type ApiTokenAuth } from './core/auth/api-token-auth.js';
-import { createAuthz, type Authz } from './core/auth/authz.js';
+import { createAuthz, type Authz } from './core/authz/authz.js';
 import { createJwtCodec } from './core/auth/jwt.js';
 import { resolveJwtSecret } from './core/auth/jwt-secret.js';
 import { createSessionAuth, type SessionAuth } from './core/auth/session-auth.js';
@@ -141,7 +141,8 @@ export async function createContext(config: Config, logger: Logger, overrides: C
   const sessions = createSessionsService({ db, jwt, gate: limits.exchangeGate });
   const sessionAuth = createSessionAuth({ db, authz, jwt, jwtTtlSeconds: config.jwtTtlSeconds });
   const apiTokenAuth = createApiTokenAuth({ db, sessions, sessionAuth });
-  const inboxWaiters = new InboxWaiters();
+  // Other nodes' commits reach this node only while it holds an inbox waiter (docs/scale-out.md).
+  const inboxWaiters = new InboxWaiters({ follow: () => bus.follow('messages.committed'), unfollow: () => bus.unfollow('messages.committed') });
   const liveOAuth = new LiveOAuthRequests();
   const taskWaiters = new TaskWaiters();
 
@@ -189,7 +190,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessions,
     sessionAuth,
     apiTokenAuth,
-    oauth: createOAuthService({ db, authz, events, apiTokenAuth }),
+    oauth: createOAuthService({ db, events, apiTokenAuth }),
     liveOAuth,
     publicUrl: { value: config.publicUrl ?? `http://${config.host}:${config.port}` },
     rooms,

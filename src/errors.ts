@@ -1,28 +1,44 @@
 import type { WsErrorCode as WireErrorCode } from '@agent-messaging/protocol';
 import { isInvalidValue, isStorageUnavailable } from './store/driver-errors.js';
 
+/** JSON-RPC's codes for an MCP request refused as a whole (a resource read): the params, the request, or ours. */
+const INVALID_PARAMS = -32602;
+const INVALID_REQUEST = -32600;
+const INTERNAL_ERROR = -32603;
+
 /**
  * The closed catalog of errors the service can give. Every error has a stable code; this one table
- * maps it to an HTTP status and to a WebSocket error code. Messages of 5xx errors never leave the
- * process (see toPublicError).
+ * maps it to what each interface says:
+ * - `status`: the HTTP status (REST; MCP and A2A over HTTP answer 200 with the error inside);
+ * - `ws`: the WebSocket error code;
+ * - `jsonRpc`: the JSON-RPC error code of an MCP request refused as a whole (tool calls answer an
+ *   `isError` result whose text starts with the catalog's code, whatever the error);
+ * - `a2a`: the A2A protocol error (a2a/request-handler.ts builds it): `invalid-params`,
+ *   `task-not-found`, `conflict` (not cancelable for a cancel, unsupported otherwise), `unsupported`,
+ *   `coded` (an internal error whose text is the catalog's code and message, so a caller knows to
+ *   retry) or `internal` (nothing of the cause).
+ * Messages of 5xx errors never leave the process (see toPublicError).
  */
 export const ERROR_CATALOG = {
-  VALIDATION_ERROR: { status: 400, ws: 'VALIDATION_ERROR' },
-  BAD_REQUEST: { status: 400, ws: 'VALIDATION_ERROR' },
-  UNAUTHENTICATED: { status: 401, ws: 'AUTH_FAILED' },
-  FORBIDDEN: { status: 403, ws: 'FORBIDDEN' },
-  NOT_FOUND: { status: 404, ws: 'NOT_FOUND' },
-  ROOM_NOT_FOUND: { status: 404, ws: 'ROOM_NOT_FOUND' },
-  METHOD_NOT_ALLOWED: { status: 405, ws: 'VALIDATION_ERROR' },
-  CONFLICT: { status: 409, ws: 'CONFLICT' },
-  REQUEST_TIMEOUT: { status: 408, ws: 'VALIDATION_ERROR' },
-  PAYLOAD_TOO_LARGE: { status: 413, ws: 'VALIDATION_ERROR' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, ws: 'VALIDATION_ERROR' },
-  HEADERS_TOO_LARGE: { status: 431, ws: 'VALIDATION_ERROR' },
-  RATE_LIMITED: { status: 429, ws: 'RATE_LIMIT_EXCEEDED' },
-  UNAVAILABLE: { status: 503, ws: 'UNAVAILABLE' },
-  INTERNAL: { status: 500, ws: 'INTERNAL' },
-} as const satisfies Record<string, { status: number; ws: WireErrorCode }>;
+  VALIDATION_ERROR: { status: 400, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_PARAMS, a2a: 'invalid-params' },
+  BAD_REQUEST: { status: 400, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_PARAMS, a2a: 'invalid-params' },
+  UNAUTHENTICATED: { status: 401, ws: 'AUTH_FAILED', jsonRpc: INVALID_REQUEST, a2a: 'coded' },
+  FORBIDDEN: { status: 403, ws: 'FORBIDDEN', jsonRpc: INVALID_REQUEST, a2a: 'unsupported' },
+  NOT_FOUND: { status: 404, ws: 'NOT_FOUND', jsonRpc: INVALID_REQUEST, a2a: 'task-not-found' },
+  ROOM_NOT_FOUND: { status: 404, ws: 'ROOM_NOT_FOUND', jsonRpc: INVALID_REQUEST, a2a: 'task-not-found' },
+  METHOD_NOT_ALLOWED: { status: 405, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_REQUEST, a2a: 'unsupported' },
+  CONFLICT: { status: 409, ws: 'CONFLICT', jsonRpc: INVALID_REQUEST, a2a: 'conflict' },
+  REQUEST_TIMEOUT: { status: 408, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_REQUEST, a2a: 'coded' },
+  PAYLOAD_TOO_LARGE: { status: 413, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_REQUEST, a2a: 'invalid-params' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_REQUEST, a2a: 'invalid-params' },
+  HEADERS_TOO_LARGE: { status: 431, ws: 'VALIDATION_ERROR', jsonRpc: INVALID_REQUEST, a2a: 'invalid-params' },
+  RATE_LIMITED: { status: 429, ws: 'RATE_LIMIT_EXCEEDED', jsonRpc: INVALID_REQUEST, a2a: 'coded' },
+  UNAVAILABLE: { status: 503, ws: 'UNAVAILABLE', jsonRpc: INTERNAL_ERROR, a2a: 'coded' },
+  INTERNAL: { status: 500, ws: 'INTERNAL', jsonRpc: INTERNAL_ERROR, a2a: 'internal' },
+} as const satisfies Record<string, { status: number; ws: WireErrorCode; jsonRpc: number; a2a: A2aErrorKind }>;
+
+/** The kinds of A2A error the catalog's `a2a` column names. */
+export type A2aErrorKind = 'invalid-params' | 'task-not-found' | 'conflict' | 'unsupported' | 'coded' | 'internal';
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;
 export type WsErrorCode = (typeof ERROR_CATALOG)[ErrorCode]['ws'];
@@ -46,6 +62,14 @@ export class AppError extends Error {
 
   get wsCode(): WsErrorCode {
     return ERROR_CATALOG[this.code].ws;
+  }
+
+  get jsonRpcCode(): number {
+    return ERROR_CATALOG[this.code].jsonRpc;
+  }
+
+  get a2aKind(): A2aErrorKind {
+    return ERROR_CATALOG[this.code].a2a;
   }
 }
 

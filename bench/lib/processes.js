@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -148,4 +148,43 @@ export function machineInfo() {
     loadAverage: os.loadavg().map((l) => Math.round(l * 100) / 100),
     pinning,
   };
+}
+
+/** PostgreSQL's shared background processes (their title after "postgres: [<cluster>: ]"). */
+const PG_BACKGROUND = /^postgres: (?:\S+: )?(checkpointer|background writer|walwriter|autovacuum launcher|logical replication launcher|stats collector|archiver|io worker)/;
+
+/**
+ * CPU seconds of PostgreSQL's processes that serve one database, by pid: the backends connected to
+ * it (their title names it) and the server's shared background processes (WAL writer, checkpointer,
+ * ...), not other databases' backends. Sum the growth between two readings with `cpuGrowth`.
+ */
+export function postgresCpuByPid(database) {
+  const byPid = new Map();
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    let title;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim();
+    } catch {
+      continue; // gone meanwhile
+    }
+    // The postmaster (its title is its command line) forks the backends: counted too.
+    const serves = title.includes(` ${database} `) || PG_BACKGROUND.test(title) || title.startsWith('/');
+    const seconds = serves ? cpuSeconds(pid) : null;
+    if (seconds !== null) byPid.set(pid, seconds);
+  }
+  return byPid;
+}
+
+/** CPU seconds spent between two `postgresCpuByPid` readings (a process that started between them counts whole). */
+export function cpuGrowth(before, after) {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? 0);
+  return total;
 }

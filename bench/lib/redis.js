@@ -6,7 +6,7 @@ import { freePort } from './processes.js';
 /** A private Redis on a free port (the shared one carries other workers' adapters), or null. */
 export async function startRedis() {
   if (spawnSync('redis-server', ['--version'], { stdio: 'ignore' }).status !== 0) {
-    return process.env.AMS_BENCH_REDIS_URL ? { url: process.env.AMS_BENCH_REDIS_URL, stop: async () => {} } : { error: 'redis-server not found and AMS_BENCH_REDIS_URL unset' };
+    return process.env.AMS_BENCH_REDIS_URL ? { url: process.env.AMS_BENCH_REDIS_URL, pid: null, stop: async () => {} } : { error: 'redis-server not found and AMS_BENCH_REDIS_URL unset' };
   }
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -25,6 +25,8 @@ export async function startRedis() {
   client.disconnect();
   return {
     url,
+    /** The server's process, for its CPU (/proc). */
+    pid: child.pid,
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -291,6 +291,16 @@ export function summaryRows(results) {
     } else rows.push(unavailable(26, 'fan-out follows members', f, '<= 5 %'));
   }
 
+  if ('spread' in results) {
+    const s = results.spread;
+    if (s.one) {
+      rows.push(row(27, 'two nodes cost little more than one', 'total CPU per message (nodes, Redis, PostgreSQL), us', {
+        service: `two ${s.two.totalUs}`, baseline: `one ${s.one.totalUs}`, ratio: s.cpuRatio, target: '<= 1.5 x', met: s.cpuRatio <= s.target,
+        note: `delivery p50 ${fmt(s.two.deliveryP50, 2)} vs ${fmt(s.one.deliveryP50, 2)} ms (${fmt(s.deliveryRatio, 2)} x, <= 1.5 x)${s.sustained ? '' : '; NOT SUSTAINED'}`,
+      }));
+    } else rows.push(unavailable(27, 'two nodes cost little more than one', s, '<= 1.5 x'));
+  }
+
   if ('cluster' in results) {
     const c = results.cluster;
     if (c.crossNode) {

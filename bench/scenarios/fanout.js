@@ -5,10 +5,10 @@ import { describe } from '../lib/search.js';
 import { jwtMinter, startService } from '../lib/service.js';
 import { serviceClients } from './rooms.js';
 
-const ROOMS = 10;
+const ROOMS = 30;
 const ROOM_SIZE = 10;
-/** Messages per second into the rooms on node A; AMS_BENCH_FANOUT_RATE=n for another. */
-const RATE = Number(process.env.AMS_BENCH_FANOUT_RATE ?? 200);
+/** Messages per second into the rooms on node A (400 with --quick); AMS_BENCH_FANOUT_RATE=n for another. */
+const rateOf = (quick) => Number(process.env.AMS_BENCH_FANOUT_RATE ?? (quick ? 400 : 2000));
 
 /**
  * Scenario 26, "work follows members" (docs/scale-out.md, "Fan-out"): three nodes on PostgreSQL and
@@ -39,6 +39,7 @@ export async function fanoutScenario(bench) {
 
 async function measure(bench, database, redis, mode) {
   const { quick, log } = bench;
+  const RATE = rateOf(quick);
   const mint = jwtMinter(bench.jwtSecret);
   const nodes = [];
   let clients = [];

@@ -37,24 +37,22 @@ export const BLOCKING_WAIT_MS = TASK_WAIT_MAX_SECONDS * 1000;
 const settles = (task: Task): boolean => isTerminal(task.state) || task.state === 'input-required';
 
 /**
- * What the service refused, as the protocol's error: a bad field is invalid params naming it, an
- * unknown task (or another caller's) is "task not found", a move the task's state does not allow is
- * "not cancelable" for a cancel and "unsupported operation" otherwise. Anything else goes on (the
- * route answers it as an internal error without its text).
+ * What the service refused, as the protocol's error its catalog entry names (errors.ts, the `a2a`
+ * column): a bad field is invalid params naming it, an unknown task (or another caller's) is "task
+ * not found", a move the task's state does not allow is "not cancelable" for a cancel and
+ * "unsupported operation" otherwise. The rest goes on to toPublicA2aError.
  */
 function toA2aError(err: unknown, conflict: 'cancel' | 'send'): unknown {
   if (!(err instanceof AppError)) return err;
   const details = err.details === undefined ? '' : `: ${Object.entries(err.details).map(([field, problem]) => `${field} ${problem}`).join('; ')}`;
-  switch (err.code) {
-    case 'VALIDATION_ERROR':
-    case 'BAD_REQUEST':
+  switch (err.a2aKind) {
+    case 'invalid-params':
       return new RequestMalformedError({ message: `${err.message}${details}`, metadata: err.details });
-    case 'NOT_FOUND':
-    case 'ROOM_NOT_FOUND':
+    case 'task-not-found':
       return new TaskNotFoundError(err.message);
-    case 'CONFLICT':
+    case 'conflict':
       return conflict === 'cancel' ? new TaskNotCancelableError(`The task cannot be canceled${details}`) : new UnsupportedOperationError(`The task cannot take this message${details}`);
-    case 'FORBIDDEN':
+    case 'unsupported':
       return new UnsupportedOperationError(err.message);
     default:
       return err;
@@ -62,17 +60,17 @@ function toA2aError(err: unknown, conflict: 'cancel' | 'send'): unknown {
 }
 
 /**
- * Anything that is not already the protocol's error, as an internal error whose text says nothing of
- * the cause (a storage outage or a rate limit keeps its public text): the SDK would otherwise send the error's own
- * message. The cause is logged.
+ * Anything that is not already the protocol's error, as an internal error: a refusal that is no
+ * one's fault here (too many held waits; the database away, which reaches here as the driver's
+ * error) carries the catalog's code and text, as MCP gives them, so a caller knows to retry (A2A
+ * has no code of its own for them); anything else says nothing of the cause, which is logged (the
+ * SDK would otherwise send the error's own message).
  */
 export function toPublicA2aError(err: unknown, log: (err: unknown) => void): unknown {
   if (err instanceof A2AError) return err;
-  // A refusal that is no one's fault here (too many held waits; the database away, which reaches
-  // here as the driver's error): the catalog's code and text, as MCP gives them, so a caller knows
-  // to retry. A2A has no code of its own for either: the JSON-RPC internal error carries it.
   const refusal = toPublicError(err);
-  if (refusal.code === 'UNAVAILABLE' || refusal.code === 'RATE_LIMITED') return new Error(`${refusal.code}: ${refusal.message}`);
+  if (refusal.a2aKind === 'coded') return new Error(`${refusal.code}: ${refusal.message}`);
+  if (refusal.a2aKind !== 'internal') return toA2aError(refusal, 'send');
   log(err);
   return new Error('Internal error');
 }

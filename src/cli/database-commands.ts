@@ -57,7 +57,7 @@ async function openServices(databaseConfig: DatabaseConfig) {
   // Loaded only for the commands that use them, so --help, --version and mistakes answer at once.
   const [{ createAgentsService }, { createAuthz }, { createTokensService }, { nullPublisher }, { createLogger }, { openDatabase }] = await Promise.all([
     import('../core/agents/agents.service.js'),
-    import('../core/auth/authz.js'),
+    import('../core/authz/authz.js'),
     import('../core/auth/tokens.service.js'),
     import('../core/events.js'),
     import('../logger.js'),

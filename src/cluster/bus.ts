@@ -78,11 +78,26 @@ export const BUS_TOPICS = {
 } satisfies Record<string, TSchema>;
 
 export type BusTopic = keyof typeof BUS_TOPICS;
+
+/**
+ * Topics a node receives only while it follows them (ClusterBus.follow): hints that only something
+ * held on a node needs. `messages.committed` wakes held inbox reads, and a node holding none (most
+ * of a big cluster's nodes at any moment) would otherwise read every other node's commits: work that
+ * does not follow members. Their hints go on a channel of their own, which Redis delivers only to
+ * the nodes subscribed to it.
+ */
+export const FOLLOWED_TOPICS = ['messages.committed'] as const satisfies readonly BusTopic[];
+export type FollowedTopic = (typeof FOLLOWED_TOPICS)[number];
+export const isFollowedTopic = (topic: BusTopic): topic is FollowedTopic => (FOLLOWED_TOPICS as readonly BusTopic[]).includes(topic);
 export type BusPayload<T extends BusTopic> = Static<(typeof BUS_TOPICS)[T]>;
 export type BusHandler<T extends BusTopic> = (payload: BusPayload<T>) => void | Promise<void>;
 
 /** How long `publish` waits for the other nodes' acknowledgements: the one timeout of the bus. */
 export const BUS_ACK_TIMEOUT_MS = 2000;
+/** How long `follow` waits for its subscription before it lets the caller go on. */
+export const FOLLOW_WAIT_MS = 1000;
+/** How long a followed topic is still received after its last `unfollow`. */
+export const FOLLOW_LINGER_MS = 10_000;
 
 export interface ClusterBus {
   /**
@@ -100,6 +115,15 @@ export interface ClusterBus {
   notify<T extends BusTopic>(topic: T, payload: BusPayload<T>): void;
   /** Adds a handler of the topic on this node; a node acknowledges after all its handlers ran. */
   subscribe<T extends BusTopic>(topic: T, handler: BusHandler<T>): void;
+  /**
+   * Starts receiving a followed topic from the other nodes (FOLLOWED_TOPICS; every other topic is
+   * always received). Resolves once it is received (at once on one node; within FOLLOW_WAIT_MS
+   * when Redis is slow or away, after which a hint missed costs its waiter a delay). Calls nest: the
+   * topic is received until as many `unfollow`s came, and then for FOLLOW_LINGER_MS more, so that a
+   * node that keeps taking and answering held requests does not subscribe and unsubscribe each time.
+   */
+  follow(topic: FollowedTopic): Promise<void>;
+  unfollow(topic: FollowedTopic): void;
   /** Called each time the bus becomes live again after a gap: whatever was sent meanwhile was missed. */
   onResume(listener: () => void): void;
   close(): Promise<void>;

@@ -8,6 +8,8 @@ export function createMemoryBus(logger: BusLogger): ClusterBus {
     publish: (topic, payload) => handlers.run(topic, payload),
     notify: () => undefined, // no other node
     subscribe: (topic, handler) => handlers.add(topic, handler),
+    follow: () => Promise.resolve(), // no other node
+    unfollow: () => undefined,
     onResume: () => undefined,
     close: () => Promise.resolve(),
   };

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
-  BUS_ACK_TIMEOUT_MS, isBusTopic, isValidPayload, LocalHandlers,
-  type BusLogger, type BusPayload, type BusTopic, type ClusterBus,
+  BUS_ACK_TIMEOUT_MS, FOLLOW_LINGER_MS, FOLLOW_WAIT_MS, FOLLOWED_TOPICS, isBusTopic, isFollowedTopic, isValidPayload, LocalHandlers,
+  type BusLogger, type BusPayload, type BusTopic, type ClusterBus, type FollowedTopic,
 } from './bus.js';
 import { watchRedisConnection } from './redis-watchdog.js';
 
@@ -10,6 +10,8 @@ import { watchRedisConnection } from './redis-watchdog.js';
  * The cluster bus on Redis pub/sub. Channels, under config.redisKeyPrefix:
  *   bus              every message: {id, from, topic, payload}; every node subscribes
  *   bus:ack:<node>   the acknowledgements of one node's messages: the message id
+ *   bus:<topic>      a followed topic's messages (FOLLOWED_TOPICS): only the nodes that follow it
+ *                    subscribe, so a node holding no inbox waiter reads no other node's commits
  *
  * How many nodes must acknowledge is what PUBLISH answers: the number of subscribers that received
  * the message, the sender's own subscriber included (it counts its own copy as its acknowledgement,
@@ -27,6 +29,15 @@ export interface RedisBusOptions {
   timeoutMs?: number;
   /** How long startup waits for the subscriber before going on without it (a Redis that is down does not stop a node). */
   startupWaitMs?: number;
+  /** FOLLOW_LINGER_MS unless told (tests). */
+  followLingerMs?: number;
+}
+
+/** One followed topic on this node: how many `follow`s are open, its subscription, its pending end. */
+interface Following {
+  count: number;
+  subscribed: Promise<void>;
+  linger?: NodeJS.Timeout;
 }
 
 interface Envelope {
@@ -68,6 +79,9 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
   const handlers = new LocalHandlers(logger);
   const pending = new Map<string, Pending>();
   const resumeListeners: (() => void)[] = [];
+  const followedChannel = (topic: FollowedTopic): string => `${options.keyPrefix}bus:${topic}`;
+  const followedChannels = new Set(FOLLOWED_TOPICS.map(followedChannel));
+  const following = new Map<FollowedTopic, Following>();
 
   // Subscribes on every (re)connection itself, so it knows when a gap ended.
   const sub = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, maxRetriesPerRequest: null, autoResubscribe: false });
@@ -116,12 +130,13 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
 
   sub.on('message', (source: string, message: string) => {
     if (source === ackChannel) acknowledged(message);
-    else if (source === channel) void received(message);
+    else if (source === channel || followedChannels.has(source)) void received(message);
   });
 
   const subscribe = async (): Promise<void> => {
     try {
-      await sub.subscribe(channel, ackChannel);
+      // The followed topics too: a (re)connection subscribes afresh (autoResubscribe is off).
+      await sub.subscribe(channel, ackChannel, ...[...following.keys()].map(followedChannel));
       if (closed) return;
       live = true;
       for (const listener of resumeListeners) listener();
@@ -180,11 +195,38 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
     },
     notify(topic, payload) {
       const envelope: Envelope = { id: randomUUID(), from: nodeId, topic, payload, ack: false };
-      redis.publish(channel, JSON.stringify(envelope)).catch((err: unknown) => {
+      redis.publish(isFollowedTopic(topic) ? followedChannel(topic) : channel, JSON.stringify(envelope)).catch((err: unknown) => {
         logger.warn({ topic, err: { message: errorMessage(err) } }, 'cluster bus: notification not sent to the other nodes');
       });
     },
     subscribe: (topic, handler) => handlers.add(topic, handler),
+    follow(topic) {
+      const held = following.get(topic);
+      if (held !== undefined) {
+        held.count++;
+        clearTimeout(held.linger);
+        return held.subscribed;
+      }
+      // Bounded: a Redis that is away must not hold the caller (its reconnection subscribes again).
+      let timer: NodeJS.Timeout | undefined;
+      const subscribed = Promise.race([
+        sub.subscribe(followedChannel(topic)).then(() => undefined, () => undefined),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, FOLLOW_WAIT_MS);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      following.set(topic, { count: 1, subscribed });
+      return subscribed;
+    },
+    unfollow(topic) {
+      const held = following.get(topic);
+      if (held === undefined || held.count === 0 || --held.count > 0) return;
+      held.linger = setTimeout(() => {
+        following.delete(topic);
+        sub.unsubscribe(followedChannel(topic)).catch(() => undefined);
+      }, options.followLingerMs ?? FOLLOW_LINGER_MS);
+      held.linger.unref();
+    },
     onResume(listener) {
       resumeListeners.push(listener);
     },
@@ -192,6 +234,7 @@ export async function createRedisBus(redis: Redis, options: RedisBusOptions): Pr
       closed = true;
       live = false;
       stopWatching();
+      for (const held of following.values()) clearTimeout(held.linger);
       for (const entry of pending.values()) entry.settle('failed');
       sub.disconnect();
     },

@@ -135,3 +135,15 @@ export function parseId(value: unknown, field: string): string {
   if (!isUuid(value)) throw validationError({ [field]: 'must be a UUID' });
   return value.toLowerCase();
 }
+
+/**
+ * A sequence number from a query string (digits) or a JSON payload (a number): a whole number >= 0.
+ * Numbers past 2^53 cannot be a `seq` the service gave out, and are refused rather than rounded.
+ */
+export function parseSeq(raw: unknown, field: string): number {
+  const value = typeof raw === 'string' && /^\d{1,16}$/.test(raw) ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw validationError({ [field]: 'must be a whole number >= 0' });
+  }
+  return value;
+}

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Config } from '../config/config.js';
+import { AppError } from '../errors.js';
 
 /**
  * The rate limiters' pieces: one limiter per name (in memory, or in Redis and then shared by every
@@ -47,6 +48,15 @@ export async function admit(...checks: readonly (readonly [RateLimiterAbstract, 
     storeError ??= { error: outcome.reason };
   }
   return storeError ? { admitted: false, reason: 'unavailable', error: storeError.error } : { admitted: true };
+}
+
+/**
+ * A refused admission as the error every transport gives (REST, WebSocket, MCP through REST's hook):
+ * over a limit `RATE_LIMITED` with the transport's text; the limiter's store (Redis) failed
+ * `UNAVAILABLE`, refusing rather than running unlimited. The caller counts and logs.
+ */
+export function admissionRefusal(admission: Exclude<Admission, { admitted: true }>, limitedText: string): AppError {
+  return admission.reason === 'limited' ? new AppError('RATE_LIMITED', limitedText) : new AppError('UNAVAILABLE', 'Rate limiter unavailable');
 }
 
 /**

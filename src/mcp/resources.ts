@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema,
+  ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema,
   type ReadResourceResult, type Resource,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../context.js';
@@ -40,10 +40,9 @@ function toMcpError(ctx: AppContext, err: unknown, uri?: string): McpError {
   if (uri !== undefined && error.code === 'ROOM_NOT_FOUND') return notFound(uri);
   if (error.status >= 500) {
     ctx.logger.error({ error: { type: err instanceof Error ? err.name : typeof err, message: err instanceof Error ? err.message : String(err) } }, 'resource request failed');
-    return new McpError(ErrorCode.InternalError, `${error.code}: ${error.message}`);
   }
-  const code = error.status === 400 ? ErrorCode.InvalidParams : ErrorCode.InvalidRequest;
-  return new McpError(code, `${error.code}: ${error.message}`, error.details === undefined ? undefined : { details: error.details });
+  const details = error.status < 500 && error.details !== undefined ? { details: error.details } : undefined;
+  return new McpError(error.jsonRpcCode, `${error.code}: ${error.message}`, details);
 }
 
 async function readRoom(ctx: AppContext, principal: Principal, uri: string, ref: string): Promise<ReadResourceResult> {

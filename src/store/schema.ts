@@ -92,7 +92,7 @@ export interface MessagesTable {
 
 /**
  * The search index (migration 005): one row per message that has words, `words` being its folded
- * words joined by spaces (core/search/search-text.ts). SQLite: an FTS5 table (its hidden column
+ * words joined by spaces (core/search-text.ts). SQLite: an FTS5 table (its hidden column
  * `message_search` takes MATCH). PostgreSQL: a table with a generated tsvector column `tsv` under
  * a GIN index. Both are queried with raw SQL for those parts, so they are not typed here.
  */

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
+import { createAuthz } from '../../src/core/authz/authz.js';
 import { createTokensService } from '../../src/core/auth/tokens.service.js';
 import { nullPublisher } from '../../src/core/events.js';
 import type { DB } from '../../src/store/schema.js';

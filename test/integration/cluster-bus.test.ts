@@ -50,12 +50,12 @@ describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
     for (const c of clients.splice(0)) c.disconnect();
   });
 
-  const node = async (keyPrefix: string, timeoutMs = 2000) => {
+  const node = async (keyPrefix: string, timeoutMs = 2000, followLingerMs?: number) => {
     const redis = new Redis(REDIS_TEST_URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     await new Promise((resolve) => redis.once('ready', resolve));
     clients.push(redis);
     const log = recorder();
-    const bus = await createRedisBus(redis, { keyPrefix, logger: log, timeoutMs });
+    const bus = await createRedisBus(redis, { keyPrefix, logger: log, timeoutMs, ...(followLingerMs === undefined ? {} : { followLingerMs }) });
     buses.push(bus);
     return { redis, bus, log };
   };
@@ -127,5 +127,69 @@ describe.skipIf(!ready)('the Redis bus (several nodes)', () => {
     expect(sawDown).toBe(true);
     expect(resumed).toBe(1);
     expect(bus.live).toBe(true);
+  });
+
+  it('a followed topic reaches only the nodes that follow it, from when follow resolves, until the linger after the last unfollow', async () => {
+    const keyPrefix = prefix();
+    const [a, b] = await Promise.all([node(keyPrefix), node(keyPrefix, 2000, 200)]);
+    const admin = new Redis(REDIS_TEST_URL);
+    clients.push(admin);
+    const followedChannel = `${keyPrefix}bus:messages.committed`;
+    const subscribers = async (): Promise<number> => ((await admin.pubsub('NUMSUB', followedChannel)) as [string, number])[1];
+    const seen: string[] = [];
+    b.bus.subscribe('messages.committed', ({ messages }) => void seen.push(messages[0]!.roomId));
+    /** A round trip after a notification: b has read everything a sent before it (one connection, in order). */
+    const roundTrip = async (): Promise<void> => a.bus.publish('webhook.created', { agentId: 'x' });
+    const commit = (roomId: string): void => a.bus.notify('messages.committed', { messages: [{ roomId, senderId: 's' }] });
+
+    // Nobody follows: the hint is published to nobody, b reads nothing.
+    commit('unfollowed');
+    await roundTrip();
+    expect(await subscribers()).toBe(0);
+    expect(seen).toEqual([]);
+
+    await b.bus.follow('messages.committed');
+    expect(await subscribers()).toBe(1);
+    commit('followed');
+    await waitUntil('b received the followed hint', () => seen.includes('followed'));
+
+    // Nested follows: one unfollow leaves it followed; the last one ends it after the linger.
+    await b.bus.follow('messages.committed');
+    b.bus.unfollow('messages.committed');
+    b.bus.unfollow('messages.committed');
+    commit('lingering');
+    await waitUntil('b still received during the linger', () => seen.includes('lingering'));
+    await waitUntil('b unsubscribed after the linger', async () => (await subscribers()) === 0, 3000, 20);
+    commit('after');
+    await roundTrip();
+    expect(seen).toEqual(['followed', 'lingering']);
+    // A follow during a linger keeps the subscription; a later one subscribes again.
+    await b.bus.follow('messages.committed');
+    b.bus.unfollow('messages.committed');
+    await b.bus.follow('messages.committed');
+    await sleep(300); // past the linger the unfollow started: the follow after it cancelled it
+    expect(await subscribers()).toBe(1);
+    commit('again');
+    await waitUntil('b received after following again', () => seen.includes('again'));
+  });
+
+  it('a followed topic is subscribed again when the subscriber reconnects', async () => {
+    const keyPrefix = prefix();
+    const [a, b] = await Promise.all([node(keyPrefix), node(keyPrefix)]);
+    const seen: string[] = [];
+    b.bus.subscribe('messages.committed', ({ messages }) => void seen.push(messages[0]!.roomId));
+    await b.bus.follow('messages.committed');
+    let resumed = 0;
+    b.bus.onResume(() => void resumed++);
+    const admin = new Redis(REDIS_TEST_URL);
+    clients.push(admin);
+    const list = (await admin.client('LIST')) as string;
+    // b's subscriber: the one holding three channels (the bus, its acknowledgements, the followed topic).
+    const line = list.split('\n').find((l) => / cmd=subscribe/.test(l) && l.includes('sub=3'));
+    expect(line).toBeDefined();
+    await admin.client('KILL', 'ID', /id=(\d+)/.exec(line!)![1]!);
+    await waitUntil('b resumed', () => resumed > 0, 5000, 5);
+    a.bus.notify('messages.committed', { messages: [{ roomId: 'after-reconnect', senderId: 's' }] });
+    await waitUntil('b received after its reconnection', () => seen.includes('after-reconnect'));
   });
 });

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSearchQuery, type SearchTerm } from '../../src/core/search/search-query.js';
-import { searchWords } from '../../src/core/search/search-text.js';
+import { searchWords } from '../../src/core/search-text.js';
 import { AppError } from '../../src/errors.js';
 import { Api, newAdmin, newAgent, newRoom, sendMessage, type TestAgent } from '../helpers/api.js';
 import { createTestDatabase, startTestServer, type TestServer } from '../helpers/server.js';

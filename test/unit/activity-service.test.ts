@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActivityService, type ActivityService } from '../../src/core/activity/activity.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
+import { createAuthz } from '../../src/core/authz/authz.js';
 import type { DomainEvent } from '../../src/core/events.js';
 import { forbidden } from '../../src/errors.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { insertAgent } from '../../src/core/agents/agents.store.js';
 import { createApiTokenAuth, VERIFIED_TTL_MS, type ApiTokenAuth } from '../../src/core/auth/api-token-auth.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
+import { createAuthz } from '../../src/core/authz/authz.js';
 import { createJwtCodec } from '../../src/core/auth/jwt.js';
 import { ACTIVE_TTL_MS, createSessionAuth } from '../../src/core/auth/session-auth.js';
 import { createSessionsService, type SessionsService } from '../../src/core/auth/sessions.service.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  historyNeedsMembership, listsEveryRoom, managesAgent, nonMemberRefusal, opensDirectRoom, readsEveryGroupRoom, readsWithoutMembership,
-} from '../../src/core/auth/authz.js';
+  deletesMessage, editsMessage, historyNeedsMembership, listsEveryRoom, managesAgent, nonMemberRefusal, opensDirectRoom, readsEveryGroupRoom, readsWithoutMembership,
+} from '../../src/core/authz/authz.js';
 import type { Principal } from '../../src/core/principal.js';
 import type { RoomKind } from '../../src/store/schema.js';
 
@@ -22,7 +22,7 @@ function kind(value: RoomKind): { kindOf: () => Promise<RoomKind>; asked: () => 
   };
 }
 
-describe('the authorisation policy (core/auth/authz.ts)', () => {
+describe('the authorisation policy (core/authz/authz.ts)', () => {
   it('an admin reads every group room without joining; a direct room needs membership; an agent reads its own rooms', async () => {
     expect(readsEveryGroupRoom(admin)).toBe(true);
     expect(readsEveryGroupRoom(agent)).toBe(false);
@@ -67,5 +67,16 @@ describe('the authorisation policy (core/auth/authz.ts)', () => {
     expect(opensDirectRoom(limited, null)).toBe(false);
     expect(opensDirectRoom(limited, 'room-2')).toBe(false);
     expect(opensDirectRoom(limited, 'room-1')).toBe(true);
+  });
+
+  it('only its sender edits a message; its sender or an admin in a group room deletes it, the kind asked only for an admin', async () => {
+    expect(editsMessage(agent, agent.agentId)).toBe(true);
+    expect(editsMessage(admin, agent.agentId)).toBe(false);
+    const group = kind('group');
+    expect(await deletesMessage(agent, agent.agentId, group.kindOf)).toBe(true);
+    expect(group.asked()).toBe(0);
+    expect(await deletesMessage(admin, agent.agentId, group.kindOf)).toBe(true);
+    expect(await deletesMessage(admin, agent.agentId, kind('direct').kindOf)).toBe(false);
+    expect(await deletesMessage({ agentId: 'agent-2', role: 'agent' }, agent.agentId, group.kindOf)).toBe(false);
   });
 });

@@ -99,12 +99,55 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+/**
+ * The graph between core's features (`src/core/<feature>/`), type-only imports included. Core's
+ * top-level files (`events.ts`, `principal.ts`, `paging.ts`, `validation.ts`, `search-text.ts`) are
+ * the shared kernel every feature may use and belong to none: edges through them are left out.
+ */
+function featureGraph(imports: Map<string, string[]>): Map<string, string[]> {
+  const core = join(SRC, 'core');
+  const featureOf = (file: string): string | null => {
+    const parts = relative(core, file).split('/');
+    return parts.length > 1 && parts[0] !== '..' ? parts[0]! : null;
+  };
+  const graph = new Map<string, Set<string>>();
+  for (const [file, targets] of imports) {
+    const from = featureOf(file);
+    if (from === null) continue;
+    const edges = graph.get(from) ?? new Set<string>();
+    graph.set(from, edges);
+    for (const target of targets) {
+      const to = featureOf(target);
+      if (to !== null && to !== from) edges.add(to);
+    }
+  }
+  return new Map([...graph].map(([feature, edges]) => [feature, [...edges]]));
+}
+
 describe('house rules', () => {
   it('src/ has no import cycle, type-only imports included', () => {
     const graph = new Map(sourceFiles(SRC).map((file) => [file, importsOf(file)]));
     expect(graph.size).toBeGreaterThan(20);
     const named = cycles(graph).map((c) => c.map((f) => relative(ROOT, f)).sort());
     expect(named).toEqual([]);
+  });
+
+  it('core\'s features import each other one way: no cycle between two of src/core/<feature>/, type-only imports included', () => {
+    const graph = featureGraph(new Map(sourceFiles(join(SRC, 'core')).map((file) => [file, importsOf(file)])));
+    expect(graph.size).toBeGreaterThan(10);
+    expect(cycles(graph).map((c) => c.sort())).toEqual([]);
+  });
+
+  it('the feature graph groups files by feature and finds a cycle between two features', () => {
+    const at = (path: string): string => join(SRC, 'core', path);
+    const graph = featureGraph(new Map([
+      [at('messages/messages.service.ts'), [at('rooms/rooms.store.ts'), at('events.ts'), at('messages/message.ts')]],
+      [at('rooms/read-cursors.service.ts'), [at('messages/seq.store.ts')]],
+      [at('events.ts'), [at('messages/message.ts')]],
+      [at('tasks/task.ts'), [at('messages/message.ts')]],
+    ]));
+    expect(graph).toEqual(new Map([['messages', ['rooms']], ['rooms', ['messages']], ['tasks', ['messages']]]));
+    expect(cycles(graph).map((c) => c.sort())).toEqual([['messages', 'rooms']]);
   });
 
   it('every import between folders is one docs/architecture.md\'s table allows, and the table itself has no cycle', () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAgentsService } from '../../src/core/agents/agents.service.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
+import { createAuthz } from '../../src/core/authz/authz.js';
 import { nullPublisher } from '../../src/core/events.js';
 import type { BusPayload } from '../../src/cluster/bus.js';
 import { createEventBridge } from '../../src/cluster/event-bridge.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createAuthz, grantedRooms, hasAction, requireAction, requireRoom, roomAllowed } from '../../src/core/auth/authz.js';
+import { createAuthz, grantedRooms, hasAction, requireAction, requireRoom, roomAllowed } from '../../src/core/authz/authz.js';
 import { createJwtCodec } from '../../src/core/auth/jwt.js';
 import { parseScopeClaim, scopeClaim, scopeProblems } from '../../src/core/auth/scopes.js';
 import type { Principal } from '../../src/core/principal.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseSearchQuery } from '../../src/core/search/search-query.js';
 import { toFts5Match, toPostgresSearch } from '../../src/store/dialect.js';
-import { MAX_WORD_LENGTH, searchText, searchWords } from '../../src/core/search/search-text.js';
+import { MAX_WORD_LENGTH, searchText, searchWords } from '../../src/core/search-text.js';
 import { AppError } from '../../src/errors.js';
 
 describe('search text folding', () => {

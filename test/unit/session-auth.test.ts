@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { insertAgent, setAgentDisabledAt } from '../../src/core/agents/agents.store.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
+import { createAuthz } from '../../src/core/authz/authz.js';
 import { createJwtCodec, type JwtCodec } from '../../src/core/auth/jwt.js';
 import { ACTIVE_TTL_MS, createSessionAuth, type SessionAuth } from '../../src/core/auth/session-auth.js';
 import { AppError } from '../../src/errors.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { insertAgent } from '../../src/core/agents/agents.store.js';
 import { listAudit } from '../../src/core/audit/audit.store.js';
-import { createAuthz } from '../../src/core/auth/authz.js';
+import { createAuthz } from '../../src/core/authz/authz.js';
 import { createJwtCodec } from '../../src/core/auth/jwt.js';
 import { createSessionsService } from '../../src/core/auth/sessions.service.js';
 import { createTokensService } from '../../src/core/auth/tokens.service.js';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { searchText } from '../../src/core/search/search-text.js';
+import { searchText } from '../../src/core/search-text.js';
 import { dialectOf } from '../../src/store/dialect.js';
 import { searchTextV1 } from '../../src/store/migrations/005-message-search.js';
 import type { DB } from '../../src/store/schema.js';

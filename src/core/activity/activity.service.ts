@@ -1,5 +1,5 @@
 import { ACTIVITY_TTL_MS, SetActivityInput, type ActivityUpdatePayload, type ActivityView } from '@agent-messaging/protocol';
-import { requireRoom, type Authz } from '../auth/authz.js';
+import { requireRoom, type Authz } from '../authz/authz.js';
 import type { DomainEvent, EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';

@@ -6,7 +6,7 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { endGrants } from '../oauth/oauth-grants.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import type { Authz } from '../auth/authz.js';
+import type { Authz } from '../authz/authz.js';
 import { nullPublisher, type EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { AUDIT_LIMITS, AUDIT_EVENT_PATTERN } from '@agent-messaging/protocol';
 import { validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
-import type { Authz } from '../auth/authz.js';
+import type { Authz } from '../authz/authz.js';
 import { parsePageLimit } from '../paging.js';
 import type { Principal } from '../principal.js';
 import { parseId } from '../validation.js';

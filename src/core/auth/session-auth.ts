@@ -5,7 +5,7 @@ import { agentStatus } from '../agents/agents.store.js';
 import type { Principal } from '../principal.js';
 import { isUuid } from '../validation.js';
 import { looksLikeApiToken } from './api-token.js';
-import type { Authz } from './authz.js';
+import type { Authz } from '../authz/authz.js';
 import type { JwtCodec } from './jwt.js';
 import { AGENT_DISABLED } from './sessions.service.js';
 import { isTokenUnrevoked } from './tokens.store.js';

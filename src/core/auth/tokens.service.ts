@@ -10,7 +10,7 @@ import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import { parseId, parseTimestamp, requireObject, storableTextProblem } from '../validation.js';
 import { generateApiToken, isTokenPrefix } from './api-token.js';
-import type { Authz } from './authz.js';
+import type { Authz } from '../authz/authz.js';
 import { scopeProblems } from './scopes.js';
 import { hashSecret } from './secret-hash.js';
 import { endGrants, findGrant, listGrantsOfAgent } from '../oauth/oauth-grants.store.js';

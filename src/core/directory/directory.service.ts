@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { notFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { listAgents, type Skill } from '../agents/agents.store.js';
-import type { Authz } from '../auth/authz.js';
+import type { Authz } from '../authz/authz.js';
 import type { PresenceReader } from '../../presence/presence.js';
 import { ROLES, type Principal, type Role } from '../principal.js';
 

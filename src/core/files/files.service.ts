@@ -6,7 +6,7 @@ import { AppError, notFound, validationError } from '../../errors.js';
 import { parseId } from '../validation.js';
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
-import type { Authz } from '../auth/authz.js';
+import type { Authz } from '../authz/authz.js';
 import type { Principal } from '../principal.js';
 import {
   CHUNK_BYTES, completeFile, deleteExpiredFile, deleteFiles, expiredFiles, findCompleteFile, insertChunk, insertFile, readableThroughRoom, readChunk,

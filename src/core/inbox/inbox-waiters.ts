@@ -18,8 +18,39 @@ interface MessageArrived {
   attention: readonly string[];
 }
 
+/**
+ * Other nodes' commits, as this node receives them (the cluster bus's `messages.committed`): followed
+ * only while this node holds an inbox waiter, so that a node holding none reads none of them.
+ */
+export interface CommitFeed {
+  /** Resolves once other nodes' commits reach this node. */
+  follow(): Promise<void>;
+  unfollow(): void;
+}
+
+/** One node: every commit is this node's. */
+const LOCAL_COMMITS: CommitFeed = { follow: () => Promise.resolve(), unfollow: () => undefined };
+
 export class InboxWaiters implements InboxWaker {
-  private readonly registry = new Waiters<MessageArrived>();
+  private readonly registry: Waiters<MessageArrived>;
+  private following: Promise<void> = Promise.resolve();
+
+  constructor(feed: CommitFeed = LOCAL_COMMITS) {
+    this.registry = new Waiters<MessageArrived>({
+      busy: () => {
+        this.following = feed.follow();
+      },
+      idle: () => feed.unfollow(),
+    });
+  }
+
+  /**
+   * Resolves once other nodes' commits reach this node's waiters: a caller registers, awaits this,
+   * then reads, so that a commit elsewhere after its read wakes it.
+   */
+  get ready(): Promise<void> {
+    return this.following;
+  }
 
   /** Waiting requests right now. */
   get size(): number {

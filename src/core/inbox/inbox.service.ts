@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
 import type { WaitSlots } from '../../limits/wait-slots.js';
 import type { DB } from '../../store/schema.js';
-import type { Authz } from '../auth/authz.js';
+import type { Authz } from '../authz/authz.js';
 import { HISTORY_LIMITS, INBOX_FILTERS, INBOX_WAIT_MAX_SECONDS, type InboxFilter } from '@agent-messaging/protocol';
 import { parsePageLimit } from '../paging.js';
 import type { Principal } from '../principal.js';
@@ -85,7 +85,11 @@ export function createInboxService(deps: { db: Kysely<DB>; authz: Authz; rooms: 
       slots: waitSlots,
       registry: waiters,
       signal,
-      register: async (left) => waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly),
+      register: async (left) => {
+        const wait = waiters.wait(agent.agentId, (await roomsService.listForAgent(agent)).map((r) => r.id), left, signal, attentionOnly);
+        await waiters.ready;
+        return wait;
+      },
       read: () => findUnread(db, agent.agentId, limit, rooms, attentionOnly),
       found: (page) => page.messages.length > 0,
     });

@@ -1,4 +1,4 @@
-import type { MessageTask } from '../tasks/task.js';
+import type { TaskKind, TaskState } from '@agent-messaging/protocol';
 
 /**
  * A stored message as the domain sees it (REST items are this object; WebSocket items rename
@@ -12,6 +12,14 @@ export interface Attachment {
   contentType: string;
   size: number;
   sha256: string;
+}
+
+/** `task` on a message: the state is the one the move that posted it set (docs/tasks.md). */
+export interface MessageTask {
+  id: string;
+  kind: TaskKind;
+  title: string;
+  state: TaskState;
 }
 
 export interface Message {

@@ -6,25 +6,25 @@ import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { createWriteBatcher } from '../../store/write-batcher.js';
 import type { AuditEntry } from '../audit/audit.store.js';
-import { requireRoom, type Authz } from '../auth/authz.js';
+import { deletesMessage, editsMessage, requireRoom, type Authz } from '../authz/authz.js';
 import type { EventPublisher } from '../events.js';
 import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
-import { listMemberIds } from '../rooms/rooms.store.js';
+import { findLastSeq, listMemberIds } from '../rooms/rooms.store.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
-import { compile, parseId, requireObject } from '../validation.js';
+import { compile, parseId, parseSeq, requireObject } from '../validation.js';
 import { decideAttention, isDirectRoom, threadRootOf, type AttentionCauses } from './attention.js';
 import type { Message } from './message.js';
 import { ATTACHMENTS_MAX, EditMessageInput, HISTORY_LIMITS, MENTIONS_MAX, SendMessageInput, checkMessageData, isUuid } from '@agent-messaging/protocol';
 import { attachmentStatements, findAttachable, removeAttachments, withAttachments } from './attachments.store.js';
-import type { MessageTask } from '../tasks/task.js';
+import type { MessageTask } from './message.js';
 import { batchWrites } from './batch-writes.js';
 import { findByClientMsgId, findMessageInRoom, lockCurrentBody, pageMessages, pageThreadReplies, rememberDataJson, tombstoneMessage, updateMessageBody } from './messages.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import { removeSearchEntry, searchEntryStatement } from '../search/search.store.js';
-import { searchText } from '../search/search-text.js';
-import { findLastSeq, numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
-import { parseAfterSeq, parseSeq } from './sync.js';
+import { removeSearchEntry, searchEntryStatement } from './search-entries.store.js';
+import { searchText } from '../search-text.js';
+import { numberMessages, pageAfterSeq, type RoomCounter } from './seq.store.js';
+import { parseAfterSeq } from './sync.js';
 
 
 export interface HistoryQuery {
@@ -382,7 +382,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
     async edit(principal, rawRoomId, rawMessageId, input) {
       const { body } = editInput.parse(requireObject(input));
       const { actor, message } = await target(principal, rawRoomId, rawMessageId);
-      if (message.senderId !== actor.agentId) throw forbidden('Only its sender may edit a message');
+      if (!editsMessage(actor, message.senderId)) throw forbidden('Only its sender may edit a message');
       const editedAt = nowIso();
       const after: Message = { ...message, body, editedAt };
       return change(message, after, 'message.updated', actor.agentId, (trx) => updateMessageBody(trx, message.id, body, editedAt));
@@ -390,9 +390,7 @@ export function createMessagesService(deps: { db: Kysely<DB>; authz: Authz; room
 
     async remove(principal, rawRoomId, rawMessageId) {
       const { actor, message } = await target(principal, rawRoomId, rawMessageId);
-      // Its sender, or an admin in a group room (a direct room is its two members' alone).
-      const byAdmin = actor.role === 'admin' && !isDirectRoom(await rooms.get(message.roomId));
-      if (message.senderId !== actor.agentId && !byAdmin) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
+      if (!(await deletesMessage(actor, message.senderId, async () => (await rooms.get(message.roomId)).kind))) throw forbidden('Only its sender, or an admin in a group room, may delete a message');
       const deletedAt = nowIso();
       const after: Message = { ...message, body: '', mentions: [], data: null, attachments: [], deletedAt };
       await change(message, after, 'message.deleted', actor.agentId, async (trx) => {

@@ -5,7 +5,7 @@ import type { DB, Db, MessagesTable } from '../../store/schema.js';
 import { fromJson, toIso, toIsoOrNull } from '../../store/values.js';
 import { auditRowsInsertOnPostgres, type AuditRow } from '../audit/audit.store.js';
 import { withAttachments } from './attachments.store.js';
-import type { MessageTask } from '../tasks/task.js';
+import type { MessageTask } from './message.js';
 import type { Message } from './message.js';
 
 export function toMessage(row: Selectable<MessagesTable>): Message {

@@ -3,6 +3,7 @@ import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
 import type { Db } from '../../store/schema.js';
 import type { LastRead } from '../../store/write-batcher.js';
+import { lastSeqsQuery } from '../rooms/rooms.store.js';
 import type { Message } from './message.js';
 import { withAttachments } from './attachments.store.js';
 import { toMessage } from './messages.store.js';
@@ -21,10 +22,6 @@ import { toMessage } from './messages.store.js';
 const bumpLastSeqQuery = prepared((db, p: { roomId: string; count: number }) =>
   db.updateTable('rooms').set((eb) => ({ last_seq: eb('last_seq', '+', p.count) })).where('id', '=', p.roomId),
 );
-const lastSeqQuery = prepared((db, p: { roomId: string }) => db.selectFrom('rooms').select('last_seq').where('id', '=', p.roomId));
-// The rooms as one parameter (dialect.ts): compiled once, whatever their number.
-const lastSeqsQuery = prepared((db, p: { rooms: unknown }) =>
-  db.selectFrom('rooms').select(['id', 'last_seq']).where(dialectOf(db).inIdList('id', p.rooms)));
 /**
  * PostgreSQL: every room of the batch bumped by one statement (one round trip, however many rooms).
  * The sub-select locks the rows in id order before the update touches any of them (a row is only
@@ -97,21 +94,6 @@ export function numberMessages(db: Db, messages: readonly Message[]): Numbering 
       },
     },
   };
-}
-
-/** The room's latest `seq` (0 without messages); null when the room does not exist. */
-export async function findLastSeq(db: Db, roomId: string): Promise<number | null> {
-  const row = (await lastSeqQuery(db, { roomId })).rows[0];
-  return row === undefined ? null : Number(row.last_seq);
-}
-
-/** `{roomId: lastSeq}` for the given rooms (those that exist); every handshake's hello-ack reads it. */
-export async function findLastSeqs(db: Db, roomIds: readonly string[]): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  if (roomIds.length === 0) return out;
-  const { rows } = await lastSeqsQuery(db, { rooms: dialectOf(db).idList(roomIds) });
-  for (const row of rows) out[row.id] = Number(row.last_seq);
-  return out;
 }
 
 /**

@@ -1,14 +1,12 @@
 import type { Kysely } from 'kysely';
 import { forbidden, roomNotFound, validationError } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
-import { requireRoom, type Authz } from '../auth/authz.js';
-import { findLastSeq } from '../messages/seq.store.js';
-import { parseSeq } from '../messages/sync.js';
+import { requireRoom, type Authz } from '../authz/authz.js';
 import type { Principal } from '../principal.js';
-import { parseId, requireObject } from '../validation.js';
+import { parseId, parseSeq, requireObject } from '../validation.js';
 import { advanceReadCursor, findReadStates, type ReadState } from './read-cursors.store.js';
 import type { RoomsService } from './rooms.service.js';
-import type { Room } from './rooms.store.js';
+import { findLastSeq, type Room } from './rooms.store.js';
 
 export type { ReadState } from './read-cursors.store.js';
 

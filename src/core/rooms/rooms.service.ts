@@ -6,17 +6,16 @@ import type { DB, RoomKind } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById, findExistingAgentIds } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import { grantedRooms, hasAction, historyNeedsMembership, listsEveryRoom, nonMemberRefusal, opensDirectRoom, requireRoom, type Authz } from '../auth/authz.js';
+import { grantedRooms, hasAction, historyNeedsMembership, listsEveryRoom, nonMemberRefusal, opensDirectRoom, requireRoom, type Authz } from '../authz/authz.js';
 import { actorTokenDetail } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
 import type { PresenceReader } from '../../presence/presence.js';
 import type { Principal } from '../principal.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';
-import { findLastSeqs } from '../messages/seq.store.js';
 import type { MembershipCache } from './membership-cache.js';
 import { startReadCursorAtLastSeq } from './read-cursors.store.js';
 import { AddMemberInput, CreateRoomInput, ROOM_SLUG_PATTERN } from '@agent-messaging/protocol';
-import {
+import { findLastSeqs,
   deleteMembership, directKey, findDirectRoom, findMembersAmong, findRoomById, findRoomIdBySlug, insertMemberships, insertRoom, isMember,
   listRoomIdsOfAgents, listRoomMembers, listRooms, listRoomsOfAgent, type Membership, type Room, type RoomMemberRow,
 } from './rooms.store.js';

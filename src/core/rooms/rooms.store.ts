@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import { dialectOf } from '../../store/dialect.js';
 import { prepared } from '../../store/prepared.js';
 import type { Db, RoomKind, RoomsTable } from '../../store/schema.js';
 import { toIso } from '../../store/values.js';
@@ -152,4 +153,29 @@ export async function listRoomMembers(db: Db, roomId: string): Promise<RoomMembe
     .orderBy('agents.id')
     .execute();
   return rows.map((row) => ({ agentId: row.id, name: row.name, displayName: row.display_name, role: row.role, joinedAt: toIso(row.joined_at) }));
+}
+
+/*
+ * A room's `last_seq`: the counter of its messages' sequence numbers (docs/catch-up.md), a column of
+ * the room that the send path bumps (messages/seq.store.ts) and that handshakes, read cursors and
+ * catch-up read.
+ */
+const lastSeqQuery = prepared((db, p: { roomId: string }) => db.selectFrom('rooms').select('last_seq').where('id', '=', p.roomId));
+// The rooms as one parameter (dialect.ts): compiled once, whatever their number.
+export const lastSeqsQuery = prepared((db, p: { rooms: unknown }) =>
+  db.selectFrom('rooms').select(['id', 'last_seq']).where(dialectOf(db).inIdList('id', p.rooms)));
+
+/** The room's latest `seq` (0 without messages); null when the room does not exist. */
+export async function findLastSeq(db: Db, roomId: string): Promise<number | null> {
+  const row = (await lastSeqQuery(db, { roomId })).rows[0];
+  return row === undefined ? null : Number(row.last_seq);
+}
+
+/** `{roomId: lastSeq}` for the given rooms (those that exist); every handshake's hello-ack reads it. */
+export async function findLastSeqs(db: Db, roomIds: readonly string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  if (roomIds.length === 0) return out;
+  const { rows } = await lastSeqsQuery(db, { rooms: dialectOf(db).idList(roomIds) });
+  for (const row of rows) out[row.id] = Number(row.last_seq);
+  return out;
 }

@@ -1,5 +1,5 @@
 import { validationError } from '../../errors.js';
-import { boundWord, foldText, wordsOfFolded } from './search-text.js';
+import { boundWord, foldText, wordsOfFolded } from '../search-text.js';
 
 /**
  * The query language of message search, parsed once into terms; the store writes them for each
@@ -14,7 +14,7 @@ import { boundWord, foldText, wordsOfFolded } from './search-text.js';
  * - `-word`, `-word*`, `-"two words"`: messages containing it are left out. The `-` counts at the
  *   start of the query or after a space; elsewhere (`v2.0-beta`) it separates words.
  * Nothing else is an operator: AND, OR, NOT, NEAR are words; other punctuation separates words.
- * The query is folded like the index (search-text.ts) before it is cut, so `Café` finds `cafe`.
+ * The query is folded like the index (../search-text.ts) before it is cut, so `Café` finds `cafe`.
  */
 
 export interface SearchTerm {

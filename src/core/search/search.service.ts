@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { validationError } from '../../errors.js';
 import type { DB, RoomKind } from '../../store/schema.js';
-import { readsEveryGroupRoom, readsWithoutMembership, requireRoom, roomAllowed, type Authz } from '../auth/authz.js';
+import { readsEveryGroupRoom, readsWithoutMembership, requireRoom, roomAllowed, type Authz } from '../authz/authz.js';
 import { HISTORY_LIMITS, SearchQueryInput } from '@agent-messaging/protocol';
 import { parsePageLimit } from '../paging.js';
 import type { Message } from '../messages/message.js';

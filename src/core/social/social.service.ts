@@ -5,7 +5,7 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../store/errors.js'
 import type { DB } from '../../store/schema.js';
 import { nowIso } from '../../store/values.js';
 import { recordAudit } from '../audit/audit.store.js';
-import type { Authz } from '../auth/authz.js';
+import type { Authz } from '../authz/authz.js';
 import type { Principal } from '../principal.js';
 import { parsePageCursor, parsePageLimit } from '../paging.js';
 import { compile, isUuid, parseId, requireObject } from '../validation.js';

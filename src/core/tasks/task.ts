@@ -24,14 +24,6 @@ export interface TaskHistoryEntry {
   messageId: string | null;
 }
 
-/** `task` on a message: the state is the one the move that posted it set (docs/tasks.md). */
-export interface MessageTask {
-  id: string;
-  kind: TaskKind;
-  title: string;
-  state: TaskState;
-}
-
 export type TaskSide = 'requester' | 'assignee';
 
 /** The moves each side may make (docs/tasks.md, the transition table); anything else is 409. */

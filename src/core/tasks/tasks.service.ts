@@ -12,7 +12,7 @@ import { pauseStatement } from '../../store/test-pause.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
 import { auditStatement } from '../audit/audit.store.js';
-import { requireRoom, type Authz } from '../auth/authz.js';
+import { requireRoom, type Authz } from '../authz/authz.js';
 import type { EventPublisher } from '../events.js';
 import { isDirectRoom } from '../messages/attention.js';
 import type { MessagesService } from '../messages/messages.service.js';
@@ -22,7 +22,8 @@ import type { Principal } from '../principal.js';
 import type { RoomsService } from '../rooms/rooms.service.js';
 import { compile, isUuid, parseId, parseTimestamp, requireObject } from '../validation.js';
 import { agentKey, taskKey, type TaskChange, type TaskWaiters } from './task-waiters.js';
-import { allowedMove, isTerminal, type MessageTask, type Task, type TaskSide } from './task.js';
+import type { MessageTask } from '../messages/message.js';
+import { allowedMove, isTerminal, type Task, type TaskSide } from './task.js';
 import { findByClientTaskId, findTask, insertHistoryStatement, insertTaskStatement, listExpired, listTasks, moveTaskStatement, type StoredTask } from './tasks.store.js';
 
 export interface CreateTaskResult {

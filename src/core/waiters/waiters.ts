@@ -22,10 +22,18 @@ interface Waiter<C> {
   settle(outcome: WaitOutcome): void;
 }
 
+/** Told when the registry starts holding waiters (its first) and when it holds none any more. */
+export interface Occupancy {
+  busy(): void;
+  idle(): void;
+}
+
 export class Waiters<C> {
   private readonly byKey = new Map<string, Set<Waiter<C>>>();
   private readonly all = new Set<Waiter<C>>();
   private closed = false;
+
+  constructor(private readonly occupancy?: Occupancy) {}
 
   /** Waiting requests right now. */
   get size(): number {
@@ -63,6 +71,7 @@ export class Waiters<C> {
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     this.all.add(waiter);
+    if (this.all.size === 1) this.occupancy?.busy();
     for (const key of keys) {
       let set = this.byKey.get(key);
       if (set === undefined) this.byKey.set(key, (set = new Set()));
@@ -87,7 +96,7 @@ export class Waiters<C> {
   }
 
   private remove(waiter: Waiter<C>): void {
-    this.all.delete(waiter);
+    if (this.all.delete(waiter) && this.all.size === 0) this.occupancy?.idle();
     for (const key of waiter.keys) {
       const set = this.byKey.get(key);
       if (set === undefined) continue;

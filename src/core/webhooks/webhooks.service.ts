@@ -7,7 +7,7 @@ import type { EventPublisher } from '../events.js';
 import { nowIso } from '../../store/values.js';
 import { findAgentById } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import { managesAgent, type Authz } from '../auth/authz.js';
+import { managesAgent, type Authz } from '../authz/authz.js';
 import { parsePageLimit } from '../paging.js';
 import type { Principal } from '../principal.js';
 import { compile, parseId, requireObject } from '../validation.js';

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.js';
 import { authenticateCredential, costsHash } from '../../core/auth/authenticate.js';
 import { AppError } from '../../errors.js';
 import { admit } from '../../limits/index.js';
+import { admissionRefusal } from '../../limits/rate-limits.js';
 import { mcpResource } from '../../mcp/mcp.routes.js';
 import { OPS_ROUTES } from '../routes/ops.routes.js';
 
@@ -65,11 +66,11 @@ async function admitOrThrow(ctx: AppContext, request: FastifyRequest, limiter: R
   if (admission.admitted) return;
   if (admission.reason === 'limited') {
     ctx.metrics.rateLimitExceeded.inc({ transport: 'http' });
-    throw new AppError('RATE_LIMITED', 'Too Many Requests');
+  } else {
+    // Probes answer even when the limiter's store is away.
+    if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
+    const { error } = admission;
+    request.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'rate limiter unavailable');
   }
-  // The limiter's store (Redis) failed: refuse rather than run unlimited, except for probes.
-  if (OPS_ROUTES.has(request.routeOptions.url ?? '')) return;
-  const { error } = admission;
-  request.log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'rate limiter unavailable');
-  throw new AppError('UNAVAILABLE', 'Rate limiter unavailable');
+  throw admissionRefusal(admission, 'Too Many Requests');
 }

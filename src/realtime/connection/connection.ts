@@ -17,7 +17,7 @@ import { roomHandlers } from '../handlers/rooms.handlers.js';
 import { boundOutgoing } from '../outbound/slow-consumers.js';
 import { coalesceWrites } from '../outbound/write-coalescing.js';
 import type { Subscriptions } from '../presence/room-subscriptions.js';
-import { hasAction } from '../../core/auth/authz.js';
+import { hasAction } from '../../core/authz/authz.js';
 import type { Principal } from '../../core/principal.js';
 import {
   agentChannel, noTasksChannel, roomGrantChannel, scopedAgentChannel, scopedTasksChannel, scopedTasksRoomChannel, tokenChannel, type AgentSocket, type ClientEventName, type WsError,

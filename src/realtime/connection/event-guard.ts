@@ -3,7 +3,7 @@ import type { Config } from '../../config/config.js';
 import { AppError } from '../../errors.js';
 import type { Metrics } from '../../ops/metrics.js';
 import type { Admission, Limits } from '../../limits/index.js';
-import type { AbuseDetector, EventBudget } from '../../limits/rate-limits.js';
+import { admissionRefusal, type AbuseDetector, type EventBudget } from '../../limits/rate-limits.js';
 import { webSocketOf, type RawWebSocket } from '../outbound/slow-consumers.js';
 import { agentChannel, CLIENT_EVENTS, type AgentSocket } from '../protocol.js';
 import { requestIdOf, splitArgs, type EventRunner } from './register-event.js';
@@ -143,11 +143,11 @@ class EventGuard {
   /** An event through the agent's budget: run, or refused. */
   private admitted(packet: unknown[], admission: Admission): void {
     if (admission.admitted) return this.deps.run(this.socket, this.queue, packet);
-    if (admission.reason === 'limited') return this.refuse(packet, new AppError('RATE_LIMITED', tooManyText(this.deps.config)));
-    // The limiter's store (Redis) failed: refuse rather than run unlimited, as REST does.
-    const { error } = admission;
-    this.deps.logger.warn({ ...socketFields(this.socket), err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
-    this.refuse(packet, new AppError('UNAVAILABLE', 'Rate limiter unavailable'));
+    if (admission.reason === 'unavailable') {
+      const { error } = admission;
+      this.deps.logger.warn({ ...socketFields(this.socket), err: { message: error instanceof Error ? error.message : String(error) } }, 'websocket rate limiter unavailable');
+    }
+    this.refuse(packet, admissionRefusal(admission, tooManyText(this.deps.config)));
   }
 
   /** A refused event's answer; what it needs is read from the packet only then (most events pass). */

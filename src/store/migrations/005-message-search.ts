@@ -11,7 +11,7 @@ const BACKFILL_BATCH = 500;
 
 /**
  * The folding of the text the index stores, as it was when this migration was written (a frozen
- * copy of core/search/search-text.ts's searchText, which the messages sent since use): NFKD,
+ * copy of core/search-text.ts's searchText, which the messages sent since use): NFKD,
  * lowercase, NFKD again, no combining marks; a word is a run of letters and digits, cut to 200
  * code points; the words joined by single spaces. test/unit/store-dialect.test.ts checks that the
  * live folding still gives the same text; when it stops doing so, a new migration must rebuild

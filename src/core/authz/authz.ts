@@ -71,6 +71,14 @@ export const managesAgent = (caller: Principal, agentId: string): boolean =>
 export const opensDirectRoom = (caller: Principal, existingRoomId: string | null): boolean =>
   caller.scope?.rooms === undefined || (existingRoomId !== null && caller.scope.rooms.includes(existingRoomId));
 
+/** Only its sender edits a message (an admin's moderation is a delete, which leaves a tombstone). */
+export const editsMessage = (caller: Principal, senderId: string): boolean => caller.agentId === senderId;
+
+/** Its sender deletes a message, or an admin in a group room (a direct room is its two members' alone). */
+export async function deletesMessage(caller: Principal, senderId: string, kindOf: () => Promise<RoomKind>): Promise<boolean> {
+  return caller.agentId === senderId || (caller.role === 'admin' && (await kindOf()) === 'group');
+}
+
 /**
  * The authorisation policy in one place. Open mode (the default) leaves the admin-only and membership
  * checks of several endpoints unenforced; "strict" switches them on (docs/protocol.md, Open and strict mode).
