@@ -205,7 +205,7 @@ export async function createContext(config: Config, logger: Logger, overrides: C
     sessions,
     sessionAuth,
     apiTokenAuth,
-    oauth: createOAuthService({ db, authz, events, apiTokenAuth }),
+    oauth: createOAuthService({ db, events, apiTokenAuth }),
     liveOAuth,
     publicUrl: { value: config.publicUrl ?? `http://${config.host}:${config.port}` },
     rooms,

@@ -141,7 +141,7 @@ describe('OAuth for MCP clients', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it('connects the SDK client by URL: registration, consent, code, tool call', async () => {
+  it('connects the SDK client by URL: registration, consent, code, tool call, refresh rotation, reuse ends the grant', async () => {
     const room = await newRoom(t.api, admin, [agent]);
     const { client, provider, consent } = await connectWithOAuth(t.server.url, agent.apiToken);
     expect(consent).toContain('Test MCP client');
@@ -154,6 +154,20 @@ describe('OAuth for MCP clients', () => {
     const result = await client.callTool({ name: 'send_message', arguments: { room: room.id, body: 'hello over OAuth' } });
     expect(result.isError, JSON.stringify(result)).not.toBe(true);
     expect(provider.saved?.refresh_token).toBeTruthy();
+
+    // The access token is refused (as an expired one is): the SDK refreshes, and the refresh token rotates.
+    const firstRefresh = provider.saved!.refresh_token!;
+    provider.saved = { ...provider.saved!, access_token: 'expired0access0token' };
+    const again = await client.callTool({ name: 'whoami', arguments: {} });
+    expect(again.isError).not.toBe(true);
+    expect(provider.saved.refresh_token).toBeTruthy();
+    expect(provider.saved.refresh_token).not.toBe(firstRefresh);
+    // The old refresh token used again (a stolen copy): the whole grant ends, the client's tokens with it.
+    const clientId = (provider.client as { client_id: string }).client_id;
+    const reused = await token(t.server.url, { grant_type: 'refresh_token', client_id: clientId, refresh_token: firstRefresh, resource: RESOURCE(t.server.url) });
+    expect(reused.body.error).toBe('invalid_grant');
+    await waitUntil('the grant ended', async () => (await rawMcp(t.server.url, provider.saved!.access_token)).status === 401);
+    await expect(client.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow();
     await client.close();
   });
 

@@ -112,6 +112,12 @@ export async function findGrantAccess(db: Db, grantId: string): Promise<{
   };
 }
 
+/** The agent who signs in on the consent page: its name and role; null when there is none. */
+export async function findAgentOfGrant(db: Db, agentId: string): Promise<{ id: string; name: string; role: 'admin' | 'agent' } | null> {
+  const row = await db.selectFrom('agents').select(['id', 'name', 'role']).where('id', '=', agentId).executeTakeFirst();
+  return row ?? null;
+}
+
 export async function touchGrant(db: Db, id: string, at: string): Promise<void> {
   await db.updateTable('oauth_grants').set({ last_used_at: at }).where('id', '=', id).execute();
 }

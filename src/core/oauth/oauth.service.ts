@@ -3,15 +3,11 @@ import { v7 as uuidv7 } from 'uuid';
 import { unauthenticated } from '../../errors.js';
 import type { DB } from '../../store/schema.js';
 import { fromJson, nowIso } from '../../store/values.js';
-import { findAgentById } from '../agents/agents.store.js';
 import { recordAudit } from '../audit/audit.store.js';
-import type { ApiTokenAuth } from '../auth/api-token-auth.js';
-import type { Authz } from '../authz/authz.js';
-import { scopeClaim } from '../auth/scopes.js';
-import { LAST_USED_RESOLUTION_MS } from '../auth/tokens.store.js';
 import type { EventPublisher } from '../events.js';
 import { SCOPE_ACTIONS, type Principal, type ScopeAction } from '../principal.js';
-import { endGrants, findGrantAccess, insertGrant, listGrantsOfAgent, touchGrant, type StoredGrant } from '../grants/oauth-grants.store.js';
+import { isUuid } from '../validation.js';
+import { endGrants, findAgentOfGrant, findGrantAccess, insertGrant, listGrantsOfAgent, touchGrant, type StoredGrant } from '../grants/oauth-grants.store.js';
 import { findAccessToken } from '../grants/oauth-records.store.js';
 
 /**
@@ -69,13 +65,34 @@ export interface OAuthService {
 
 export const GRANTS_LIST_MAX = 1000;
 
+/** A grant's `lastUsedAt` is written at most this often (as an API token's). */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/**
+ * How an API token typed on the consent page is authenticated (core/auth's ApiTokenAuth, passed in:
+ * this feature imports nothing of auth, which imports it to end grants with their token).
+ */
+export interface ApiTokenAuthenticator {
+  authenticate(apiToken: string): Promise<Principal>;
+}
+
+/**
+ * The rooms of an API token's stored `scopes` (docs/scopes.md): absent, every room; a stored value
+ * that is not a list of room ids grants none, as the token's own sessions would.
+ */
+function roomsOf(scopes: unknown): string[] | undefined {
+  const rooms = typeof scopes === 'object' && scopes !== null ? (scopes as { rooms?: unknown }).rooms : undefined;
+  if (rooms === undefined) return undefined;
+  return Array.isArray(rooms) && rooms.every(isUuid) ? (rooms as string[]).map((r) => r.toLowerCase()) : [];
+}
+
 const toSummary = (g: StoredGrant): GrantSummary => ({
   id: g.id, kind: 'oauth', clientId: g.clientId, clientName: g.clientName, scopes: g.scopes, createdAt: g.createdAt, lastUsedAt: g.lastUsedAt, revokedAt: g.revokedAt,
 });
 
 const isAction = (value: string): value is ScopeAction => (SCOPE_ACTIONS as readonly string[]).includes(value);
 
-export function createOAuthService(deps: { db: Kysely<DB>; authz: Authz; events: EventPublisher; apiTokenAuth: ApiTokenAuth; now?: () => number }): OAuthService {
+export function createOAuthService(deps: { db: Kysely<DB>; events: EventPublisher; apiTokenAuth: ApiTokenAuthenticator; now?: () => number }): OAuthService {
   const { db, events, apiTokenAuth } = deps;
   const now = deps.now ?? Date.now;
 
@@ -87,7 +104,7 @@ export function createOAuthService(deps: { db: Kysely<DB>; authz: Authz; events:
   return {
     async signIn(apiToken) {
       const principal = await apiTokenAuth.authenticate(apiToken.trim());
-      const agent = await findAgentById(db, principal.agentId);
+      const agent = await findAgentOfGrant(db, principal.agentId);
       if (agent === null || principal.tokenId === undefined) throw unauthenticated('Invalid or expired API token');
       const own = principal.scope?.actions ?? SCOPE_ACTIONS;
       const grantable = own.filter((a) => a !== 'admin' || agent.role === 'admin');
@@ -136,12 +153,12 @@ export function createOAuthService(deps: { db: Kysely<DB>; authz: Authz; events:
       const { grant } = access;
       if (grant.lastUsedAt === null || now() - Date.parse(grant.lastUsedAt) >= LAST_USED_RESOLUTION_MS) await touchGrant(db, grant.id, nowIso());
       const actions = token.scope.split(' ').filter(isAction);
-      const rooms = scopeClaim(fromJson(access.tokenScopes) as Record<string, unknown>)?.rooms as string[] | undefined;
+      const rooms = roomsOf(fromJson(access.tokenScopes));
       return {
         agentId: grant.agentId,
         role: access.role,
         tokenId: grant.tokenId,
-        scope: rooms === undefined ? { actions } : { actions, rooms: rooms.map((r) => r.toLowerCase()) },
+        scope: rooms === undefined ? { actions } : { actions, rooms },
         oauth: { grantId: grant.id },
       };
     },
