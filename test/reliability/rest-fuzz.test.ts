@@ -42,11 +42,18 @@ const MessageSchema = Type.Object({
 });
 const TaskState = Type.Union(TASK_STATES.map((s) => Type.Literal(s)));
 const TaskSchema = Type.Object({
-  id: Id, kind: Type.Union([Type.Literal('task'), Type.Literal('approval')]), title: Type.String({ minLength: 1 }), requesterId: Id, assigneeId: Id, roomId: Id,
+  id: Id, kind: Type.Union([Type.Literal('task'), Type.Literal('approval')]), title: Type.String({ minLength: 1 }), requesterId: Id, assigneeId: Nullable(Id), roomId: Id,
+  queueId: Nullable(Id), leaseExpiresAt: Nullable(Timestamp), attempts: Type.Integer({ minimum: 0 }), maxAttempts: Type.Integer({ minimum: 1, maximum: 10 }), claim: Type.Integer({ minimum: 0 }),
   state: TaskState, result: Nullable(Type.Record(Type.String(), Type.Unknown())), dueAt: Nullable(Timestamp), createdAt: Timestamp, updatedAt: Timestamp,
-  history: Type.Array(Type.Object({ state: TaskState, at: Timestamp, by: Nullable(Id), messageId: Nullable(Id) }, { additionalProperties: false }), { minItems: 1 }),
+  history: Type.Array(Type.Object({
+    state: TaskState, at: Timestamp, by: Nullable(Id), messageId: Nullable(Id), reason: Type.Optional(Type.Union([Type.Literal('claimed'), Type.Literal('lease-expired')])),
+  }, { additionalProperties: false }), { minItems: 1 }),
 }, { additionalProperties: false });
 const TaskPageSchema = Type.Object({ tasks: Type.Array(TaskSchema), nextCursor: Nullable(Type.String({ minLength: 1 })), hasMore: Type.Boolean() }, { additionalProperties: false });
+const LeaseSchema = Type.Object({
+  id: Id, roomId: Id, resource: Type.String({ minLength: 1, maxLength: 512 }), holderId: Id, exclusive: Type.Boolean(), reason: Type.String({ maxLength: 200 }),
+  fence: Type.Integer({ minimum: 1 }), expiresAt: Timestamp, createdAt: Timestamp,
+}, { additionalProperties: false });
 const ChannelSchema = Type.Object({ id: Id, slug: Type.String(), name: Type.String(), createdAt: Timestamp });
 const PostSchema = Type.Object({
   id: Id, channelId: Id, authorAgentId: Id, body: Type.String({ minLength: 1 }), parentPostId: Nullable(Id),
@@ -56,11 +63,11 @@ const PostPage = Type.Object({ posts: Type.Array(PostSchema), nextCursor: Nullab
 const Emoji = Type.Union([Type.Literal('👍'), Type.Literal('🤔'), Type.Literal('💡')]);
 
 const ErrorBody = Type.Object(
-  { error: Type.String({ minLength: 1 }), details: Type.Optional(Type.Record(Type.String(), Type.String())) },
+  { error: Type.String({ minLength: 1 }), details: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
   { additionalProperties: false },
 );
 
-type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'askedMessage' | 'prefix' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner' | 'file' | 'task';
+type Fixture = 'room' | 'agent' | 'guest' | 'message' | 'doomedMessage' | 'askedMessage' | 'streamedMessage' | 'prefix' | 'tokenId' | 'channel' | 'post' | 'company' | 'webhook' | 'keptWebhook' | 'webhookOwner' | 'file' | 'task' | 'queuedTask' | 'lease' | 'doomedLease';
 
 interface RouteSpec {
   method: string;
@@ -90,14 +97,21 @@ const ROUTES: RouteSpec[] = [
   { method: 'POST', path: '/api/v1/agents/:id/disable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
   { method: 'POST', path: '/api/v1/agents/:id/enable', params: { id: 'guest' }, success: { status: [200], schema: AgentSchema } },
   {
-    method: 'GET', path: '/api/v1/agents/:id/tokens', params: { id: 'agent' },
+    method: 'GET', path: '/api/v1/agents/:id/tokens', params: { id: 'agent' }, query: ['kind'],
     success: {
       status: [200],
       schema: Type.Object({
-        tokens: Type.Array(Type.Object({
-          id: Id, prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$' }), scopes: Type.Object({}),
-          expiresAt: Nullable(Timestamp), createdAt: Timestamp, revokedAt: Nullable(Timestamp), lastUsedAt: Nullable(Timestamp),
-        }, { additionalProperties: false })),
+        tokens: Type.Array(Type.Union([
+          Type.Object({
+            id: Id, kind: Type.Literal('api'), prefix: Type.String({ pattern: '^agt_[0-9a-f]{12}$' }), scopes: Type.Object({}),
+            expiresAt: Nullable(Timestamp), createdAt: Timestamp, revokedAt: Nullable(Timestamp), lastUsedAt: Nullable(Timestamp),
+          }, { additionalProperties: false }),
+          // An OAuth grant, listed with the agent's tokens (docs/oauth.md).
+          Type.Object({
+            id: Id, kind: Type.Literal('oauth'), clientName: Type.String(), clientId: Type.String(), scopes: Type.Object({}),
+            expiresAt: Nullable(Timestamp), createdAt: Timestamp, revokedAt: Nullable(Timestamp), lastUsedAt: Nullable(Timestamp),
+          }, { additionalProperties: false }),
+        ])),
       }),
     },
   },
@@ -111,11 +125,20 @@ const ROUTES: RouteSpec[] = [
       }),
     },
   },
+  { method: 'DELETE', path: '/api/v1/agents/:id/tokens/:tokenId', params: { id: 'agent', tokenId: 'tokenId' }, success: { status: [204], schema: 'empty' } },
   { method: 'DELETE', path: '/api/v1/tokens/:prefix', params: { prefix: 'prefix' }, success: { status: [204], schema: 'empty' } },
   { method: 'POST', path: '/api/v1/sessions', fields: ['apiToken'], success: { status: [201], schema: Type.Object({ token: Type.String({ minLength: 1 }), expiresAt: Timestamp }) } },
   { method: 'POST', path: '/rooms', fields: ['slug', 'name', 'members'], success: { status: [201], schema: RoomSchema } },
   { method: 'GET', path: '/rooms', success: { status: [200], schema: Type.Array(RoomSchema) } },
   { method: 'POST', path: '/api/v1/tasks', fields: ['assignee', 'title', 'kind', 'clientTaskId'], success: { status: [200, 201], schema: TaskSchema } },
+  // No `wait` on the claim of a queue's oldest: a held request would only slow the fuzzer down (tested in task-queues.test.ts).
+  { method: 'POST', path: '/api/v1/tasks/claim', fields: ['queue', 'leaseSeconds'], success: { status: [200, 204], schema: TaskSchema } },
+  { method: 'POST', path: '/api/v1/tasks/:id/claim', params: { id: 'queuedTask' }, fields: ['leaseSeconds'], success: { status: [200], schema: TaskSchema } },
+  { method: 'POST', path: '/api/v1/tasks/:id/heartbeat', params: { id: 'queuedTask' }, fields: ['leaseSeconds'], success: { status: [200], schema: TaskSchema } },
+  { method: 'POST', path: '/api/v1/rooms/:id/leases', params: { id: 'room' }, fields: ['resource', 'exclusive', 'ttlSeconds', 'reason', 'clientLeaseId'], success: { status: [200, 201], schema: LeaseSchema } },
+  { method: 'GET', path: '/api/v1/rooms/:id/leases', params: { id: 'room' }, query: ['resource'], success: { status: [200], schema: Type.Object({ leases: Type.Array(LeaseSchema) }) } },
+  { method: 'POST', path: '/api/v1/rooms/:id/leases/:leaseId/renew', params: { id: 'room', leaseId: 'lease' }, fields: ['ttlSeconds'], success: { status: [200], schema: LeaseSchema } },
+  { method: 'DELETE', path: '/api/v1/rooms/:id/leases/:leaseId', params: { id: 'room', leaseId: 'doomedLease' }, success: { status: [204], schema: 'empty' } },
   { method: 'POST', path: '/api/v1/tasks/:id/state', params: { id: 'task' }, fields: ['state', 'result'], success: { status: [200], schema: TaskSchema } },
   // No `wait` here: a held request would only slow the fuzzer down (tested in tasks.test.ts).
   { method: 'GET', path: '/api/v1/tasks/:id', params: { id: 'task' }, query: ['changedAfter'], success: { status: [200], schema: TaskSchema } },
@@ -159,6 +182,8 @@ const ROUTES: RouteSpec[] = [
   { method: 'PATCH', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'message' }, fields: ['body'], success: { status: [200], schema: MessageSchema } },
   { method: 'DELETE', path: '/api/v1/rooms/:id/messages/:messageId', params: { id: 'room', messageId: 'doomedMessage' }, success: { status: [204], schema: 'empty' } },
   // Acknowledgements (docs/acknowledgements.md): the fixture asks the admin; the member's ack is 409.
+  { method: 'POST', path: '/api/v1/rooms/:id/messages/:messageId/append', params: { id: 'room', messageId: 'streamedMessage' }, fields: ['text'], success: { status: [200], schema: Type.Object({ length: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }) } },
+  { method: 'POST', path: '/api/v1/rooms/:id/messages/:messageId/end', params: { id: 'room', messageId: 'streamedMessage' }, fields: ['body', 'data'], success: { status: [200], schema: MessageSchema } },
   { method: 'POST', path: '/api/v1/rooms/:id/messages/:messageId/ack', params: { id: 'room', messageId: 'askedMessage' }, success: { status: [200], schema: Type.Object({ ackedAt: Timestamp }) } },
   {
     method: 'GET', path: '/api/v1/rooms/:id/messages/:messageId/acks', params: { id: 'room', messageId: 'askedMessage' },
@@ -247,8 +272,12 @@ const isMcpRoute = (route: string): boolean => / \/mcp$/.test(route);
 /** /a2a speaks JSON-RPC (the Agent2Agent protocol): its bad input is tested through the SDK's client and raw JSON-RPC in test/integration/a2a.test.ts. */
 const isA2aRoute = (route: string): boolean => / \/a2a\//.test(route);
 
-/** The routes the server registered, with parameters named alike (`:p`), the documents, /mcp and /a2a left out. */
-const registeredRoutePatterns = (tree: string): string[] => registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r) && !isMcpRoute(r) && !isA2aRoute(r));
+/** The OAuth authorization server (/oauth/*, /.well-known/*) speaks OAuth (forms, redirects, its own errors): its bad input is tested in test/integration/oauth.test.ts. */
+const isOAuthRoute = (route: string): boolean => / \/(oauth\/|\.well-known\/)/.test(route);
+
+/** The routes the server registered, with parameters named alike (`:p`), the documents, /mcp, /a2a and OAuth left out. */
+const registeredRoutePatterns = (tree: string): string[] =>
+  registeredRoutes(tree).map(normalise).filter((r) => !isDocsRoute(r) && !isMcpRoute(r) && !isA2aRoute(r) && !isOAuthRoute(r));
 
 // ---------------------------------------------------------------- generators
 
@@ -295,7 +324,7 @@ describe('REST fuzzing', () => {
   let http: Agent;
   let admin: TestAgent;
   let member: TestAgent;
-  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], askedMessage: [], prefix: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [], file: [], task: [] };
+  const ids: Record<Fixture, string[]> = { room: [], agent: [], guest: [], message: [], doomedMessage: [], askedMessage: [], streamedMessage: [], prefix: [], tokenId: [], channel: [], post: [], company: ['default'], webhook: [], keptWebhook: [], webhookOwner: [], file: [], task: [], queuedTask: [], lease: [], doomedLease: [] };
   const tokens: string[] = [];
   const jwts: string[] = [];
   const prototypes = [Object.prototype, Array.prototype, Function.prototype, String.prototype, Number.prototype];
@@ -342,6 +371,26 @@ describe('REST fuzzing', () => {
     if (file.status === 201) {
       ids.file.push(file.body.id);
       await server.app.ctx.database.db.insertInto('message_attachments').values({ message_id: message.id, position: 0, file_id: file.body.id as string }).execute();
+    }
+    // Streamed messages of the member's, open: appended to, then ended (docs/streaming.md).
+    for (let i = 0; i < 4; i++) {
+      const streamed = await api.post(`/api/v1/rooms/${room.id}/messages`, { body: `streamed ${i}`, streaming: true }, { jwt: member.jwt });
+      if (streamed.status === 201) ids.streamedMessage.push(streamed.body.id as string);
+    }
+    // Tokens of the member's, by id: DELETE /api/v1/agents/:id/tokens/:tokenId revokes them.
+    for (let i = 0; i < 3; i++) ids.tokenId.push((await api.post(`/api/v1/agents/${member.id}/tokens`, { scopes: {} })).body.id as string);
+    // Queued tasks of the fixture room: claimed, heartbeaten (docs/tasks.md, queues).
+    for (let i = 0; i < 4; i++) {
+      const queued = await api.post('/api/v1/tasks', { queue: room.id, title: `queued ${i}` }, { jwt: member.jwt });
+      if (queued.status === 201) ids.queuedTask.push(queued.body.id as string);
+    }
+    // Leases of the member's on resources of their own: renewed and released (docs/leases.md).
+    for (let i = 0; i < 4; i++) {
+      const lease = await api.post(`/api/v1/rooms/${room.id}/leases`, { resource: `fixture/${i}` }, { jwt: member.jwt });
+      if (lease.status === 201) ids.lease.push(lease.body.id as string);
+      // Others the DELETE route picks, so that the renewed ones stay to the end.
+      const doomed = await api.post(`/api/v1/rooms/${room.id}/leases`, { resource: `doomed/${i}` }, { jwt: member.jwt });
+      if (doomed.status === 201) ids.doomedLease.push(doomed.body.id as string);
     }
     // Tasks from the member to the admin: the fuzzer moves them (most moves then refused with 409).
     for (let i = 0; i < 4; i++) {
@@ -545,6 +594,20 @@ describe('REST fuzzing', () => {
         return cleanText(0, 20);
       case 'data':
         return fc.oneof(fc.constant(null), cleanText(0, 8).map((v): Json => ({ entries: [['result', v]] })));
+      case 'queue':
+        return fixtureId('room');
+      case 'leaseSeconds':
+        return fc.integer({ min: 10, max: 3600 }).map((n): Json => ({ num: String(n) }));
+      case 'ttlSeconds':
+        return fc.integer({ min: 5, max: 86_400 }).map((n): Json => ({ num: String(n) }));
+      case 'resource':
+        return fc.constantFrom('src/', 'src/app.ts', 'docs/readme.md', 'fixture/9');
+      case 'exclusive':
+        return fc.boolean();
+      case 'reason':
+        return cleanText(0, 20);
+      case 'clientLeaseId':
+        return cleanText(1, 2);
       case 'attachments':
         return fc.constant([]); // a file must be the sender's own completed upload: the fixtures have none
       default:
