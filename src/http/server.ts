@@ -73,6 +73,18 @@ export const ROUTE_BODY_LIMITS: Readonly<Record<string, number>> = {
   'DELETE /api/v1/rooms/:id/messages/:messageId': 4 * KiB,
   // No body is needed (docs/acknowledgements.md).
   'POST /api/v1/rooms/:id/messages/:messageId/ack': 4 * KiB,
+  // {text}: up to a whole body's 16 384 code points of 12 bytes each escaped (docs/streaming.md).
+  'POST /api/v1/rooms/:id/messages/:messageId/append': 256 * KiB,
+  // {body?, data?}: as a send's.
+  'POST /api/v1/rooms/:id/messages/:messageId/end': 512 * KiB,
+  // resource (512 code points), reason (200), clientLeaseId, ttlSeconds, exclusive (docs/leases.md).
+  'POST /api/v1/rooms/:id/leases': 16 * KiB,
+  'POST /api/v1/rooms/:id/leases/:leaseId/renew': 4 * KiB,
+  'DELETE /api/v1/rooms/:id/leases/:leaseId': 4 * KiB,
+  // {queue, leaseSeconds, wait} or {leaseSeconds} (docs/tasks.md, queues).
+  'POST /api/v1/tasks/claim': 4 * KiB,
+  'POST /api/v1/tasks/:id/claim': 4 * KiB,
+  'POST /api/v1/tasks/:id/heartbeat': 4 * KiB,
   // state and a text of 80 code points (12 bytes each escaped).
   'POST /api/v1/rooms/:id/activity': 4 * KiB,
   // {seq}.

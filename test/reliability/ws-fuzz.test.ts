@@ -55,14 +55,17 @@ const SUCCESS: Record<string, (ack: Record<string, unknown>) => boolean> = {
   'room:leave': (a) => keysAre(a, ['ok']) && a.ok === true,
   'room:list': (a) => keysAre(a, ['rooms']) && Array.isArray(a.rooms) && a.rooms.every((r) => isObject(r) && keysAre(r, ['id', 'slug', 'name', 'kind', 'lastSeq', 'readSeq', 'unreadCount', 'attentionCount'])),
   'message:send': (a) => keysAre(a, ['messageId', 'seq']) && typeof a.messageId === 'string' && UUID_RE.test(a.messageId) && Number.isInteger(a.seq),
-  'message:history': (a) => keysAre(a, ['messages', 'hasMore', 'cursor']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
+  'message:history': (a) => keysAre(a, ['messages', 'hasMore', 'cursor', 'oldestSeq']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
     && typeof a.hasMore === 'boolean' && (a.cursor === null || (typeof a.cursor === 'string' && UUID_RE.test(a.cursor))),
-  'room:sync': (a) => keysAre(a, ['messages', 'lastSeq', 'hasMore']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
+  'room:sync': (a) => keysAre(a, ['messages', 'lastSeq', 'hasMore', 'oldestSeq']) && Array.isArray(a.messages) && a.messages.every(isWsMessage)
     && Number.isInteger(a.lastSeq) && typeof a.hasMore === 'boolean',
   'room:read': (a) => keysAre(a, ['roomId', 'readSeq', 'unreadCount']) && Number.isInteger(a.readSeq) && Number.isInteger(a.unreadCount),
   'dm:open': (a) => keysAre(a, ['room']) && isObject(a.room) && a.room.kind === 'direct',
   'activity:set': (a) => keysAre(a, ['ok']) && a.ok === true,
   'task:move': (a) => keysAre(a, ['task']) && isObject(a.task) && typeof a.task.id === 'string' && typeof a.task.state === 'string',
+  'message:append': (a) => keysAre(a, ['ok', 'length']) && a.ok === true && Number.isInteger(a.length),
+  'message:end': (a) => keysAre(a, ['message']) && isWsMessage(a.message),
+  'message:ack': (a) => keysAre(a, ['ackedAt']) && typeof a.ackedAt === 'string',
   'message:thread': (a) => keysAre(a, ['root', 'replies', 'hasMore']) && isWsMessage(a.root) && Array.isArray(a.replies) && a.replies.every(isWsMessage),
 };
 
@@ -111,6 +114,8 @@ interface Fixture {
   messageIds: string[];
   peerId: string; // another agent: dm:open's agentId
   taskIds: string[]; // tasks assigned to the agent: task:move's taskId
+  streamedIds: string[]; // open streamed messages of the agent's: message:append's and message:end's messageId
+  askedIds: string[]; // messages asking the agent for an acknowledgement: message:ack's messageId
 }
 
 /** Payload objects with every field of every event, each anything from valid to hostile. */
@@ -164,6 +169,9 @@ function shapedFor(event: string, f: Fixture, valid = false): fc.Arbitrary<Recor
     'room:read': { roomId, seq: mostly(fc.integer({ min: 0, max: 1 })) },
     'dm:open': { agentId: mostly(fc.constantFrom(f.peerId, f.peerId.toUpperCase())) },
     'activity:set': { roomId, state: mostly(fc.constantFrom('typing', 'working', 'idle')), text: mostly(fc.string({ maxLength: 80 })) },
+    'message:append': { roomId, messageId: mostly(fc.constantFrom(...f.streamedIds)), text: mostly(fc.string({ unit: 'binary', minLength: 1, maxLength: 50 })) },
+    'message:end': { roomId, messageId: mostly(fc.constantFrom(...f.streamedIds)), body: mostly(fc.string({ unit: 'binary', minLength: 1, maxLength: 50 })) },
+    'message:ack': { roomId, messageId: mostly(fc.constantFrom(...f.askedIds)) },
     'message:thread': { roomId, messageId: ownMessage, afterSeq: mostly(fc.nat(5)), limit: mostly(fc.integer({ min: 1, max: 100 })) },
     'task:move': {
       taskId: mostly(fc.constantFrom(...f.taskIds)),
@@ -248,7 +256,17 @@ describe('WebSocket fuzzing (fast-check)', () => {
       if (made.status !== 201) throw new Error(`task fixture: ${made.status}`);
       taskIds.push(made.body.id as string);
     }
-    fixture = { room, foreignRoom, messageIds, peerId: admin.id, taskIds };
+    // Streamed messages of the agent's, open until the fuzzer ends them (docs/streaming.md).
+    const streamedIds: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const started = await api.post(`/api/v1/rooms/${room.id}/messages`, { body: `streamed ${i}`, streaming: true }, { jwt: agent.jwt });
+      if (started.status !== 201) throw new Error(`streamed fixture: ${started.status}`);
+      streamedIds.push(started.body.id as string);
+    }
+    // A message that asks the agent for an acknowledgement (docs/acknowledgements.md).
+    const asked = await api.post(`/api/v1/rooms/${room.id}/messages`, { body: 'please acknowledge', ackRequired: true }, { jwt: admin.jwt });
+    if (asked.status !== 201) throw new Error(`ack fixture: ${asked.status}`);
+    fixture = { room, foreignRoom, messageIds, peerId: admin.id, taskIds, streamedIds, askedIds: [asked.body.id as string] };
     protoBefore = prototypeNames();
   });
   afterAll(async () => {
