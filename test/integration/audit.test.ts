@@ -78,6 +78,10 @@ describe('the audit log, readable (open mode)', () => {
     expect((await t.api.request('PATCH', `/api/v1/rooms/${room.id}`, { body: { retentionDays: 30 }, jwt: admin.jwt })).status).toBe(200);
     expect((await fetch(`${t.server.url}/api/v1/rooms/${room.id}/export`, { headers: { authorization: `Bearer ${admin.jwt}` } })).status).toBe(200);
     expected.push(['room-updated', room.id, admin.id], ['room-exported', room.id, admin.id]);
+    const lease = await t.api.post(`/api/v1/rooms/${room.id}/leases`, { resource: 'src/' }, { jwt: alice.jwt });
+    expect(lease.status).toBe(201);
+    expect((await t.api.delete(`/api/v1/rooms/${room.id}/leases/${lease.body.id as string}`, { jwt: alice.jwt })).status).toBe(204);
+    expected.push(['lease-granted', lease.body.id as string, alice.id], ['lease-released', lease.body.id as string, alice.id]);
 
     const sent = await sendMessage(t.api, alice, room.id, 'to be edited');
     expect((await t.api.request('PATCH', `/api/v1/rooms/${room.id}/messages/${sent.id}`, { body: { body: 'edited' }, jwt: alice.jwt })).status).toBe(200);

@@ -160,7 +160,7 @@ describe('the service installed as a dependency, as a user installs it: both imp
       env: { PATH: process.env.PATH ?? '', AMS_URL: t.server.url, AMS_API_TOKEN: admin.apiToken, ROOM: room.id },
       timeout: 60_000,
     });
-    expect(JSON.parse(stdout)).toEqual({ exports: ['AmsClient', 'AmsError'], same: true, seq: 1 });
+    expect(JSON.parse(stdout)).toEqual({ exports: ['AmsClient', 'AmsError', 'leaseConflicts'], same: true, seq: 1 });
   }, 90_000);
 
   it('has the library\'s types under both paths (TypeScript resolves them, and refuses a wrong call)', async () => {

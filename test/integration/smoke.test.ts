@@ -19,6 +19,7 @@ describe('the whole REST flow', () => {
       }],
       nextCursor: sent.id,
       hasMore: false,
+      oldestSeq: 1,
     });
   });
 });

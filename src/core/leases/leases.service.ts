@@ -144,8 +144,10 @@ export function createLeasesService(deps: {
     async renew(principal, rawRoomId, rawLeaseId, input) {
       const { ttlSeconds } = requireObject(input ?? {});
       const ttl = parseTtl(ttlSeconds);
-      const { actor, roomId } = await member(principal, rawRoomId, 'messages:write');
+      // Both ids checked before any lookup (a malformed one is 400, never a 404).
+      parseId(rawRoomId, 'roomId');
       const leaseId = parseId(rawLeaseId, 'leaseId');
+      const { actor, roomId } = await member(principal, rawRoomId, 'messages:write');
       const now = nowIso();
       const lease = await findLease(db, roomId, leaseId);
       if (lease === null || lease.expiresAt <= now) throw notFound('Lease');

@@ -1,11 +1,15 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { v7 as uuidv7 } from 'uuid';
+// Before the library: it warns when loaded on Node.js 20 (runtime-check.ts).
+import { restoreConsoleWarn } from './runtime-check.js';
 import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../../context.js';
 import { SCOPE_ACTIONS } from '../../core/principal.js';
 import { createRecordAdapterClass } from '../../core/grants/oauth-records.store.js';
 import { checkTarget } from '../../core/webhooks/ssrf-guard.js';
 import { errorPage } from './pages.js';
+
+restoreConsoleWarn();
 
 /**
  * The OAuth 2.1 authorization server for MCP clients (docs/oauth.md), built on `oidc-provider`
