@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { startApp } from '../dist/app.js';
 import { buildConfig } from '../dist/config/config.js';
 import { createAgentsService } from '../dist/core/agents/agents.service.js';
-import { createAuthz } from '../dist/core/auth/authz.js';
+import { createAuthz } from '../dist/core/authz/authz.js';
 import { createTokensService } from '../dist/core/auth/tokens.service.js';
 import { nullPublisher } from '../dist/core/events.js';
 

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { v7 as uuidv7 } from 'uuid';
-import { searchText } from '../../dist/core/search/search-text.js';
+import { searchText } from '../../dist/core/search-text.js';
 import { coalesceWrites } from '../../dist/realtime/outbound/write-coalescing.js';
 import { startCheckpointer } from '../../dist/store/sqlite-checkpointer.js';
 import { serveRelay, startSocketServer } from './socket-server.js';

@@ -59,7 +59,7 @@ function zipfSampler(random, n) {
  */
 async function* corpus({ total, rooms, senders }, batchSize = 5000) {
   // The service's own folding, from the build (imported here so that run.js can say when dist/ is missing).
-  const { searchText } = await import('../../dist/core/search/search-text.js');
+  const { searchText } = await import('../../dist/core/search-text.js');
   const random = prng(42);
   const words = vocabulary(random);
   const rank = zipfSampler(random, words.length);
